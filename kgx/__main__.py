@@ -1,0 +1,46 @@
+"""``python -m kgx [overrides]``: one run, or a sweep with ``-m``."""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+
+from kgx.config import ConfigError, register, to_run_spec
+
+register()
+
+
+@hydra.main(version_base=None, config_path="../conf", config_name="config")
+def main(cfg: DictConfig) -> float:
+    from kgx.datasets import DataError
+    from kgx.llm.client import LLMError
+    from kgx.run import execute
+
+    try:
+        spec = to_run_spec(cfg)
+        outcome = execute(spec, Path.cwd())
+    except (ConfigError, DataError, LLMError, FileNotFoundError) as exc:
+        raise SystemExit(f"kgx: error: {exc}") from None
+    s = outcome.summary
+    cost = "unknown" if math.isnan(s["cost_usd"]) else f"${s['cost_usd']:.4f}"
+    print(
+        f"{spec.method.name} on {spec.dataset.name} with {spec.llm.name}: "
+        f"hits@1={s['hits1']:.1f} hits1_tog={s['hits1_tog']:.1f} hit_any={s['hit_any']:.1f} "
+        f"f1={s['f1']:.1f} over {int(s['n_questions'])} questions ({int(s['errors'])} errors)\n"
+        f"  per question: {s['llm_calls_per_q']:.2f} LLM calls, {s['total_tokens_per_q']:.0f} tokens, "
+        f"{s['latency_s_per_q']:.2f} s; cost {cost}; wall {s['wall_s']:.1f} s\n"
+        f"  this invocation: {outcome.computed} answered, {outcome.resumed} resumed, "
+        f"{outcome.billed_calls} billed LLM calls\n"
+        f"  outputs {outcome.out_dir}  mlflow run {outcome.run_id}"
+    )
+    if outcome.interrupted:
+        print("interrupted: finished questions are kept; run the same command to resume", file=sys.stderr)
+        raise SystemExit(130)
+    return s["hits1"]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+"""The one LLM client every method uses, over litellm.
+
+A method asks ``ctx.llm(stage, messages, schema=...)``; this module picks the stage's backbone,
+serves the call from the response cache or the provider (retrying transient errors with
+backoff), checks structured output against its schema and the method's validator (retrying at
+a higher temperature, LMP App. A.7), and meters and traces everything it did.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import jsonschema
+import litellm
+
+from kgx.config import LLMConfig
+from kgx.llm import providers
+from kgx.llm.cache import ResponseCache, cache_key
+from kgx.llm.usage import Meter, Usage
+from kgx.trace import LLMEvent, Trace
+
+TRANSIENT_ERRORS = (
+    litellm.RateLimitError,
+    litellm.Timeout,
+    litellm.APIConnectionError,
+    litellm.InternalServerError,
+    litellm.ServiceUnavailableError,
+    litellm.BadGatewayError,
+)
+
+Messages = list[dict[str, str]]
+Validator = Callable[[Any], Any]
+
+
+class LLMError(RuntimeError):
+    """A call that cannot be made: missing API key, or transient errors past the retry budget."""
+
+
+class OutputError(ValueError):
+    """Output that stayed unparseable or invalid through every retry; methods decide the fallback."""
+
+    def __init__(self, stage: str, reason: str, text: str):
+        super().__init__(f"stage '{stage}': {reason}")
+        self.stage = stage
+        self.text = text
+
+
+@dataclass
+class Completion:
+    text: str
+    input_tokens: int
+    output_tokens: int
+    latency_s: float
+    cost_usd: Optional[float]
+    cached: bool
+    retries: int
+
+
+def parse_json(text: str, schema: dict[str, Any]) -> Any:
+    """The first JSON value in ``text`` (code fences and chatter around it allowed), checked
+    against ``schema``. Raises ValueError saying what is wrong."""
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        raise ValueError(f"no JSON in output: {text[:200]!r}")
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text[min(starts):])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON ({exc.msg}): {text[:200]!r}") from exc
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as exc:
+        raise ValueError(f"output does not match the schema: {exc.message}") from exc
+    return value
+
+
+def with_schema_instruction(messages: Messages, schema: dict[str, Any]) -> Messages:
+    """For providers without response_format: the schema goes into the last message."""
+    note = ("Reply with one JSON object that matches this JSON Schema, and nothing else:\n"
+            + json.dumps(schema, ensure_ascii=False))
+    return [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + "\n\n" + note}]
+
+
+class LLMClient:
+    """Shared by all questions of a run: backbones per stage, cache, provider setup."""
+
+    def __init__(self, llm: LLMConfig, stages: dict[str, LLMConfig], cache: Optional[ResponseCache],
+                 seed: int = 0, sleep: Callable[[float], None] = time.sleep):
+        providers.register()
+        self.default = llm
+        self.stages = stages
+        self.cache = cache
+        self.seed = seed
+        self.sleep = sleep
+
+    def backbone(self, stage: str) -> LLMConfig:
+        return self.stages.get(stage, self.default)
+
+    def backbones(self) -> list[LLMConfig]:
+        return [self.default, *self.stages.values()]
+
+    def check_keys(self) -> None:
+        """Fail before any question runs when a hosted backbone has no API key."""
+        for cfg in self.backbones():
+            if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
+                raise LLMError(
+                    f"llm '{cfg.name}' ({cfg.model}) needs an API key: set the environment "
+                    f"variable {cfg.api_key_env}"
+                )
+
+    def bind(self, meter: Meter, trace: Trace) -> "QuestionLLM":
+        return QuestionLLM(self, meter, trace)
+
+    def structured(self, cfg: LLMConfig) -> bool:
+        if cfg.structured_output is not None:
+            return cfg.structured_output
+        try:
+            return bool(litellm.supports_response_schema(model=cfg.model))
+        except Exception:  # litellm raises for models missing from its map
+            return False
+
+    def complete(self, cfg: LLMConfig, messages: Messages, temperature: float,
+                 response_schema: Optional[dict[str, Any]], sample: int) -> Completion:
+        """One call, from the cache or the provider; ``response_schema`` goes to response_format."""
+        seed = self.seed + sample
+        key = cache_key(model=cfg.model, api_base=cfg.api_base, messages=messages,
+                        temperature=temperature, schema=response_schema, seed=seed,
+                        sample=sample, max_tokens=cfg.max_tokens, extra=cfg.extra)
+        start = time.perf_counter()
+        if cfg.cache and self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return Completion(hit["text"], hit["input_tokens"], hit["output_tokens"],
+                                  time.perf_counter() - start, 0.0, True, 0)
+        kwargs: dict[str, Any] = dict(
+            model=cfg.model, messages=messages, temperature=temperature, max_tokens=cfg.max_tokens,
+            timeout=cfg.timeout_s, seed=seed, num_retries=0, **cfg.extra,
+        )
+        if response_schema is not None:
+            kwargs["response_format"] = {"type": "json_schema",
+                                         "json_schema": {"name": "reply", "schema": response_schema}}
+        if cfg.api_base:
+            kwargs["api_base"] = cfg.api_base
+        if cfg.api_key_env:
+            kwargs["api_key"] = os.environ.get(cfg.api_key_env, "")
+        elif cfg.api_base:
+            kwargs["api_key"] = "none"  # local OpenAI-compatible servers accept any key
+        if cfg.model.startswith(providers.SCRIPTED + "/"):
+            kwargs.update(latency_s=cfg.latency_s, failure_rate=cfg.failure_rate)
+        response, retries = self._send(cfg, kwargs)
+        text = response.choices[0].message.content or ""
+        usage = response.usage
+        completion = Completion(text, usage.prompt_tokens, usage.completion_tokens,
+                                time.perf_counter() - start, self._cost(cfg, response), False, retries)
+        if cfg.cache and self.cache is not None:
+            self.cache.put(key, {"text": text, "input_tokens": completion.input_tokens,
+                                 "output_tokens": completion.output_tokens})
+        return completion
+
+    def _send(self, cfg: LLMConfig, kwargs: dict[str, Any]) -> tuple[Any, int]:
+        for retry in range(cfg.max_retries + 1):
+            try:
+                if cfg.model.startswith(providers.SCRIPTED + "/"):
+                    kwargs["attempt"] = retry
+                return litellm.completion(**kwargs), retry
+            except TRANSIENT_ERRORS as exc:
+                if retry == cfg.max_retries:
+                    raise LLMError(f"llm '{cfg.name}': {type(exc).__name__} after "
+                                   f"{retry + 1} attempts: {exc}") from exc
+                self.sleep(cfg.backoff_s * 2**retry * (0.5 + random.random()))
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _cost(cfg: LLMConfig, response: Any) -> Optional[float]:
+        usage = response.usage
+        if cfg.input_cost_per_token is not None and cfg.output_cost_per_token is not None:
+            return (usage.prompt_tokens * cfg.input_cost_per_token
+                    + usage.completion_tokens * cfg.output_cost_per_token)
+        try:
+            return float(litellm.completion_cost(completion_response=response, model=cfg.model))
+        except Exception:  # no price for this model in litellm's map: unknown, not 0
+            return None
+
+
+class QuestionLLM:
+    """``ctx.llm`` for one question: every call is metered per stage and traced."""
+
+    def __init__(self, client: LLMClient, meter: Meter, trace: Trace):
+        self.client = client
+        self.meter = meter
+        self.trace = trace
+
+    def __call__(self, stage: str, messages: Messages, *, temperature: Optional[float] = None,
+                 schema: Optional[dict[str, Any]] = None, n: int = 1,
+                 validate: Optional[Validator] = None) -> Any:
+        """Text, or the parsed JSON when a schema is given; a list of n results when n > 1.
+
+        ``validate`` may normalise the parsed value or raise ValueError (e.g. a relation that
+        is not among the candidates); either failure is retried like invalid JSON.
+        """
+        if n > 1:
+            return [self._one(stage, messages, temperature, schema, validate, sample)
+                    for sample in range(n)]
+        return self._one(stage, messages, temperature, schema, validate, 0)
+
+    def _one(self, stage: str, messages: Messages, temperature: Optional[float],
+             schema: Optional[dict[str, Any]], validate: Optional[Validator], sample: int) -> Any:
+        cfg = self.client.backbone(stage)
+        structured = schema is not None and self.client.structured(cfg)
+        if schema is not None and not structured:
+            messages = with_schema_instruction(messages, schema)
+        base = cfg.temperature if temperature is None else temperature
+        checked = schema is not None or validate is not None
+        attempts = cfg.parse_retries + 1 if checked else 1
+        reason = ""
+        text = ""
+        for attempt in range(attempts):
+            temp = min(2.0, base + attempt * cfg.retry_temperature_step)
+            try:
+                done = self.client.complete(cfg, messages, temp, schema if structured else None, sample)
+            except LLMError as exc:
+                self._record(stage, cfg, messages, temp, None, attempt, str(exc))
+                raise
+            text = done.text
+            try:
+                value = parse_json(text, schema) if schema is not None else text
+                if validate is not None:
+                    value = validate(value)
+            except ValueError as exc:
+                reason = str(exc)
+                self._record(stage, cfg, messages, temp, done, attempt, reason)
+                continue
+            self._record(stage, cfg, messages, temp, done, attempt, "")
+            return value
+        raise OutputError(stage, f"invalid output after {attempts} tries: {reason}", text)
+
+    def _record(self, stage: str, cfg: LLMConfig, messages: Messages, temperature: float,
+                done: Optional[Completion], attempt: int, error: str) -> None:
+        usage = Usage(calls=1, parse_failures=int(bool(error) and done is not None))
+        if done is not None:
+            usage.input_tokens = done.input_tokens
+            usage.output_tokens = done.output_tokens
+            usage.latency_s = done.latency_s
+            usage.retries = done.retries
+            if done.cached:
+                usage.cached_calls = 1
+            else:
+                usage.billed_calls = 1
+                usage.billed_input_tokens = done.input_tokens
+                usage.billed_output_tokens = done.output_tokens
+                if done.cost_usd is None:
+                    usage.unpriced_calls = 1
+                else:
+                    usage.cost_usd = done.cost_usd
+        self.meter.record(stage, usage)
+        self.trace.add(LLMEvent(
+            stage=stage, model=cfg.model, messages=messages, response=done.text if done else "",
+            temperature=temperature, input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens, latency_s=usage.latency_s,
+            cost_usd=None if done is None else (0.0 if done.cached else done.cost_usd),
+            cached=bool(done and done.cached), retries=usage.retries, attempt=attempt, error=error,
+        ))

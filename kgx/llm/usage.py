@@ -1,0 +1,65 @@
+"""Usage figures of LLM calls, added up per stage and per question.
+
+Billed and cached figures are kept apart: a cache hit costs nothing but still tells what the
+method consumed, which is what a paper's cost table reports.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Optional
+
+
+@dataclass
+class Usage:
+    calls: int = 0  # logical calls a method made (cached ones included)
+    billed_calls: int = 0  # requests that reached the provider and succeeded
+    cached_calls: int = 0
+    input_tokens: int = 0  # prompt tokens of every call, as the provider reported them
+    output_tokens: int = 0
+    billed_input_tokens: int = 0
+    billed_output_tokens: int = 0
+    latency_s: float = 0.0
+    cost_usd: float = 0.0  # of billed calls with a known price
+    unpriced_calls: int = 0  # billed calls whose price is unknown: cost_usd is then a lower bound
+    retries: int = 0  # transient-error retries
+    parse_failures: int = 0  # outputs that did not parse or validate
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def cost(self) -> Optional[float]:
+        """The cost, or None when any billed call had no known price."""
+        return None if self.unpriced_calls else self.cost_usd
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Usage":
+        return cls(**data)
+
+
+@dataclass
+class Meter:
+    """Usage per stage for one question; methods in threads may record concurrently."""
+
+    stages: dict[str, Usage] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def record(self, stage: str, usage: Usage) -> None:
+        with self._lock:
+            self.stages[stage] = self.stages.get(stage, Usage()) + usage
+
+    def total(self) -> Usage:
+        with self._lock:
+            return sum(self.stages.values(), Usage())
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return {stage: u.to_dict() for stage, u in self.stages.items()}

@@ -1,0 +1,63 @@
+"""Chain-of-thought prompting (Wei et al. 2022): few-shot multi-hop exemplars, then the question.
+
+The exemplars are written for kgx; each reasons hop by hop to entities, the way the papers'
+CoT baselines are prompted, and ends in the same JSON reply the model must give.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kgx.methods.base import Context, answers_schema, braces, register
+from kgx.types import Prediction, Question
+
+SYSTEM = (
+    "You answer questions from your own knowledge. Think step by step, one fact per step, "
+    "then give the answer entities, most likely first."
+)
+
+EXEMPLARS: list[tuple[str, str, list[str]]] = [
+    (
+        "Which language is official in the country whose capital is Lima?",
+        "Lima is the capital of Peru. The official languages of Peru are Spanish, Quechua and Aymara.",
+        ["Spanish", "Quechua", "Aymara"],
+    ),
+    (
+        "Who directed the film in which Tom Hanks played Forrest Gump?",
+        "Tom Hanks played Forrest Gump in the film Forrest Gump (1994). That film was directed by "
+        "Robert Zemeckis.",
+        ["Robert Zemeckis"],
+    ),
+    (
+        "In which city was the author of Pride and Prejudice born?",
+        "Pride and Prejudice was written by Jane Austen. Jane Austen was born in Steventon, "
+        "Hampshire, England.",
+        ["Steventon"],
+    ),
+]
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"reasoning": {"type": "string", "maxLength": 600}, "answers": answers_schema()},
+    "required": ["reasoning", "answers"],
+}
+
+
+def messages(question: Question, shots: int) -> list[dict[str, str]]:
+    out = [{"role": "system", "content": SYSTEM}]
+    for text, reasoning, answers in EXEMPLARS[:shots]:
+        out.append({"role": "user", "content": f"Question: {text}"})
+        out.append({"role": "assistant", "content": json.dumps({"reasoning": reasoning, "answers": answers})})
+    out.append({"role": "user", "content": f"Question: {question.text}"})
+    return out
+
+
+def to_prediction(reply: dict[str, Any]) -> Prediction:
+    answers = [a.strip() for a in reply["answers"] if a.strip()]
+    return Prediction(answer=f"{reply['reasoning'].strip()} So the answer is {braces(answers)}.", answers=answers)
+
+
+@register("cot")
+def answer(question: Question, ctx: Context) -> Prediction:
+    reply = ctx.llm("answer", messages(question, ctx.params.shots), schema=SCHEMA)
+    return to_prediction(reply)

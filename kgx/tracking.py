@@ -1,0 +1,110 @@
+"""MLflow logging: one MLflow run per kgx run, resumed when the kgx run resumes.
+
+MLflow 3 refuses a plain file store, so the default is a sqlite database under ``mlruns/`` of
+the launch directory with artifacts beside it. Secrets never reach MLflow: the config holds
+only the names of the environment variables that carry keys.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from kgx.config import RunConfig
+
+MLRUNS = "mlruns"
+
+
+def tracking_uri(run: RunConfig, launch_dir: Path) -> str:
+    if run.tracking_uri:
+        return run.tracking_uri
+    if os.environ.get("MLFLOW_TRACKING_URI"):
+        return os.environ["MLFLOW_TRACKING_URI"]
+    return f"sqlite:///{(launch_dir / MLRUNS / 'mlflow.db').resolve()}"
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(flatten(value, name + "."))
+        else:
+            out[name] = str(value)
+    return out
+
+
+def git_commit(where: Path) -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True,
+                              text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+class Tracker:
+    def __init__(self, run: RunConfig, launch_dir: Path):
+        from mlflow.tracking import MlflowClient
+
+        for name in ("mlflow", "alembic"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+        self.uri = tracking_uri(run, launch_dir)
+        if self.uri.startswith("sqlite:///"):
+            Path(self.uri[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+        self.client = MlflowClient(tracking_uri=self.uri)
+        self.experiment_id = self._experiment(run.experiment, launch_dir)
+        self.run_id: Optional[str] = None
+
+    def _experiment(self, name: str, launch_dir: Path) -> str:
+        found = self.client.get_experiment_by_name(name)
+        if found is not None:
+            return found.experiment_id
+        default = tracking_uri(RunConfig(), launch_dir)
+        artifacts = (launch_dir / MLRUNS / "artifacts").resolve().as_uri() if self.uri == default else None
+        try:
+            return self.client.create_experiment(name, artifact_location=artifacts)
+        except Exception:  # another process created it first
+            return self.client.get_experiment_by_name(name).experiment_id
+
+    def start(self, name: str, params: dict[str, str], tags: dict[str, str],
+              resume_id: Optional[str]) -> str:
+        """Resume ``resume_id`` if it exists in this store, else create a new run."""
+        from mlflow.entities import Param, RunTag
+
+        if resume_id:
+            try:
+                self.client.get_run(resume_id)
+                self.client.update_run(resume_id, status="RUNNING")
+                self.run_id = resume_id
+            except Exception:  # the id belongs to another tracking store
+                self.run_id = None
+        if self.run_id is None:
+            self.run_id = self.client.create_run(self.experiment_id, run_name=name).info.run_id
+            items = [Param(k, v[:6000]) for k, v in params.items()]
+            for i in range(0, len(items), 100):
+                self.client.log_batch(self.run_id, params=items[i:i + 100])
+        self.client.log_batch(self.run_id, tags=[RunTag(k, v) for k, v in tags.items()])
+        return self.run_id
+
+    def log_metrics(self, metrics: dict[str, float]) -> None:
+        """NaN is logged as NaN (an unknown cost stays unknown) and named in a tag."""
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        self.client.log_batch(self.run_id, metrics=[Metric(k, float(v), now, 0) for k, v in metrics.items()])
+        unknown = [k for k, v in metrics.items() if math.isnan(v)]
+        self.client.set_tag(self.run_id, "unknown_metrics", ",".join(unknown) or "none")
+
+    def log_artifact(self, path: Path, artifact_path: Optional[str] = None) -> None:
+        if path.is_dir():
+            self.client.log_artifacts(self.run_id, str(path), artifact_path)
+        elif path.exists():
+            self.client.log_artifact(self.run_id, str(path), artifact_path)
+
+    def end(self, status: str) -> None:
+        self.client.set_terminated(self.run_id, status=status)

@@ -1,0 +1,52 @@
+"""Core value types shared by datasets, methods, metrics and the runner.
+
+They are plain dataclasses so that a prediction line in ``predictions.jsonl`` is a faithful,
+re-loadable copy of what a method produced (``to_dict``/``from_dict`` round-trip).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Status = Literal["ok", "fallback", "error"]
+
+
+@dataclass(frozen=True)
+class Question:
+    """One benchmark question.
+
+    ``answers`` holds one alias list per gold answer, so that a metric can tell "one of the
+    answers" (hits@1) from "all of the answers" (EM, complete match).
+    """
+
+    id: str
+    text: str
+    topic_entities: dict[str, str] = field(default_factory=dict)
+    answers: list[list[str]] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Prediction:
+    """What a method answered, with the evidence it gathered from the KG.
+
+    ``answer`` is the method's final text as the paper formats it (answers in ``{...}``);
+    ``answers`` is the parsed list, best first; ``evidence`` holds the triples or facts
+    the answer rests on, which ``answer_recall`` reads.
+    """
+
+    answer: str
+    answers: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    status: Status = "ok"
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Prediction":
+        return cls(**data)

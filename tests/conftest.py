@@ -1,0 +1,47 @@
+"""Shared fixtures: every test runs offline, in a temp directory, with kgx's own providers."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+
+from kgx.config import CONF_DIR, register
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _offline_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.fixture
+def compose_cfg():
+    """Compose conf/ with overrides the way ``python -m kgx`` does."""
+    register()
+
+    def _compose(*overrides: str):
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+            return compose(config_name="config", overrides=list(overrides))
+
+    yield _compose
+    GlobalHydra.instance().clear()
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def kgx_env() -> dict[str, str]:
+    """Environment for ``python -m kgx`` subprocesses, importing this checkout."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("MLFLOW_TRACKING_URI", None)
+    return env

@@ -51,15 +51,18 @@ class PredictionLog:
         self._lock = threading.Lock()
 
     def finished(self) -> dict[str, dict[str, Any]]:
-        """Records already on disk; a torn last line (killed mid-write) is ignored."""
+        """Records already on disk. A torn last line (the process was killed mid-write) is cut
+        off, so that the next append starts on a line of its own."""
         done: dict[str, dict[str, Any]] = {}
-        if self.path.exists():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                done[record["id"]] = record
+        if not self.path.exists():
+            return done
+        text = self.path.read_text(encoding="utf-8")
+        if text and not text.endswith("\n"):
+            text = text[: text.rfind("\n") + 1]
+            self.path.write_text(text, encoding="utf-8")
+        for line in text.splitlines():
+            record = json.loads(line)
+            done[record["id"]] = record
         return done
 
     def set_aside(self) -> Optional[Path]:

@@ -117,6 +117,8 @@ class LLMClient:
     def structured(self, cfg: LLMConfig) -> bool:
         if cfg.structured_output is not None:
             return cfg.structured_output
+        if cfg.model.split("/")[0] in (providers.LOCAL, providers.SCRIPTED):
+            return True
         try:
             return bool(litellm.supports_response_schema(model=cfg.model))
         except Exception:  # litellm raises for models missing from its map

@@ -1,0 +1,68 @@
+"""``python -m kgx`` as a user runs it: bad input stops before any work; Ctrl-C keeps work."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.conftest import kgx_env
+
+
+def kgx(cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kgx", *args], cwd=cwd, capture_output=True, text=True,
+                          env=kgx_env(), timeout=300, **kw)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["method.nonexistent=1"], "Key 'nonexistent' not in 'CoTConfig'"),
+    (["run.concurrency=0"], "run.concurrency=0: must be at least 1"),
+    (["llm=deepseek_v3"], "set the environment variable DEEPSEEK_API_KEY"),
+    (["dataset.path=missing/cwq.jsonl"], "file not found: missing/cwq.jsonl"),
+])
+def test_bad_input_fails_before_any_work(tmp_path, args, message):
+    done = kgx(tmp_path, *args)
+    assert done.returncode != 0
+    assert message in done.stderr + done.stdout
+    assert not (tmp_path / "outputs" / "runs").exists() and not (tmp_path / "mlruns").exists()
+
+
+def test_scripted_run_prints_its_figures(tmp_path):
+    done = kgx(tmp_path, "llm=scripted", "dataset.limit=4", "run.progress=false")
+    assert done.returncode == 0, done.stderr
+    assert "over 4 questions (0 errors)" in done.stdout and "4 answered, 0 resumed, 4 billed" in done.stdout
+
+
+def test_ctrl_c_keeps_finished_questions_and_the_rerun_completes_them(tmp_path):
+    args = ["llm=scripted", "llm.latency_s=0.3", "llm.cache=false", "run.concurrency=2", "dataset.limit=30"]
+    proc = subprocess.Popen([sys.executable, "-m", "kgx", *args], cwd=tmp_path, env=kgx_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = None
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        found = list((tmp_path / "outputs" / "runs").glob("*/predictions.jsonl"))
+        if found and len(found[0].read_text().splitlines()) >= 4:
+            log = found[0]
+            break
+        time.sleep(0.1)
+    assert log is not None, "no prediction appeared"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    kept = [json.loads(x) for x in log.read_text().splitlines()]
+    assert 4 <= len(kept) < 30
+    run_id = (log.parent / "mlflow_run_id").read_text()
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
+    assert client.get_run(run_id).info.status == "KILLED"
+
+    done = kgx(tmp_path, *args, "run.progress=false")
+    assert done.returncode == 0, done.stderr
+    assert f"{30 - len(kept)} answered, {len(kept)} resumed" in done.stdout
+    ids = [json.loads(x)["id"] for x in log.read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 30
+    assert client.get_run(run_id).info.status == "FINISHED"

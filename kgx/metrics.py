@@ -326,6 +326,7 @@ RUN_METRICS: tuple[str, ...] = (
     "cost_usd",
     "billed_calls",
     "cached_calls",
+    "billed_tokens",
     "parse_failures",
     "errors",
     "n_questions",
@@ -347,7 +348,8 @@ def summarize(records: Sequence[dict], wall_s: float) -> dict[str, float]:
     Accuracy metrics are percentages over every question, errors included, as the papers'
     tables report them. Per-question figures are means over questions. ``cost_usd`` is NaN
     when any billed call had no known price: an unknown cost is not a zero cost.
-    ``billed_calls``/``cached_calls`` count calls that reached the provider or the cache.
+    ``billed_calls``/``cached_calls`` count calls that reached the provider or the cache, and
+    ``billed_tokens`` the tokens of billed calls only (the per-question token means count all).
     """
     n = len(records)
     out: dict[str, float] = {}
@@ -369,6 +371,7 @@ def summarize(records: Sequence[dict], wall_s: float) -> dict[str, float]:
     out["cost_usd"] = float("nan") if unpriced else sum(u["cost_usd"] for u in usage)
     out["billed_calls"] = float(sum(u["billed_calls"] for u in usage))
     out["cached_calls"] = float(sum(u["cached_calls"] for u in usage))
+    out["billed_tokens"] = float(sum(u["billed_input_tokens"] + u["billed_output_tokens"] for u in usage))
     out["parse_failures"] = float(sum(u["parse_failures"] for u in usage))
     out["errors"] = float(sum(r["status"] == "error" for r in records))
     out["n_questions"] = float(n)

@@ -157,6 +157,33 @@ class Progress:
         self.bar.close()
 
 
+def answer_all(todo: list[Question], spec: RunSpec, client: LLMClient, kg: Any, log: PredictionLog,
+               progress: Progress) -> tuple[dict[str, dict[str, Any]], bool]:
+    """Answer ``todo`` in a pool of ``run.concurrency`` threads, logging each as it finishes.
+
+    On Ctrl-C, queued questions are cancelled and the ones in flight finish and are logged.
+    """
+    new: dict[str, dict[str, Any]] = {}
+    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=spec.run.concurrency, thread_name_prefix="kgx-q")
+    try:
+        pending: set[Future] = {pool.submit(answer_one, q, spec, client, kg, log.path.parent) for q in todo}
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                record = fut.result()
+                log.append(record)
+                new[record["id"]] = record
+                progress.update(record)
+    except KeyboardInterrupt:
+        interrupted = True
+        pool.shutdown(wait=False, cancel_futures=True)
+    finally:
+        pool.shutdown(wait=not interrupted)
+        progress.close()
+    return new, interrupted
+
+
 def execute(spec: RunSpec, launch_dir: Path) -> Outcome:
     from kgx.tracking import Tracker, flatten, git_commit
 
@@ -166,12 +193,12 @@ def execute(spec: RunSpec, launch_dir: Path) -> Outcome:
     cache_dir = Path(spec.run.cache_dir)
 
     # Everything that can fail on bad input fails here, before any question runs.
-    questions = datasets.load(spec.dataset)
     methods.get(spec.method.name)
-    client = LLMClient(spec.llm, spec.stages,
-                       ResponseCache(cache_dir / "llm.sqlite") if any(b.cache for b in [spec.llm, *spec.stages.values()]) else None,
-                       seed=spec.run.seed)
+    wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
+    cache = ResponseCache(cache_dir / "llm.sqlite") if wants_cache else None
+    client = LLMClient(spec.llm, spec.stages, cache, seed=spec.run.seed)
     client.check_keys()
+    questions = datasets.load(spec.dataset)
     kg = open_kg(spec.kg, cache_dir)
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -197,27 +224,14 @@ def execute(spec: RunSpec, launch_dir: Path) -> Outcome:
     run_id = tracker.start(f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}", flatten(resolved), tags, resume_id)
     run_id_file.write_text(run_id)
 
+    # wall_s adds up the invocations that built this run, so a resumed run reports its whole cost.
+    wall_file = out_dir / "wall_s"
+    earlier = float(wall_file.read_text()) if wall_file.exists() and done else 0.0
     progress = Progress(len(questions), list(done.values()), spec.run.progress)
-    new: dict[str, dict[str, Any]] = {}
-    interrupted = False
     start = time.perf_counter()
-    pool = ThreadPoolExecutor(max_workers=spec.run.concurrency, thread_name_prefix="kgx-q")
-    try:
-        pending: set[Future] = {pool.submit(answer_one, q, spec, client, kg, out_dir) for q in todo}
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                record = fut.result()
-                log.append(record)
-                new[record["id"]] = record
-                progress.update(record)
-    except KeyboardInterrupt:
-        interrupted = True
-        pool.shutdown(wait=False, cancel_futures=True)
-    finally:
-        pool.shutdown(wait=not interrupted)
-        progress.close()
-    wall_s = time.perf_counter() - start
+    new, interrupted = answer_all(todo, spec, client, kg, log, progress)
+    wall_s = earlier + time.perf_counter() - start
+    wall_file.write_text(str(wall_s))
 
     records = [r for q in questions if (r := new.get(q.id) or done.get(q.id))]
     summary = metrics.summarize(records, wall_s)

@@ -1,16 +1,12 @@
 """Shared fixtures: every test runs offline, in a temp directory, with kgx's own providers."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
 from kgx.config import CONF_DIR, register
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -37,11 +33,3 @@ def compose_cfg():
 def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def kgx_env() -> dict[str, str]:
-    """Environment for ``python -m kgx`` subprocesses, importing this checkout."""
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    env.pop("MLFLOW_TRACKING_URI", None)
-    return env

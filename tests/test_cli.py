@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.conftest import kgx_env
+from tests.helpers import kgx_env
 
 
 def kgx(cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess:

@@ -62,6 +62,7 @@ def test_rerun_resumes_then_force_recomputes_from_the_cache(run, in_tmp):
     again = run("dataset.limit=5")
     assert (again.computed, again.resumed, again.billed_calls) == (0, 5, 0)
     assert again.run_id == first.run_id
+    assert again.summary["wall_s"] >= first.summary["wall_s"]  # time of both invocations
     assert {k: v for k, v in again.summary.items() if k != "wall_s"} == \
            {k: v for k, v in first.summary.items() if k != "wall_s"}
 
@@ -126,3 +127,10 @@ def test_hosted_model_without_key_fails_before_any_question(run, in_tmp, monkeyp
     with pytest.raises(LLMError, match="OPENAI_API_KEY"):
         run("llm=gpt4o_mini")
     assert not (in_tmp / "outputs" / "runs").exists()
+
+
+def test_billed_tokens_drop_to_zero_when_the_cache_serves(run):
+    first = run("dataset.limit=3")
+    assert first.summary["billed_tokens"] == first.summary["total_tokens_per_q"] * 3
+    forced = run("dataset.limit=3", "run.force=true")
+    assert forced.summary["billed_tokens"] == 0 and forced.summary["total_tokens_per_q"] == first.summary["total_tokens_per_q"]

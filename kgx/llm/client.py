@@ -7,6 +7,7 @@ a higher temperature, LMP App. A.7), and meters and traces everything it did.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -70,11 +71,19 @@ def parse_json(text: str, schema: dict[str, Any]) -> Any:
         value, _ = json.JSONDecoder().raw_decode(text[min(starts):])
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON ({exc.msg}): {text[:200]!r}") from exc
-    try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as exc:
-        raise ValueError(f"output does not match the schema: {exc.message}") from exc
+    error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
+    if error is not None:
+        raise ValueError(f"output does not match the schema: {error.message}")
     return value
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Any:
+    """Checking a schema costs more than validating against it: once per distinct schema."""
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 def with_schema_instruction(messages: Messages, schema: dict[str, Any]) -> Messages:

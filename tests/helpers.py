@@ -1,0 +1,15 @@
+"""Helpers for tests that start kgx as a user would, in a subprocess."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def kgx_env() -> dict[str, str]:
+    """Environment for ``python -m kgx`` subprocesses, importing this checkout."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("MLFLOW_TRACKING_URI", None)
+    return env

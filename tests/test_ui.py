@@ -1,0 +1,54 @@
+"""``python -m kgx.ui`` serves MLflow on loopback (no network, litellm installed: no deadlock)."""
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+from tests.helpers import kgx_env
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ui_serves_the_runs_of_the_launch_directory(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "kgx", "llm=scripted", "dataset.limit=2", "run.progress=false"],
+                          cwd=tmp_path, env=kgx_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    port = free_port()
+    env = kgx_env()
+    env.pop("LITELLM_LOCAL_MODEL_COST_MAP", None)  # kgx.ui must set it itself
+    proc = subprocess.Popen([sys.executable, "-m", "kgx.ui", "--port", str(port)], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=2) as r:
+                    if r.read() == b"OK":
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise AssertionError("MLflow UI did not come up within 120 s")
+        req = urllib.request.Request(f"{base}/api/2.0/mlflow/experiments/get-by-name?experiment_name=kgx")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            experiment = json.load(r)["experiment"]
+        body = json.dumps({"experiment_ids": [experiment["experiment_id"]]}).encode()
+        req = urllib.request.Request(f"{base}/api/2.0/mlflow/runs/search", data=body,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            runs = json.load(r)["runs"]
+        assert len(runs) == 1
+        metrics = {m["key"]: m["value"] for m in runs[0]["data"]["metrics"]}
+        assert metrics["n_questions"] == 2
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -146,6 +146,20 @@ class LLMClient:
             if hit is not None:
                 return Completion(hit["text"], hit["input_tokens"], hit["output_tokens"],
                                   time.perf_counter() - start, 0.0, True, 0)
+        response, retries = self._send(cfg, self._request(cfg, messages, temperature, response_schema, seed))
+        text = response.choices[0].message.content or ""
+        usage = response.usage
+        completion = Completion(text, usage.prompt_tokens, usage.completion_tokens,
+                                time.perf_counter() - start, self._cost(cfg, response), False, retries)
+        if cfg.cache and self.cache is not None:
+            self.cache.put(key, {"text": text, "input_tokens": completion.input_tokens,
+                                 "output_tokens": completion.output_tokens})
+        return completion
+
+    @staticmethod
+    def _request(cfg: LLMConfig, messages: Messages, temperature: float,
+                 response_schema: Optional[dict[str, Any]], seed: int) -> dict[str, Any]:
+        """litellm.completion's arguments; retries are ours, so litellm's own are off."""
         kwargs: dict[str, Any] = dict(
             model=cfg.model, messages=messages, temperature=temperature, max_tokens=cfg.max_tokens,
             timeout=cfg.timeout_s, seed=seed, num_retries=0, **cfg.extra,
@@ -161,15 +175,7 @@ class LLMClient:
             kwargs["api_key"] = "none"  # local OpenAI-compatible servers accept any key
         if cfg.model.startswith(providers.SCRIPTED + "/"):
             kwargs.update(latency_s=cfg.latency_s, failure_rate=cfg.failure_rate)
-        response, retries = self._send(cfg, kwargs)
-        text = response.choices[0].message.content or ""
-        usage = response.usage
-        completion = Completion(text, usage.prompt_tokens, usage.completion_tokens,
-                                time.perf_counter() - start, self._cost(cfg, response), False, retries)
-        if cfg.cache and self.cache is not None:
-            self.cache.put(key, {"text": text, "input_tokens": completion.input_tokens,
-                                 "output_tokens": completion.output_tokens})
-        return completion
+        return kwargs
 
     def _send(self, cfg: LLMConfig, kwargs: dict[str, Any]) -> tuple[Any, int]:
         for retry in range(cfg.max_retries + 1):

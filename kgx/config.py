@@ -78,6 +78,7 @@ class LLMConfig:
     retry_temperature_step: float = 0.2
     structured_output: Optional[bool] = None  # response_format; None: ask litellm about the model
     cache: bool = True
+    max_parallel: Optional[int] = None  # requests it serves at once; caps run.concurrency
     input_cost_per_token: Optional[float] = None  # overrides litellm's price map
     output_cost_per_token: Optional[float] = None
     latency_s: float = 0.0  # scripted backbone only: simulated latency per call
@@ -89,6 +90,8 @@ class LLMConfig:
         _check_temperature("llm.temperature", self.temperature)
         if not 0.0 <= self.failure_rate < 1.0:
             raise ConfigError(f"llm.failure_rate={self.failure_rate}: must lie in [0, 1)")
+        if self.max_parallel is not None and self.max_parallel < 1:
+            raise ConfigError(f"llm.max_parallel={self.max_parallel}: must be at least 1 (or null)")
         for name in ("max_retries", "parse_retries", "max_tokens"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"llm.{name}={getattr(self, name)}: must be >= 0")
@@ -176,6 +179,13 @@ class RunSpec:
     llm: LLMConfig
     kg: KGConfig
     stages: dict[str, LLMConfig]
+
+    @property
+    def workers(self) -> int:
+        """Questions in flight: run.concurrency, capped by backbones that serve one at a time,
+        so that a question's latency measures its own work rather than a queue."""
+        limits = [b.max_parallel for b in (self.llm, *self.stages.values()) if b.max_parallel]
+        return min([self.run.concurrency, *limits])
 
     def resolved(self) -> dict[str, Any]:
         """The whole run as plain data, stage backbones expanded: what is logged and hashed."""

@@ -159,13 +159,13 @@ class Progress:
 
 def answer_all(todo: list[Question], spec: RunSpec, client: LLMClient, kg: Any, log: PredictionLog,
                progress: Progress) -> tuple[dict[str, dict[str, Any]], bool]:
-    """Answer ``todo`` in a pool of ``run.concurrency`` threads, logging each as it finishes.
+    """Answer ``todo`` in a pool of ``spec.workers`` threads, logging each as it finishes.
 
     On Ctrl-C, queued questions are cancelled and the ones in flight finish and are logged.
     """
     new: dict[str, dict[str, Any]] = {}
     interrupted = False
-    pool = ThreadPoolExecutor(max_workers=spec.run.concurrency, thread_name_prefix="kgx-q")
+    pool = ThreadPoolExecutor(max_workers=spec.workers, thread_name_prefix="kgx-q")
     try:
         pending: set[Future] = {pool.submit(answer_one, q, spec, client, kg, log.path.parent) for q in todo}
         while pending:
@@ -227,6 +227,8 @@ def execute(spec: RunSpec, launch_dir: Path) -> Outcome:
     # wall_s adds up the invocations that built this run, so a resumed run reports its whole cost.
     wall_file = out_dir / "wall_s"
     earlier = float(wall_file.read_text()) if wall_file.exists() and done else 0.0
+    if todo:
+        client.prepare()
     progress = Progress(len(questions), list(done.values()), spec.run.progress)
     start = time.perf_counter()
     new, interrupted = answer_all(todo, spec, client, kg, log, progress)

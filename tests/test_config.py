@@ -89,3 +89,9 @@ def test_cfg_job_prints_the_whole_resolved_run(in_tmp):
                  "backend: embedded", "tracking_uri: null", "cache_dir: .kgx_cache"):
         assert line in out
     assert not (in_tmp / "outputs" / "runs").exists()
+
+
+def test_serial_backbones_cap_the_questions_in_flight(compose_cfg):
+    assert to_run_spec(compose_cfg("run.concurrency=8")).workers == 1  # the local model
+    assert to_run_spec(compose_cfg("llm=scripted", "run.concurrency=8")).workers == 8
+    assert to_run_spec(compose_cfg("llm=scripted", "run.concurrency=8", "+llm.stages.answer=local")).workers == 1

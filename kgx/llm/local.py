@@ -43,6 +43,10 @@ class LocalLlama(CustomLLM):
         self._model: Optional[Any] = None
         self._lock = threading.Lock()
 
+    def prepare(self) -> None:
+        with self._lock:
+            self._load()
+
     def _load(self) -> Any:
         if self._model is None:
             from llama_cpp import Llama

@@ -8,13 +8,12 @@ import litellm
 LOCAL = "kgx-local"
 SCRIPTED = "kgx-scripted"
 
-_registered = False
+_handlers: dict[str, object] = {}
 
 
 def register() -> None:
     """Add kgx's providers to litellm once per process, keeping any the user registered."""
-    global _registered
-    if _registered:
+    if _handlers:
         return
     from kgx.llm.local import LocalLlama
     from kgx.llm.scripted import ScriptedLLM
@@ -23,9 +22,16 @@ def register() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
     litellm.suppress_debug_info = True
     litellm.drop_params = True  # e.g. `seed` for providers that do not take it
+    _handlers.update({LOCAL: LocalLlama(), SCRIPTED: ScriptedLLM()})
     litellm.custom_provider_map = [
         *litellm.custom_provider_map,
-        {"provider": LOCAL, "custom_handler": LocalLlama()},
-        {"provider": SCRIPTED, "custom_handler": ScriptedLLM()},
+        *({"provider": name, "custom_handler": handler} for name, handler in _handlers.items()),
     ]
-    _registered = True
+
+
+def prepare(model: str) -> None:
+    """Load what a kgx provider needs (model weights, tokenizer) ahead of the first request."""
+    register()
+    handler = _handlers.get(model.split("/")[0])
+    if handler is not None:
+        handler.prepare()

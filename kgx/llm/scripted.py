@@ -79,6 +79,9 @@ def reply(messages: list[dict[str, str]], schema: dict[str, Any] | None) -> str:
 
 
 class ScriptedLLM(CustomLLM):
+    def prepare(self) -> None:
+        litellm.token_counter(model=TOKEN_MODEL, text="warm up the tokenizer")
+
     def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
                    model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
                    logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> ModelResponse:

@@ -168,3 +168,22 @@ def test_parse_json_finds_the_object(text, value):
 def test_parse_json_says_what_is_wrong(text, message):
     with pytest.raises(ValueError, match=message):
         parse_json(text, {"type": "object", "required": ["a"]})
+
+
+@pytest.mark.parametrize("name, prompted", [("gpt4o_mini", False), ("deepseek_v3", True), ("gpt35", True)])
+def test_hosted_backbones_go_through_litellm_and_are_priced(monkeypatch, name, prompted):
+    """Offline: litellm's mock_response runs the hosted call path without the network."""
+    from kgx.config import llm_config
+
+    cfg = llm_config(name)
+    monkeypatch.setenv(cfg.api_key_env, "test-key")
+    cfg.extra = {"mock_response": '{"answer": "Molonglo River"}'}
+    llm, meter, trace = bound(cfg)
+    assert llm("answer", QUESTION, schema=ANSWERS) == {"answer": "Molonglo River"}
+    u = meter.total()
+    price = litellm.model_cost[cfg.model.split("/")[-1] if name != "deepseek_v3" else cfg.model]
+    assert u.billed_calls == 1 and u.unpriced_calls == 0
+    assert u.cost == pytest.approx(u.input_tokens * price["input_cost_per_token"]
+                                   + u.output_tokens * price["output_cost_per_token"])
+    # gpt-4o-mini takes a JSON schema as response_format; the others get it in the prompt
+    assert ("JSON Schema" in trace.events[0].messages[-1]["content"]) == prompted

@@ -328,6 +328,7 @@ RUN_METRICS: tuple[str, ...] = (
     "cached_calls",
     "billed_tokens",
     "parse_failures",
+    "retries",
     "errors",
     "n_questions",
     "wall_s",
@@ -350,6 +351,7 @@ def summarize(records: Sequence[dict], wall_s: float) -> dict[str, float]:
     when any billed call had no known price: an unknown cost is not a zero cost.
     ``billed_calls``/``cached_calls`` count calls that reached the provider or the cache, and
     ``billed_tokens`` the tokens of billed calls only (the per-question token means count all).
+    ``llm_calls_per_q.<stage>`` and ``total_tokens_per_q.<stage>`` split the means by stage.
     """
     n = len(records)
     out: dict[str, float] = {}
@@ -373,7 +375,13 @@ def summarize(records: Sequence[dict], wall_s: float) -> dict[str, float]:
     out["cached_calls"] = float(sum(u["cached_calls"] for u in usage))
     out["billed_tokens"] = float(sum(u["billed_input_tokens"] + u["billed_output_tokens"] for u in usage))
     out["parse_failures"] = float(sum(u["parse_failures"] for u in usage))
+    out["retries"] = float(sum(u["retries"] for u in usage))
     out["errors"] = float(sum(r["status"] == "error" for r in records))
     out["n_questions"] = float(n)
     out["wall_s"] = wall_s
+    for stage in sorted({stage for r in records for stage in r["stages"]}):
+        stage_usage = [r["stages"].get(stage) for r in records]
+        out[f"llm_calls_per_q.{stage}"] = sum(u["calls"] for u in stage_usage if u) / n
+        out[f"total_tokens_per_q.{stage}"] = sum(
+            u["input_tokens"] + u["output_tokens"] for u in stage_usage if u) / n
     return out

@@ -312,3 +312,45 @@ def test_score_roundtrip_prediction():
     pred = Prediction(answer="{Obama}", answers=["Obama"], evidence=[])
     again = Prediction.from_dict(pred.to_dict())
     assert score(_question(), again) == score(_question(), pred)
+
+
+# --------------------------------------------------------------------------- per run
+
+
+def _record(hit: float, calls: int, tokens_in: int, latency: float, *, status="ok", unpriced=0,
+            cost=0.01, cached=0, stage="answer"):
+    usage = {"calls": calls, "billed_calls": calls - cached, "cached_calls": cached, "input_tokens": tokens_in,
+             "output_tokens": 10, "billed_input_tokens": tokens_in if not cached else 0,
+             "billed_output_tokens": 10 if not cached else 0, "latency_s": latency, "cost_usd": cost,
+             "unpriced_calls": unpriced, "retries": 1, "parse_failures": 0}
+    scores = {name: hit for name in QUESTION_METRICS}
+    return {"scores": scores, "usage": usage, "stages": {stage: usage}, "latency_s": latency, "status": status}
+
+
+def test_summarize_averages_over_every_question_errors_included():
+    from kgx.metrics import RUN_METRICS, summarize
+
+    records = [_record(1.0, 2, 100, 1.0), _record(0.0, 4, 300, 3.0, status="error", cached=4),
+               _record(1.0, 3, 200, 2.0, stage="select")]
+    s = summarize(records, wall_s=5.5)
+    assert set(RUN_METRICS) <= set(s)
+    assert s["hits1"] == pytest.approx(200 / 3) and s["errors"] == 1 and s["n_questions"] == 3
+    assert s["llm_calls_per_q"] == 3 and s["input_tokens_per_q"] == 200 and s["total_tokens_per_q"] == 210
+    assert s["latency_s_per_q"] == 2.0 and s["latency_s_p95"] == 3.0
+    assert s["billed_calls"] == 5 and s["cached_calls"] == 4 and s["billed_tokens"] == 320
+    assert s["cost_usd"] == pytest.approx(0.03) and s["retries"] == 3 and s["wall_s"] == 5.5
+    assert s["llm_calls_per_q.answer"] == 2 and s["llm_calls_per_q.select"] == 1
+
+
+def test_summarize_reports_unknown_cost_as_nan():
+    import math
+
+    from kgx.metrics import summarize
+
+    assert math.isnan(summarize([_record(1.0, 1, 10, 0.1, unpriced=1)], 1.0)["cost_usd"])
+
+
+def test_p95_is_nearest_rank():
+    from kgx.metrics import _p95
+
+    assert _p95(list(range(1, 21))) == 19 and _p95([4.0]) == 4.0 and _p95([]) == 0.0

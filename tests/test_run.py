@@ -48,6 +48,8 @@ def test_a_run_writes_predictions_and_one_mlflow_run_with_every_metric(run, in_t
     assert set(RUN_METRICS) <= set(logged.data.metrics)
     assert logged.data.metrics["n_questions"] == 6 and logged.data.metrics["llm_calls_per_q"] == 1
     assert logged.data.metrics["billed_calls"] == 6
+    assert logged.data.metrics["llm_calls_per_q.answer"] == 1
+    assert logged.data.metrics["total_tokens_per_q.answer"] == logged.data.metrics["total_tokens_per_q"]
     assert logged.data.metrics["total_tokens_per_q"] == pytest.approx(sum(r["tokens"] for r in records) / 6)
     assert logged.data.params["method.name"] == "cot" and logged.data.params["dataset.limit"] == "6"
     assert logged.data.params["llm.model"] == "kgx-scripted/overlap"

@@ -1,7 +1,7 @@
 """Core value types shared by datasets, methods, metrics and the runner.
 
-They are plain dataclasses so that a prediction line in ``predictions.jsonl`` is a faithful,
-re-loadable copy of what a method produced (``to_dict``/``from_dict`` round-trip).
+They are plain dataclasses so that a prediction line in ``predictions.jsonl`` is a faithful
+copy of what a method produced.
 """
 from __future__ import annotations
 
@@ -25,9 +25,6 @@ class Question:
     answers: list[list[str]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass
 class Prediction:
@@ -46,7 +43,3 @@ class Prediction:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Prediction":
-        return cls(**data)

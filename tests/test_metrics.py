@@ -308,12 +308,6 @@ def test_score_error_status_is_zero_everywhere():
     assert score(_question(), pred) == {name: 0.0 for name in QUESTION_METRICS}
 
 
-def test_score_roundtrip_prediction():
-    pred = Prediction(answer="{Obama}", answers=["Obama"], evidence=[])
-    again = Prediction.from_dict(pred.to_dict())
-    assert score(_question(), again) == score(_question(), pred)
-
-
 # --------------------------------------------------------------------------- per run
 
 

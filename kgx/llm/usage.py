@@ -40,10 +40,6 @@ class Usage:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Usage":
-        return cls(**data)
-
 
 @dataclass
 class Meter:

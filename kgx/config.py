@@ -13,8 +13,12 @@ from typing import Any, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+
+# Schema and bookkeeping relations that carry no answer (ToG, LMP and KnowPath drop them too).
+DEFAULT_FILTERS: tuple[str, ...] = ("type.object.*", "common.*", "freebase.*", "kg.*", "*sameAs*", "*.key")
 
 
 class ConfigError(ValueError):
@@ -44,23 +48,65 @@ class RunConfig:
 
 @dataclass
 class DatasetConfig:
+    """Which questions a run asks. Selection applies ``ids``, then ``sample``, then ``limit``.
+
+    Relative file paths resolve under ``$KGX_DATA_DIR``, else the per-user data directory
+    (see ``kgx.paths``), so that one config names a file the same way on every machine.
+    """
+
     name: str = "demo"
     loader: str = "jsonl"  # which reader in kgx.datasets parses `path`
     path: Optional[str] = None  # None: the questions bundled with kgx
-    limit: Optional[int] = None  # take the first N questions
-    source: str = ""  # where to get the file, shown when it is missing
+    source: str = ""  # where to get the file(s), shown when one is missing
+    aliases: Optional[str] = None  # cwq: PoG's answer-name file (question -> gold answer names)
+    qtype: Optional[str] = None  # metaqa: question type per line of `path`; gives meta qtype and hops
+    ids: list[str] = field(default_factory=list)  # keep only these question ids ([] = all)
+    sample: Optional[int] = None  # then a random subset of this size, drawn with `seed`
+    seed: int = 0
+    limit: Optional[int] = None  # then the first N questions
 
     def __post_init__(self) -> None:
-        if self.limit is not None and self.limit < 0:
-            raise ConfigError(f"dataset.limit={self.limit}: must be >= 0 (or null for all)")
+        for name in ("sample", "limit"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ConfigError(f"dataset.{name}={value}: must be >= 0 (or null for all)")
+
+
+@dataclass
+class NoiseConfig:
+    """Seeded KG damage for robustness studies (LMP Table 3), applied at query time."""
+
+    drop_relations: float = 0.0  # share of edges removed
+    drop_names: float = 0.0  # share of entities whose names are removed
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("drop_relations", "drop_names"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ConfigError(f"kg.noise.{name}={getattr(self, name)}: must lie in [0, 1)")
 
 
 @dataclass
 class KGConfig:
     name: str = "demo"
-    backend: str = "embedded"  # embedded (pyoxigraph store in a directory)
-    source: Optional[str] = None  # RDF file to load; None: the KG bundled with kgx
+    backend: str = "embedded"  # embedded (pyoxigraph store in a directory) | endpoint (SPARQL URL)
+    sources: list[str] = field(default_factory=list)  # files to load; [] = the bundled demo KG
+    format: str = "nt"  # nt | ttl | tsv | metaqa | pathquestion
     store: Optional[str] = None  # store directory; default <run.cache_dir>/kg/<name>
+    endpoint: Optional[str] = None  # SPARQL query URL for backend=endpoint
+    timeout_s: float = 30.0
+    retries: int = 3  # per query, exponential backoff
+    max_candidates: Optional[int] = None  # cap on relations/neighbours returned per call
+    filters: list[str] = field(default_factory=lambda: list(DEFAULT_FILTERS))  # relation globs dropped
+    noise: NoiseConfig = field(default_factory=NoiseConfig)
+
+    def __post_init__(self) -> None:
+        if self.backend not in ("embedded", "endpoint"):
+            raise ConfigError(f"kg.backend={self.backend}: use 'embedded' or 'endpoint'")
+        if self.backend == "endpoint" and not self.endpoint:
+            raise ConfigError("kg.endpoint: a SPARQL URL is needed for kg.backend=endpoint")
+        if self.max_candidates is not None and self.max_candidates < 1:
+            raise ConfigError(f"kg.max_candidates={self.max_candidates}: must be at least 1 (or null)")
 
 
 @dataclass
@@ -201,7 +247,10 @@ class RunSpec:
 
 def to_run_spec(cfg: DictConfig) -> RunSpec:
     """Check ranges and resolve stage backbones; raises ConfigError naming the field."""
-    obj = OmegaConf.to_object(cfg)
+    try:
+        obj = OmegaConf.to_object(cfg)
+    except MissingMandatoryValue as exc:
+        raise ConfigError(f"{exc.full_key}: a value is required (e.g. {exc.full_key}=...)") from exc
     method = obj.method
     if not isinstance(method, MethodConfig):
         raise ConfigError("method: choose one of conf/method (e.g. method=cot)")

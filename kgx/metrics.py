@@ -329,6 +329,8 @@ RUN_METRICS: tuple[str, ...] = (
     "billed_tokens",
     "parse_failures",
     "retries",
+    "kg_queries_per_q",
+    "kg_latency_s_per_q",
     "errors",
     "n_questions",
     "wall_s",
@@ -376,6 +378,8 @@ def summarize(records: Sequence[dict], wall_s: float) -> dict[str, float]:
     out["billed_tokens"] = float(sum(u["billed_input_tokens"] + u["billed_output_tokens"] for u in usage))
     out["parse_failures"] = float(sum(u["parse_failures"] for u in usage))
     out["retries"] = float(sum(u["retries"] for u in usage))
+    out["kg_queries_per_q"] = sum(r["kg"]["queries"] for r in records) / n if n else 0.0
+    out["kg_latency_s_per_q"] = sum(r["kg"]["latency_s"] for r in records) / n if n else 0.0
     out["errors"] = float(sum(r["status"] == "error" for r in records))
     out["n_questions"] = float(n)
     out["wall_s"] = wall_s

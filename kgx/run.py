@@ -21,6 +21,7 @@ from typing import Any, Optional
 from kgx import datasets, methods, metrics
 from kgx.config import RunSpec
 from kgx.kg import open_kg
+from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import ResponseCache
 from kgx.llm.client import LLMClient
 from kgx.llm.usage import Meter
@@ -95,9 +96,10 @@ class Outcome:
 def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, out_dir: Path) -> dict[str, Any]:
     """Run the method on one question; any exception becomes a ``status=error`` record."""
     meter, trace = Meter(), Trace()
+    metered_kg = MeteredKG(kg, trace)
     seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
     ctx = methods.Context(llm=client.bind(meter, trace), params=spec.method, rng=random.Random(seed),
-                          trace=trace, kg=kg)
+                          trace=trace, kg=metered_kg)
     start = time.perf_counter()
     try:
         prediction = methods.get(spec.method.name)(question, ctx)
@@ -120,6 +122,7 @@ def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, ou
         "latency_s": latency,
         "usage": usage.to_dict(),
         "stages": meter.to_dict(),
+        "kg": metered_kg.usage.to_dict(),
         "trace": str(trace_file),
     }
 

@@ -1,4 +1,4 @@
-"""Per-question trace: every LLM call in order, as a person can read it afterwards.
+"""Per-question trace: every LLM and KG call in order, as a person can read it afterwards.
 
 It is what the subgraph and facts-graph pictures are drawn from and what a reader checks when a
 metric looks wrong, so it keeps prompts and responses verbatim, including failed attempts.
@@ -31,12 +31,22 @@ class LLMEvent:
 
 
 @dataclass
+class KGEvent:
+    operation: str  # relations | neighbors | names | search
+    arguments: dict[str, Any]
+    rows: int
+    latency_s: float
+    error: str = ""
+    kind: str = "kg"
+
+
+@dataclass
 class Trace:
-    events: list[LLMEvent] = field(default_factory=list)
+    events: list[LLMEvent | KGEvent] = field(default_factory=list)
     error: str = ""  # traceback when the method raised
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def add(self, event: LLMEvent) -> None:
+    def add(self, event: LLMEvent | KGEvent) -> None:
         with self._lock:
             self.events.append(event)
 

@@ -318,7 +318,8 @@ def _record(hit: float, calls: int, tokens_in: int, latency: float, *, status="o
              "billed_output_tokens": 10 if not cached else 0, "latency_s": latency, "cost_usd": cost,
              "unpriced_calls": unpriced, "retries": 1, "parse_failures": 0}
     scores = {name: hit for name in QUESTION_METRICS}
-    return {"scores": scores, "usage": usage, "stages": {stage: usage}, "latency_s": latency, "status": status}
+    return {"scores": scores, "usage": usage, "stages": {stage: usage}, "latency_s": latency, "status": status,
+            "kg": {"queries": calls * 2, "latency_s": 0.01 * calls, "errors": 0}}
 
 
 def test_summarize_averages_over_every_question_errors_included():
@@ -334,6 +335,7 @@ def test_summarize_averages_over_every_question_errors_included():
     assert s["billed_calls"] == 5 and s["cached_calls"] == 4 and s["billed_tokens"] == 320
     assert s["cost_usd"] == pytest.approx(0.03) and s["retries"] == 3 and s["wall_s"] == 5.5
     assert s["llm_calls_per_q.answer"] == 2 and s["llm_calls_per_q.select"] == 1
+    assert s["kg_queries_per_q"] == 6 and s["kg_latency_s_per_q"] == pytest.approx(0.03)
 
 
 def test_summarize_reports_unknown_cost_as_nan():

@@ -4,19 +4,28 @@ from __future__ import annotations
 from pathlib import Path
 
 from kgx.config import KGConfig
-from kgx.kg.embedded import EmbeddedKG, build_store
-from kgx.kg.freebase import NS, KG
+from kgx.paths import resolve
+from kgx.kg.build import build_store
+from kgx.kg.embedded import EmbeddedKG
+from kgx.kg.endpoint import EndpointKG
+from kgx.kg.freebase import KG, NS, KGError
+from kgx.kg.sparql import Noise, SparqlKG
 
 BUNDLED_KG = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "kg.nt"
 
 
-def open_kg(cfg: KGConfig, cache_dir: Path) -> KG:
-    """The run's KG; an embedded store is built on first use and reused after."""
-    if cfg.backend != "embedded":
-        raise ValueError(f"kg.backend='{cfg.backend}': only 'embedded' exists so far")
-    source = Path(cfg.source) if cfg.source else BUNDLED_KG
+def open_kg(cfg: KGConfig, cache_dir: Path) -> SparqlKG:
+    """The run's KG. An embedded store is built on first use and reused after; an endpoint is
+    pinged, so that a wrong URL fails before any question runs."""
+    options = dict(filters=tuple(cfg.filters), max_candidates=cfg.max_candidates,
+                   noise=Noise(cfg.noise.drop_relations, cfg.noise.drop_names, cfg.noise.seed))
+    if cfg.backend == "endpoint":
+        kg = EndpointKG(cfg.endpoint, timeout_s=cfg.timeout_s, retries=cfg.retries, **options)
+        kg.ping()
+        return kg
+    sources = [resolve(s) for s in cfg.sources] if cfg.sources else [BUNDLED_KG]
     store = Path(cfg.store) if cfg.store else cache_dir / "kg" / cfg.name
-    return EmbeddedKG(build_store(source, store))
+    return EmbeddedKG(build_store(sources, cfg.format, store), **options)
 
 
-__all__ = ["KG", "NS", "EmbeddedKG", "build_store", "open_kg"]
+__all__ = ["KG", "NS", "EmbeddedKG", "EndpointKG", "KGError", "SparqlKG", "build_store", "open_kg"]

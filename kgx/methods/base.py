@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from kgx.config import MethodConfig
+from kgx.kg.metered import MeteredKG
 from kgx.llm.client import QuestionLLM
 from kgx.trace import Trace
 from kgx.types import Prediction, Question
@@ -40,7 +41,7 @@ class Context:
     params: MethodConfig
     rng: random.Random
     trace: Trace
-    kg: Optional[Any] = None
+    kg: Optional[MeteredKG] = None
 
 
 def braces(answers: list[str]) -> str:

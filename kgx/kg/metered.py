@@ -1,0 +1,57 @@
+"""``ctx.kg`` for one question: every KG call is timed, counted and traced, like LLM calls."""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+from kgx.kg.freebase import KG, Direction
+from kgx.trace import KGEvent, Trace
+
+
+@dataclass
+class KGUsage:
+    queries: int = 0
+    latency_s: float = 0.0
+    errors: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class MeteredKG:
+    def __init__(self, kg: KG, trace: Trace):
+        self.kg = kg
+        self.trace = trace
+        self.usage = KGUsage()
+
+    def _call(self, operation: str, arguments: dict[str, Any], fn: Callable[[], Any]) -> Any:
+        start = time.perf_counter()
+        try:
+            result = fn()
+        except Exception as exc:
+            self._record(operation, arguments, 0, start, f"{type(exc).__name__}: {exc}")
+            raise
+        self._record(operation, arguments, len(result), start, "")
+        return result
+
+    def _record(self, operation: str, arguments: dict[str, Any], rows: int, start: float, error: str) -> None:
+        latency = time.perf_counter() - start
+        self.usage.queries += 1
+        self.usage.latency_s += latency
+        self.usage.errors += bool(error)
+        self.trace.add(KGEvent(operation, arguments, rows, latency, error))
+
+    def relations(self, entity: str, direction: Direction) -> list[str]:
+        return self._call("relations", {"entity": entity, "direction": direction},
+                          lambda: self.kg.relations(entity, direction))
+
+    def neighbors(self, entity: str, relation: str, direction: Direction) -> list[str]:
+        return self._call("neighbors", {"entity": entity, "relation": relation, "direction": direction},
+                          lambda: self.kg.neighbors(entity, relation, direction))
+
+    def names(self, ids: list[str]) -> dict[str, str]:
+        return self._call("names", {"ids": list(ids)}, lambda: self.kg.names(ids))
+
+    def search(self, text: str, limit: int = 10) -> list[str]:
+        return self._call("search", {"text": text, "limit": limit}, lambda: self.kg.search(text, limit))

@@ -1,0 +1,198 @@
+"""The KG protocol as SPARQL, once, for every backend.
+
+Backends differ only in how a SELECT query reaches the data (``_select``): in-process for the
+embedded store, over HTTP for an endpoint. Because both run the very same query strings, they
+return the same answers, which the protocol tests check.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Optional
+
+from kgx.config import DEFAULT_FILTERS
+from kgx.kg.freebase import NAME, NS, Direction, check_direction, iri, is_literal, keep_relation, literal
+
+CVT_ATTRIBUTES = 8  # attributes shown for an unnamed node: enough for a position with its dates
+
+
+@dataclass(frozen=True)
+class Term:
+    kind: str  # "iri" | "literal" | "bnode"
+    value: str
+    lang: str = ""
+
+
+@dataclass(frozen=True)
+class Noise:
+    """Seeded damage for robustness studies (LMP Table 3): the same seed drops the same edges."""
+
+    drop_relations: float = 0.0  # share of edges removed
+    drop_names: float = 0.0  # share of entities whose names are removed
+    seed: int = 0
+
+    def _draw(self, *parts: str) -> float:
+        blob = "\x1f".join((str(self.seed), *parts)).encode()
+        return int(hashlib.sha256(blob).hexdigest()[:12], 16) / float(0xFFFFFFFFFFFF)
+
+    def drops_edge(self, subject: str, relation: str, obj: str) -> bool:
+        return self.drop_relations > 0 and self._draw("edge", subject, relation, obj) < self.drop_relations
+
+    def drops_name(self, entity: str) -> bool:
+        return self.drop_names > 0 and self._draw("name", entity) < self.drop_names
+
+    @property
+    def active(self) -> bool:
+        return self.drop_relations > 0 or self.drop_names > 0
+
+
+def node(term: Term) -> str:
+    """A Freebase id for an IRI in the namespace, a quoted value for a literal."""
+    if term.kind == "literal":
+        return '"' + term.value + '"'
+    if term.kind == "iri" and term.value.startswith(NS):
+        return term.value[len(NS):]
+    return term.value
+
+
+def _english_first(lang: str) -> int:
+    return 0 if lang.lower().startswith("en") else 1 if not lang else 2
+
+
+class SparqlKG:
+    """relations / neighbors / names / search over Freebase-shaped RDF."""
+
+    def __init__(self, filters: tuple[str, ...] = DEFAULT_FILTERS, max_candidates: Optional[int] = None,
+                 noise: Noise = Noise(), cache_size: int = 100_000):
+        self.filters = tuple(filters)
+        self.max_candidates = max_candidates
+        self.noise = noise
+        self._cache: OrderedDict[str, list[dict[str, Term]]] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    def _select(self, query: str) -> list[dict[str, Term]]:
+        raise NotImplementedError
+
+    def select(self, query: str) -> list[dict[str, Term]]:
+        """Run a SELECT through the result cache (shared by all questions of a run)."""
+        with self._lock:
+            if query in self._cache:
+                self._cache.move_to_end(query)
+                return self._cache[query]
+        rows = self._select(query)
+        with self._lock:
+            self._cache[query] = rows
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return rows
+
+    def _edge(self, entity: str, relation: str, other: str, direction: Direction) -> tuple[str, str, str]:
+        return (entity, relation, other) if direction == "out" else (other, relation, entity)
+
+    def _cap(self, items: list[str]) -> list[str]:
+        return items if self.max_candidates is None else items[: self.max_candidates]
+
+    def relations(self, entity: str, direction: Direction) -> list[str]:
+        """Distinct relations of ``entity`` in one direction, filtered, sorted, capped."""
+        e = iri(entity)
+        check_direction(direction)
+        pattern = f"{e} ?r ?x" if direction == "out" else f"?x ?r {e}"
+        if self.noise.drop_relations:
+            rows = self.select(f"SELECT DISTINCT ?r ?x WHERE {{ {pattern} }}")
+            found = {node(row["r"]) for row in rows
+                     if not self.noise.drops_edge(*self._edge(entity, node(row["r"]), node(row["x"]), direction))}
+        else:
+            found = {node(row["r"]) for row in self.select(f"SELECT DISTINCT ?r WHERE {{ {pattern} }}")}
+        return self._cap(sorted(r for r in found if keep_relation(r, self.filters)))
+
+    def neighbors(self, entity: str, relation: str, direction: Direction) -> list[str]:
+        """Distinct nodes across ``relation`` from ``entity``: ids, or quoted literal values."""
+        e, r = iri(entity), iri(relation)
+        check_direction(direction)
+        pattern = f"{e} {r} ?x" if direction == "out" else f"?x {r} {e}"
+        rows = self.select(f"SELECT DISTINCT ?x WHERE {{ {pattern} }} ORDER BY ?x")
+        found = [node(row["x"]) for row in rows]
+        if self.noise.drop_relations:
+            found = [x for x in found if not self.noise.drops_edge(*self._edge(entity, relation, x, direction))]
+        return self._cap(found)
+
+    def names(self, ids: list[str]) -> dict[str, str]:
+        """A readable label per node: its name (English first), a literal's value, or for an
+        unnamed (CVT) node its attributes, so no method ever shows "UnName_Entity" (LMP App. C.3)."""
+        labels = {x: x[1:-1] for x in ids if is_literal(x)}
+        entities = [x for x in dict.fromkeys(ids) if not is_literal(x)]
+        named = self._names(entities)
+        labels.update(named)
+        unnamed = [x for x in entities if x not in named]
+        labels.update(self._describe(unnamed))
+        return labels
+
+    def _names(self, entities: list[str]) -> dict[str, str]:
+        if not entities:
+            return {}
+        values = " ".join(iri(x) for x in entities)
+        rows = self.select(f"SELECT ?e ?n WHERE {{ VALUES ?e {{ {values} }} ?e <{NAME}> ?n }}")
+        best: dict[str, tuple[int, str]] = {}
+        for row in rows:
+            e, name = node(row["e"]), row["n"]
+            if self.noise.drops_name(e):
+                continue
+            rank = (_english_first(name.lang), name.value)
+            if e not in best or rank < best[e]:
+                best[e] = rank
+        return {e: rank[1] for e, rank in best.items()}
+
+    def _describe(self, entities: list[str]) -> dict[str, str]:
+        """``(attribute: value; ...)`` from an unnamed node's literal and named neighbours."""
+        if not entities:
+            return {}
+        values = " ".join(iri(x) for x in entities)
+        rows = self.select(
+            f"SELECT ?e ?r ?o ?n WHERE {{ VALUES ?e {{ {values} }} ?e ?r ?o . "
+            f"OPTIONAL {{ ?o <{NAME}> ?n }} }} ORDER BY ?e ?r ?o"
+        )
+        parts: dict[str, list[str]] = {e: [] for e in entities}
+        for row in rows:
+            e, r = node(row["e"]), node(row["r"])
+            if not keep_relation(r, self.filters) or len(parts[e]) >= CVT_ATTRIBUTES:
+                continue
+            value = row["o"].value if row["o"].kind == "literal" else row["n"].value if "n" in row else ""
+            if value and not (row["o"].kind != "literal" and self.noise.drops_name(node(row["o"]))):
+                parts[e].append(f"{r.rsplit('.', 1)[-1]}: {value}")
+        return {e: "(" + "; ".join(p) + ")" if p else e for e, p in parts.items()}
+
+    def search(self, text: str, limit: int = 10) -> list[str]:
+        """Entities whose name matches ``text``: exact, then case-insensitive, then by token
+        overlap (best first), for methods and datasets that start from words, not ids."""
+        text = text.strip()
+        if not text:
+            return []
+        exact = self.select(f"SELECT DISTINCT ?e WHERE {{ ?e <{NAME}> ?n . FILTER(STR(?n) = {literal(text)}) }}"
+                            f" ORDER BY ?e LIMIT {limit}")
+        if exact:
+            return self._visible([node(r["e"]) for r in exact])
+        folded = self.select(
+            f"SELECT DISTINCT ?e WHERE {{ ?e <{NAME}> ?n . FILTER(LCASE(STR(?n)) = LCASE({literal(text)})) }}"
+            f" ORDER BY ?e LIMIT {limit}")
+        if folded:
+            return self._visible([node(r["e"]) for r in folded])
+        tokens = sorted({t for t in re.findall(r"\w+", text.lower()) if len(t) > 2}, key=len, reverse=True)[:5]
+        if not tokens:
+            return []
+        any_token = " || ".join(f"CONTAINS(LCASE(STR(?n)), {literal(t)})" for t in tokens)
+        rows = self.select(f"SELECT DISTINCT ?e ?n WHERE {{ ?e <{NAME}> ?n . FILTER({any_token}) }} LIMIT 5000")
+        wanted = set(tokens)
+
+        def overlap(row: dict[str, Term]) -> float:
+            words = set(re.findall(r"\w+", row["n"].value.lower()))
+            return len(words & wanted) / len(words | wanted)
+
+        ranked = sorted(rows, key=lambda r: (-overlap(r), node(r["e"])))
+        return self._visible(list(dict.fromkeys(node(r["e"]) for r in ranked)))[:limit]
+
+    def _visible(self, entities: list[str]) -> list[str]:
+        return [e for e in entities if not self.noise.drops_name(e)]

@@ -5,6 +5,7 @@ import pytest
 
 from kgx.config import KGConfig
 from kgx.kg import BUNDLED_KG, EmbeddedKG, build_store, open_kg
+from kgx.kg.build import MANIFEST
 from kgx.kg.freebase import iri
 
 AUSTRALIA, CANBERRA = "m.0_kk", "m.04k0"
@@ -42,15 +43,15 @@ def test_ids_that_could_inject_sparql_are_refused(kg, bad):
 def test_store_is_built_once_and_rebuilt_when_the_source_changes(tmp_path):
     source = tmp_path / "kg.nt"
     source.write_text('<http://rdf.freebase.com/ns/m.01> <http://rdf.freebase.com/ns/type.object.name> "A"@en .\n')
-    store = build_store(source, tmp_path / "store")
-    stamp = (store / "kgx-source.sha256").stat().st_mtime_ns
-    assert build_store(source, tmp_path / "store") == store
-    assert (store / "kgx-source.sha256").stat().st_mtime_ns == stamp
+    store = build_store([source], "nt", tmp_path / "store")
+    stamp = (store / MANIFEST).stat().st_mtime_ns
+    assert build_store([source], "nt", tmp_path / "store") == store
+    assert (store / MANIFEST).stat().st_mtime_ns == stamp
     source.write_text(source.read_text() + '<http://rdf.freebase.com/ns/m.02> '
                       '<http://rdf.freebase.com/ns/type.object.name> "B"@en .\n')
-    assert len(EmbeddedKG(build_store(source, tmp_path / "store"))) == 2
+    assert len(EmbeddedKG(build_store([source], "nt", tmp_path / "store"))) == 2
 
 
 def test_missing_source_names_the_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="nowhere.nt"):
-        build_store(tmp_path / "nowhere.nt", tmp_path / "store")
+        build_store([tmp_path / "nowhere.nt"], "nt", tmp_path / "store")

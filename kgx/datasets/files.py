@@ -1,0 +1,95 @@
+"""Finding and reading dataset files, so that every failure names the file and the line or record.
+
+A loader either returns every question of a file or raises :class:`DataError`; nothing here
+skips a record it cannot read, because a silently shortened test set changes every figure.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from kgx import paths
+from kgx.config import DatasetConfig
+
+
+class DataError(ValueError):
+    """A data file that is missing or malformed; the message names the file (and line)."""
+
+
+class MissingFile(DataError):
+    """A data file that is not there; ``path`` is where kgx looked and ``how`` where to get it."""
+
+    def __init__(self, message: str, path: Path, how: str):
+        super().__init__(message)
+        self.path = path
+        self.how = how
+
+
+def locate(cfg: DatasetConfig, path: str) -> Path:
+    """The file ``path`` names, relative paths taken under the data directory.
+
+    A missing file is a DataError that says where kgx looked, why there (the environment
+    variable), and where to get the file (the dataset's ``source``).
+    """
+    found = paths.resolve(path)
+    if found.is_file():
+        return found
+    looked = "" if str(found) == path else f" (looked for {found})"
+    env = os.environ.get(paths.ENV)
+    base = f"${paths.ENV}={env}" if env else f"${paths.ENV} if set, else {paths.data_dir()}"
+    how = cfg.source or "set dataset.path to a local copy of the file"
+    raise MissingFile(f"dataset '{cfg.name}': file not found: {path}{looked}; relative paths resolve "
+                      f"under {base}. To get it: {how}", found, how)
+
+
+def read_json(path: Path) -> Any:
+    """The parsed file; a syntax error is reported with its line, as an editor would show it."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{exc.lineno}: not JSON ({exc.msg}, column {exc.colno})") from exc
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
+def json_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each object of a JSON array, with ``"<file>: record <index>"`` to name it in errors."""
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise DataError(f"{path}: expected a JSON array of questions, found a {type(data).__name__}")
+    for index, record in enumerate(data):
+        where = f"{path}: record {index}"
+        if not isinstance(record, dict):
+            raise DataError(f"{where}: expected a JSON object, found a {type(record).__name__}")
+        yield where, record
+
+
+def text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each non-blank line, without its line ending.
+
+    Lines are decoded one at a time so that bad bytes are reported with their line number.
+    """
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: not UTF-8 text ({exc.reason})") from exc
+            if line.strip():
+                yield lineno, line
+
+
+def json_lines(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(file:line, object)`` of each line of a JSON-lines file; anything else stops there."""
+    for lineno, line in text_lines(path):
+        where = f"{path}:{lineno}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{where}: not JSON ({exc.msg})") from exc
+        if not isinstance(row, dict):
+            raise DataError(f"{where}: expected a JSON object")
+        yield where, row

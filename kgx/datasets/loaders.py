@@ -1,0 +1,96 @@
+"""The reader registry, question selection, and dataset configs by name."""
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from kgx.config import CONF_DIR, ConfigError, DatasetConfig
+from kgx.datasets import freebase_qa
+from kgx.datasets.files import DataError, locate
+from kgx.datasets.jsonl import read_jsonl
+from kgx.datasets.metaqa import metaqa
+from kgx.datasets.pathquestion import pathquestion
+from kgx.types import Question
+
+BUNDLED = Path(__file__).resolve().parent / "demo" / "questions.jsonl"
+
+Reader = Callable[[Path, DatasetConfig], list[Question]]
+
+LOADERS: dict[str, Reader] = {
+    "jsonl": read_jsonl,
+    "cwq": freebase_qa.cwq,
+    "webqsp": freebase_qa.webqsp,
+    "webqsp_parses": freebase_qa.webqsp_parses,
+    "grailqa": freebase_qa.grailqa,
+    "simpleqa": freebase_qa.simpleqa,
+    "webquestions": freebase_qa.webquestions,
+    "metaqa": metaqa,
+    "pathquestion": pathquestion,
+}
+
+
+def load(cfg: DatasetConfig) -> list[Question]:
+    """The dataset's questions in file order, after the config's selection."""
+    if cfg.loader not in LOADERS:
+        raise DataError(f"dataset.loader='{cfg.loader}': known loaders are {sorted(LOADERS)}")
+    path = dataset_file(cfg)
+    questions = LOADERS[cfg.loader](path, cfg)
+    duplicates = [qid for qid, n in Counter(q.id for q in questions).items() if n > 1]
+    if duplicates:
+        raise DataError(f"{path}: question id '{duplicates[0]}' appears more than once")
+    return select(questions, cfg)
+
+
+def dataset_file(cfg: DatasetConfig) -> Path:
+    """The question file: ``cfg.path`` resolved, or the bundled demo questions."""
+    return locate(cfg, cfg.path) if cfg.path else BUNDLED
+
+
+def select(questions: list[Question], cfg: DatasetConfig) -> list[Question]:
+    """``ids``, then ``sample``, then ``limit``; each keeps file order, so that a subset reads
+    like the dataset it came from."""
+    if cfg.ids:
+        questions = _by_ids(questions, cfg.ids, cfg.name)
+    if cfg.sample is not None:
+        questions = _sample(questions, cfg.sample, cfg.seed, cfg.name)
+    return questions if cfg.limit is None else questions[: cfg.limit]
+
+
+def _by_ids(questions: list[Question], ids: list[str], name: str) -> list[Question]:
+    wanted = set(ids)
+    known = {q.id for q in questions}
+    unknown = [qid for qid in dict.fromkeys(ids) if qid not in known]
+    if unknown:
+        shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
+        raise DataError(f"dataset '{name}': dataset.ids not in the dataset: {shown}")
+    return [q for q in questions if q.id in wanted]
+
+
+def _sample(questions: list[Question], size: int, seed: int, name: str) -> list[Question]:
+    """A seeded draw: the same seed over the same questions gives the same subset."""
+    if size > len(questions):
+        raise DataError(f"dataset '{name}': dataset.sample={size} but only {len(questions)} "
+                        "questions are left to draw from")
+    picked = sorted(random.Random(seed).sample(range(len(questions)), size))
+    return [questions[i] for i in picked]
+
+
+def dataset_names() -> list[str]:
+    """Every dataset option of ``conf/dataset``."""
+    return sorted(p.stem for p in (CONF_DIR / "dataset").glob("*.yaml"))
+
+
+def dataset_config(name: str) -> DatasetConfig:
+    """The ``DatasetConfig`` of ``conf/dataset/<name>.yaml``, checked against the schema as
+    Hydra checks it in a run."""
+    path = CONF_DIR / "dataset" / f"{name}.yaml"
+    if not path.is_file():
+        raise ConfigError(f"dataset '{name}': no conf/dataset/{name}.yaml; options: {dataset_names()}")
+    try:
+        return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(DatasetConfig), OmegaConf.load(path)))
+    except Exception as exc:  # omegaconf's validation errors, and ConfigError from the range checks
+        raise ConfigError(f"{path}: {exc}") from exc

@@ -16,13 +16,14 @@ register()
 @hydra.main(version_base=None, config_path="../conf", config_name="config")
 def main(cfg: DictConfig) -> float:
     from kgx.datasets import DataError
+    from kgx.kg import KGError
     from kgx.llm.client import LLMError
     from kgx.run import execute
 
     try:
         spec = to_run_spec(cfg)
         outcome = execute(spec, Path.cwd())
-    except (ConfigError, DataError, LLMError, FileNotFoundError) as exc:
+    except (ConfigError, DataError, KGError, LLMError, FileNotFoundError) as exc:
         raise SystemExit(f"kgx: error: {exc}") from None
     s = outcome.summary
     cost = "unknown" if math.isnan(s["cost_usd"]) else f"${s['cost_usd']:.4f}"

@@ -23,7 +23,9 @@ def kgx(cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess:
     (["method.nonexistent=1"], "Key 'nonexistent' not in 'CoTConfig'"),
     (["run.concurrency=0"], "run.concurrency=0: must be at least 1"),
     (["llm=deepseek_v3"], "set the environment variable DEEPSEEK_API_KEY"),
-    (["dataset.path=missing/cwq.jsonl"], "file not found: missing/cwq.jsonl"),
+    (["dataset.path=missing/cwq.jsonl"], "missing/cwq.jsonl"),
+    (["llm=scripted", "kg=sparql", "kg.endpoint=http://127.0.0.1:9/sparql", "kg.retries=0"],
+     "SPARQL endpoint http://127.0.0.1:9/sparql unreachable after 1 tries"),
 ])
 def test_bad_input_fails_before_any_work(tmp_path, args, message):
     done = kgx(tmp_path, *args)

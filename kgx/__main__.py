@@ -4,28 +4,41 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
+from typing import Optional
 
 import hydra
 from omegaconf import DictConfig
 
+from kgx import sweep
 from kgx.config import ConfigError, register, to_run_spec
 
 register()
 
 
 @hydra.main(version_base=None, config_path="../conf", config_name="config")
-def main(cfg: DictConfig) -> float:
+def main(cfg: DictConfig) -> Optional[float]:
     from kgx.datasets import DataError
     from kgx.kg import KGError
     from kgx.llm.client import LLMError
     from kgx.run import execute
 
+    job = sweep.current_job()
     try:
         spec = to_run_spec(cfg)
-        outcome = execute(spec, Path.cwd())
+        outcome = execute(spec, Path.cwd(), run_name=job.name, parent_id=job.parent_id)
     except (ConfigError, DataError, KGError, LLMError, FileNotFoundError) as exc:
+        if job.parent_id:
+            return sweep.job_failed(cfg, job, exc)
         raise SystemExit(f"kgx: error: {exc}") from None
+    except Exception as exc:  # a crashed job must not stop the other jobs of a sweep
+        if job.parent_id:
+            return sweep.job_failed(cfg, job, exc)
+        raise
     s = outcome.summary
+    if outcome.skipped:
+        print(f"already finished: mlflow run {outcome.run_id} (hits@1={s.get('hits1', float('nan')):.1f}); "
+              f"run.force=true recomputes")
+        return s.get("hits1", float("nan"))
     cost = "unknown" if math.isnan(s["cost_usd"]) else f"${s['cost_usd']:.4f}"
     print(
         f"{spec.method.name} on {spec.dataset.name} with {spec.llm.name}: "

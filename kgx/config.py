@@ -125,6 +125,8 @@ class LLMConfig:
     structured_output: Optional[bool] = None  # response_format; None: ask litellm about the model
     cache: bool = True
     max_parallel: Optional[int] = None  # requests it serves at once; caps run.concurrency
+    rpm: Optional[int] = None  # provider's requests per minute, shared by a sweep's parallel jobs
+    tpm: Optional[int] = None  # provider's tokens per minute, likewise
     input_cost_per_token: Optional[float] = None  # overrides litellm's price map
     output_cost_per_token: Optional[float] = None
     latency_s: float = 0.0  # scripted backbone only: simulated latency per call
@@ -138,6 +140,9 @@ class LLMConfig:
             raise ConfigError(f"llm.failure_rate={self.failure_rate}: must lie in [0, 1)")
         if self.max_parallel is not None and self.max_parallel < 1:
             raise ConfigError(f"llm.max_parallel={self.max_parallel}: must be at least 1 (or null)")
+        for name in ("rpm", "tpm"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise ConfigError(f"llm.{name}={getattr(self, name)}: must be at least 1 (or null)")
         for name in ("max_retries", "parse_retries", "max_tokens"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"llm.{name}={getattr(self, name)}: must be >= 0")

@@ -91,6 +91,14 @@ class Outcome:
     billed_calls: int  # provider calls made by this invocation
     resumed: int  # questions taken from an earlier invocation's log
     interrupted: bool = False
+    skipped: bool = False  # the config had a FINISHED run: nothing was run
+
+
+def skipped(run: Any, out_dir: Path) -> Outcome:
+    """The outcome of an earlier FINISHED run of the same config."""
+    summary = dict(run.data.metrics)
+    return Outcome(summary, [], Path(run.data.tags.get("output_dir", out_dir)), run.info.run_id, 0, 0,
+                   int(summary.get("n_questions", 0)), skipped=True)
 
 
 def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, out_dir: Path) -> dict[str, Any]:
@@ -187,8 +195,11 @@ def answer_all(todo: list[Question], spec: RunSpec, client: LLMClient, kg: Any, 
     return new, interrupted
 
 
-def execute(spec: RunSpec, launch_dir: Path) -> Outcome:
-    from kgx.tracking import Tracker, flatten, git_commit
+def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
+            parent_id: Optional[str] = None) -> Outcome:
+    """Run ``spec``; a config that already has a FINISHED MLflow run is not run again
+    (``run.force`` overrides). ``parent_id`` makes the MLflow run a child of a sweep's run."""
+    from kgx.tracking import PARENT_TAG, Tracker, flatten, git_commit
 
     resolved = spec.resolved()
     digest = config_hash(resolved)
@@ -203,6 +214,10 @@ def execute(spec: RunSpec, launch_dir: Path) -> Outcome:
     client.check_keys()
     questions = datasets.load(spec.dataset)
     kg = open_kg(spec.kg, cache_dir)
+    tracker = Tracker(spec.run, launch_dir)
+    finished = None if spec.run.force else tracker.finished_run(digest)
+    if finished is not None:
+        return skipped(finished, out_dir)
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(resolved, indent=2))
@@ -218,13 +233,15 @@ def execute(spec: RunSpec, launch_dir: Path) -> Outcome:
     done = {qid: r for qid, r in log.finished().items() if qid in {q.id for q in questions}}
     todo = [q for q in questions if q.id not in done]
 
-    tracker = Tracker(spec.run, launch_dir)
     tags = {
         "method": spec.method.name, "dataset": spec.dataset.name, "llm": spec.llm.model,
         "llm_config": spec.llm.name, "kg": spec.kg.name, "git_commit": git_commit(Path(__file__).parent),
         "config_hash": digest, "output_dir": str(out_dir),
     }
-    run_id = tracker.start(f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}", flatten(resolved), tags, resume_id)
+    if parent_id:
+        tags[PARENT_TAG] = parent_id
+    name = run_name or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"
+    run_id = tracker.start(name, flatten(resolved), tags, resume_id)
     run_id_file.write_text(run_id)
 
     # wall_s adds up the invocations that built this run, so a resumed run reports its whole cost.

@@ -17,6 +17,8 @@ from typing import Any, Optional
 from kgx.config import RunConfig
 
 MLRUNS = "mlruns"
+PARENT_ENV = "KGX_PARENT_RUN_ID"  # set by the sweep callback in the launching process
+PARENT_TAG = "mlflow.parentRunId"
 
 
 def tracking_uri(run: RunConfig, launch_dir: Path) -> str:
@@ -90,6 +92,28 @@ class Tracker:
                 self.client.log_batch(self.run_id, params=items[i:i + 100])
         self.client.log_batch(self.run_id, tags=[RunTag(k, v) for k, v in tags.items()])
         return self.run_id
+
+    def finished_run(self, config_hash: str) -> Optional[Any]:
+        """A FINISHED run of the same config, if any: such a job is skipped, not recomputed."""
+        runs = self.client.search_runs(
+            [self.experiment_id],
+            filter_string=f"tags.config_hash = '{config_hash}' and attributes.status = 'FINISHED'",
+            max_results=1, order_by=["attributes.end_time DESC"],
+        )
+        return runs[0] if runs else None
+
+    def children(self, parent_id: str) -> list[Any]:
+        return self.client.search_runs([self.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{parent_id}'",
+                                       max_results=10_000)
+
+    def record_failure(self, name: str, error: str, tags: dict[str, str]) -> str:
+        """A FAILED run for a job that crashed before it could log one, so the sweep knows."""
+        from mlflow.entities import RunTag
+
+        run_id = self.client.create_run(self.experiment_id, run_name=name).info.run_id
+        self.client.log_batch(run_id, tags=[RunTag(k, v) for k, v in {**tags, "error": error[:5000]}.items()])
+        self.client.set_terminated(run_id, status="FAILED")
+        return run_id
 
     def log_metrics(self, metrics: dict[str, float]) -> None:
         """NaN is logged as NaN (an unknown cost stays unknown) and named in a tag."""

@@ -59,10 +59,10 @@ def test_a_run_writes_predictions_and_one_mlflow_run_with_every_metric(run, in_t
     assert {"config.json", "predictions.jsonl", "predictions.parquet", "traces"} <= artifacts
 
 
-def test_rerun_resumes_then_force_recomputes_from_the_cache(run, in_tmp):
+def test_rerun_is_skipped_then_force_recomputes_from_the_cache(run, in_tmp):
     first = run("dataset.limit=5")
     again = run("dataset.limit=5")
-    assert (again.computed, again.resumed, again.billed_calls) == (0, 5, 0)
+    assert again.skipped and (again.computed, again.resumed, again.billed_calls) == (0, 5, 0)
     assert again.run_id == first.run_id
     assert again.summary["wall_s"] >= first.summary["wall_s"]  # time of both invocations
     assert {k: v for k, v in again.summary.items() if k != "wall_s"} == \
@@ -81,6 +81,7 @@ def test_an_interrupted_log_is_completed_without_repeating_work(run, in_tmp):
     log = first.out_dir / "predictions.jsonl"
     text = log.read_text().splitlines(keepends=True)
     log.write_text("".join(text[:3]) + text[3][:40])  # killed while writing line 4
+    MlflowClient(f"sqlite:///{in_tmp / 'mlruns' / 'mlflow.db'}").set_terminated(first.run_id, "KILLED")
     again = run("dataset.limit=8")
     assert again.computed == 5 and again.resumed == 3
     ids = [r["id"] for r in lines(log)]

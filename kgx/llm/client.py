@@ -21,6 +21,7 @@ import litellm
 from kgx.config import LLMConfig
 from kgx.llm import providers
 from kgx.llm.cache import ResponseCache, cache_key
+from kgx.llm.ratelimit import RateLimiter, share
 from kgx.llm.usage import Meter, Usage
 from kgx.trace import LLMEvent, Trace
 
@@ -104,6 +105,8 @@ class LLMClient:
         self.cache = cache
         self.seed = seed
         self.sleep = sleep
+        self.limiters = {cfg.name: RateLimiter(share(cfg.rpm), share(cfg.tpm), sleep=sleep)
+                         for cfg in self.backbones() if cfg.rpm or cfg.tpm}
 
     def backbone(self, stage: str) -> LLMConfig:
         return self.stages.get(stage, self.default)
@@ -155,6 +158,9 @@ class LLMClient:
             if hit is not None:
                 return Completion(hit["text"], hit["input_tokens"], hit["output_tokens"],
                                   time.perf_counter() - start, 0.0, True, 0)
+        limiter = self.limiters.get(cfg.name)
+        if limiter is not None:  # counted as the provider counts: prompt plus the completion budget
+            limiter.acquire(litellm.token_counter(model=cfg.model, messages=messages) + cfg.max_tokens)
         response, retries = self._send(cfg, self._request(cfg, messages, temperature, response_schema, seed))
         text = response.choices[0].message.content or ""
         usage = response.usage

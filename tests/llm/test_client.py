@@ -187,3 +187,20 @@ def test_hosted_backbones_go_through_litellm_and_are_priced(monkeypatch, name, p
                                    + u.output_tokens * price["output_cost_per_token"])
     # gpt-4o-mini takes a JSON schema as response_format; the others get it in the prompt
     assert ("JSON Schema" in trace.events[0].messages[-1]["content"]) == prompted
+
+
+def test_rate_limit_spaces_billed_calls_but_not_cache_hits(tmp_path):
+    from kgx.llm.ratelimit import RateLimiter
+
+    now = [0.0]
+    cfg = scripted(rpm=2)
+    client = LLMClient(cfg, {}, ResponseCache(tmp_path / "c.sqlite"))
+    assert client.limiters[cfg.name].rpm == 2
+    client.limiters[cfg.name] = RateLimiter(2, None, clock=lambda: now[0],
+                                            sleep=lambda s: now.__setitem__(0, now[0] + s))
+    llm = client.bind(Meter(), Trace())
+    for i in range(3):
+        llm("answer", [{"role": "user", "content": f"Question: q{i}?"}])
+    assert now[0] == 60.0  # the third billed call waited for the window
+    llm("answer", [{"role": "user", "content": "Question: q0?"}])  # a cache hit uses no budget
+    assert now[0] == 60.0

@@ -1,0 +1,105 @@
+"""``python -m kgx.report {table,cost,plot,compare}``: kgx runs from MLflow as tables and figures.
+
+    python -m kgx.report table --rows method --cols dataset --metric hits1 --format md
+    python -m kgx.report cost --rows method,dataset
+    python -m kgx.report plot --cost total_tokens_per_q --param method.depth
+    python -m kgx.report compare RUN_A RUN_B --metric hits1 --show 10
+
+Runs are every FINISHED run of ``--experiment``, or the runs of one sweep with ``--parent``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from kgx.report.compare import compare_runs, describe
+from kgx.report.plots import plot_cost_accuracy, plot_param
+from kgx.report.render import FORMATS, render
+from kgx.report.runs import SHORT_KEYS, ReportError, load_runs
+from kgx.report.tables import cost_table, metric_table
+
+KEYS_HELP = f"config keys, comma-separated: {', '.join(f'{k} ({v})' for k, v in SHORT_KEYS.items())} or any param"
+
+
+def keys(text: str) -> list[str]:
+    return [k.strip() for k in text.split(",") if k.strip()]
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m kgx.report", description=__doc__.splitlines()[0],
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = top.add_subparsers(dest="command", required=True)
+
+    table = _runs_command(commands, "table", "a metric by rows x columns, mean +- std over seeds")
+    table.add_argument("--rows", type=keys, default=["method"], help=KEYS_HELP)
+    table.add_argument("--cols", type=keys, default=["dataset"], help=KEYS_HELP)
+    table.add_argument("--metric", default="hits1")
+    _output(table)
+
+    cost = _runs_command(commands, "cost", "LLM calls, tokens, seconds (and USD) per question")
+    cost.add_argument("--rows", type=keys, default=["method", "dataset"], help=KEYS_HELP)
+    _output(cost)
+
+    plot = _runs_command(commands, "plot", "PNGs: metric against cost, and against swept parameters")
+    plot.add_argument("--metric", default="hits1")
+    plot.add_argument("--cost", choices=["total_tokens_per_q", "cost_usd"], default="total_tokens_per_q")
+    plot.add_argument("--param", type=keys, default=[], help="swept keys for metric-vs-parameter figures")
+    plot.add_argument("--by", type=keys, default=["method"], help="one point/line per value of these keys")
+    plot.add_argument("--out-dir", type=Path, default=Path("outputs/report"))
+
+    compare = commands.add_parser("compare", help="two runs question by question (McNemar, bootstrap)")
+    compare.add_argument("run_a")
+    compare.add_argument("run_b")
+    compare.add_argument("--metric", default="hits1")
+    compare.add_argument("--show", type=int, default=20, help="list this many disagreeing question ids")
+    compare.add_argument("--resamples", type=int, default=2000)
+    compare.add_argument("--seed", type=int, default=0)
+    compare.add_argument("--tracking-uri", default=None)
+    return top
+
+
+def _runs_command(commands: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
+    sub = commands.add_parser(name, help=text, description=text)
+    sub.add_argument("--experiment", default="kgx")
+    sub.add_argument("--tracking-uri", default=None, help="default: $MLFLOW_TRACKING_URI, else ./mlruns/mlflow.db")
+    sub.add_argument("--parent", default=None, metavar="RUN_ID", help="only the runs of this sweep")
+    return sub
+
+
+def _output(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--format", choices=sorted(FORMATS), default="term")
+    sub.add_argument("--out", type=Path, default=None, help="write here instead of stdout")
+
+
+def run(args: argparse.Namespace) -> str:
+    """The command's output text."""
+    if args.command == "compare":
+        result = compare_runs(args.run_a, args.run_b, args.metric, args.tracking_uri, args.resamples, args.seed)
+        return f"A = {args.run_a}\nB = {args.run_b}\n" + describe(result, args.show)
+    frame = load_runs(args.experiment, args.tracking_uri, args.parent)
+    if args.command == "plot":
+        paths = [plot_cost_accuracy(frame, args.out_dir, args.metric, args.cost, args.by)]
+        paths += [plot_param(frame, args.out_dir, p, args.metric, args.by) for p in args.param]
+        return "".join(f"{p}\n" for p in paths)
+    grid = metric_table(frame, args.rows, args.cols, args.metric) if args.command == "table" \
+        else cost_table(frame, args.rows)
+    text = render(grid, args.format)
+    if args.out is None:
+        return text
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    return f"{args.out}\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    try:
+        sys.stdout.write(run(args))
+    except ReportError as exc:
+        print(f"kgx.report: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Sweeps: one MLflow parent run per Hydra multirun, every job a child run of it.
+
+The parent is made once, in the launching process (a Hydra callback), before any job starts:
+that also creates the sqlite store and the experiment, so parallel jobs never race to do it.
+Its id reaches the jobs through the environment, which every launcher passes on. A job that
+crashes is recorded as a FAILED child and does not stop the others; rerunning the sweep
+skips every job whose config already has a FINISHED run, so only the failed ones run again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from hydra import compose
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.experimental.callback import Callback
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+
+from kgx.config import ConfigError, RunConfig, to_run_spec
+from kgx.llm.ratelimit import JOBS_ENV
+from kgx.report import ReportError, log_summary
+from kgx.tracking import PARENT_ENV, PARENT_TAG, Tracker
+
+SWEEP_GROUP = "sweeps"
+
+
+@dataclass(frozen=True)
+class Job:
+    name: Optional[str]  # the job's overrides, e.g. "method=cot,run.seed=1"
+    parent_id: Optional[str]
+
+
+def current_job() -> Job:
+    """Inside a multirun: this job's overrides and its sweep's parent run; else nothing."""
+    if not HydraConfig.initialized() or HydraConfig.get().mode != RunMode.MULTIRUN:
+        return Job(None, None)
+    job = HydraConfig.get().job
+    return Job(job.override_dirname or job.name, os.environ.get(PARENT_ENV))
+
+
+def _tracker(config: DictConfig) -> Tracker:
+    run = RunConfig(tracking_uri=config.run.tracking_uri, experiment=config.run.experiment)
+    return Tracker(run, Path.cwd())
+
+
+def job_failed(config: DictConfig, job: Job, exc: BaseException) -> None:
+    """Record a crashed job as a FAILED child run, with the reason, and let the sweep go on."""
+    reason = f"{type(exc).__name__}: {exc}"
+    print(f"kgx: job {job.name} failed: {reason}", file=sys.stderr)
+    _tracker(config).record_failure(job.name or "job", reason, {PARENT_TAG: job.parent_id or ""})
+
+
+def job_overrides(config: DictConfig) -> list[list[str]]:
+    """Every job's overrides, as Hydra's basic sweeper will expand them."""
+    params = [f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()]
+    parsed = OverridesParser.create().parse_overrides([*params, *config.hydra.overrides.task])
+    return BasicSweeper.split_arguments(parsed, None)[0]
+
+
+def validate_jobs(config: DictConfig) -> int:
+    """Range-check every job before any starts (Hydra checks keys and options, not ranges);
+    a bad one stops the sweep, named."""
+    jobs = job_overrides(config)
+    for overrides in jobs:
+        try:
+            to_run_spec(compose(config_name=config.hydra.job.config_name, overrides=overrides))
+        except ConfigError as exc:
+            # SystemExit, not an exception: Hydra turns callback exceptions into warnings.
+            raise SystemExit(f"kgx: error: sweep job {' '.join(overrides)}: {exc}") from exc
+    return len(jobs)
+
+
+def sweep_name(config: DictConfig) -> str:
+    return config.hydra.runtime.choices.get(SWEEP_GROUP) or "sweep"
+
+
+class SweepTracking(Callback):
+    """Hydra callback (conf/config.yaml): the parent run of a multirun."""
+
+    def __init__(self) -> None:
+        self.parent_id: Optional[str] = None
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        jobs = validate_jobs(config)
+        tracker = _tracker(config)
+        name = sweep_name(config)
+        overrides = list(config.hydra.overrides.task)
+        key = hashlib.sha256(json.dumps([name, sorted(overrides)]).encode()).hexdigest()[:12]
+        earlier = tracker.client.search_runs([tracker.experiment_id], f"tags.sweep_key = '{key}'", max_results=1)
+        if earlier:
+            self.parent_id = earlier[0].info.run_id
+            tracker.client.update_run(self.parent_id, status="RUNNING")
+        else:
+            self.parent_id = tracker.client.create_run(tracker.experiment_id, run_name=name).info.run_id
+            for tag, value in {"sweep": name, "sweep_key": key, "sweep_jobs": str(jobs),
+                               "sweep_overrides": " ".join(overrides)}.items():
+                tracker.client.set_tag(self.parent_id, tag, value)
+            params = OmegaConf.to_container(config.hydra.sweeper.get("params") or {})
+            tracker.client.log_dict(self.parent_id, {"sweep": name, "params": params, "overrides": overrides},
+                                    "sweep.json")
+        os.environ[PARENT_ENV] = self.parent_id
+        launcher = config.hydra.launcher
+        os.environ[JOBS_ENV] = str(max(1, int(launcher.get("n_jobs") or 1)))
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        tracker = _tracker(config)
+        latest = {c.info.run_name: c for c in sorted(tracker.children(self.parent_id),
+                                                      key=lambda c: c.info.start_time)}
+        children = list(latest.values())  # a job rerun after a failure counts once, as it ended
+        failed = [c for c in children if c.info.status == "FAILED"]
+        done = [c for c in children if c.info.status == "FINISHED"]
+        tracker.client.set_tag(self.parent_id, "children_finished", str(len(done)))
+        tracker.client.set_tag(self.parent_id, "children_failed", str(len(failed)))
+        tracker.client.set_tag(self.parent_id, "failed_jobs", "; ".join(
+            f"{c.info.run_name}: {c.data.tags.get('error', c.info.status)}" for c in failed)[:5000] or "none")
+        try:
+            summary = log_summary(self.parent_id, tracker.uri)
+        except ReportError as exc:  # no finished child: nothing to tabulate
+            summary = []
+            tracker.client.set_tag(self.parent_id, "report", str(exc)[:5000])
+        tracker.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
+        print(f"sweep {sweep_name(config)}: {len(done)} finished, {len(failed)} failed; "
+              f"mlflow parent run {self.parent_id} with {len(summary)} report artifacts")

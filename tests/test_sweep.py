@@ -1,0 +1,86 @@
+"""Sweeps as a user runs them: one parent run, child runs, skipping finished jobs, failures."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from mlflow.tracking import MlflowClient
+
+from tests.helpers import REPO, kgx_env
+
+SWEEP = """# @package _global_
+hydra:
+  sweeper:
+    params:
+      method: io,cot
+      run.seed: 0,1
+dataset:
+  limit: 3
+"""
+
+
+def sweep(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kgx", "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false",
+                           *args], cwd=cwd, capture_output=True, text=True, env=kgx_env(), timeout=600)
+
+
+def runs(cwd: Path):
+    client = MlflowClient(f"sqlite:///{cwd / 'mlruns' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("kgx")
+    return client.search_runs([experiment.experiment_id], max_results=1000)
+
+
+def test_parallel_sweep_has_one_parent_and_reruns_nothing(tmp_path):
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(SWEEP)
+    done = sweep(tmp_path, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    assert done.returncode == 0, done.stderr
+    all_runs = runs(tmp_path)
+    parents = [r for r in all_runs if r.data.tags.get("sweep") == "tiny"]
+    assert len(parents) == 1
+    parent = parents[0]
+    children = [r for r in all_runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+    assert len(children) == 4 and {r.info.status for r in children} == {"FINISHED"}
+    assert parent.info.status == "FINISHED" and parent.data.tags["children_finished"] == "4"
+    assert {(r.data.params["method.name"], r.data.params["run.seed"]) for r in children} == \
+           {("io", "0"), ("io", "1"), ("cot", "0"), ("cot", "1")}
+    assert {r.info.run_name for r in children} >= {"+sweeps=tiny,llm=scripted,method=io,run.progress=False,run.seed=0"}
+
+    again = sweep(tmp_path, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("already finished") == 4 and "billed" not in again.stdout
+    assert len(runs(tmp_path)) == len(all_runs)  # no new child, the same parent
+
+
+def test_a_crashed_job_is_recorded_and_only_it_runs_again(tmp_path):
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(SWEEP.replace("run.seed: 0,1", "dataset.path: null,missing.jsonl"))
+    done = sweep(tmp_path, "method=cot")
+    assert done.returncode == 0, done.stderr
+    assert "failed: MissingFile" in done.stderr
+    parent = next(r for r in runs(tmp_path) if r.data.tags.get("sweep") == "tiny")
+    assert parent.info.status == "FAILED" and parent.data.tags["children_failed"] == "1"
+    assert "missing.jsonl" in parent.data.tags["failed_jobs"]
+
+    again = sweep(tmp_path, "method=cot")
+    assert again.stdout.count("already finished") == 1 and "failed: MissingFile" in again.stderr
+
+
+def test_a_bad_value_in_a_sweep_stops_it_before_any_job(tmp_path):
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(SWEEP)
+    done = sweep(tmp_path, "llm.temperature=0.5,7")
+    assert done.returncode != 0
+    assert "llm.temperature=7.0: a temperature must lie in [0, 2]" in done.stderr
+    assert not (tmp_path / "outputs" / "runs").exists()
+    done = sweep(tmp_path, "method=io,nope")
+    assert done.returncode != 0 and "nope" in done.stderr
+    assert not (tmp_path / "outputs" / "runs").exists()
+
+
+def test_the_repository_sweeps_compose():
+    for path in (REPO / "sweeps").glob("*.yaml"):
+        done = subprocess.run([sys.executable, "-m", "kgx", f"+sweeps={path.stem}", "--cfg", "hydra"],
+                              cwd=REPO, capture_output=True, text=True, env=kgx_env(), timeout=120)
+        assert done.returncode == 0 and "params:" in done.stdout, done.stderr

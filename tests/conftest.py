@@ -1,6 +1,7 @@
 """Shared fixtures: every test runs offline, in a temp directory, with kgx's own providers."""
 from __future__ import annotations
 
+from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir

@@ -5,9 +5,8 @@ import sys
 
 import pytest
 from hydra.errors import ConfigCompositionException
-from omegaconf.errors import ConfigKeyError, ValidationError
 
-from kgx.config import CONF_DIR, CoTConfig, ConfigError, LLMConfig, SCConfig, to_run_spec
+from kgx.config import CONF_DIR, CoTConfig, ConfigError, SCConfig, to_run_spec
 from tests.helpers import kgx_env
 
 LLM_OPTIONS = sorted(p.stem for p in (CONF_DIR / "llm").glob("*.yaml"))

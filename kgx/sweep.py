@@ -2,7 +2,7 @@
 
 The parent is made once, in the launching process (a Hydra callback), before any job starts:
 that also creates the sqlite store and the experiment, so parallel jobs never race to do it.
-Its id reaches the jobs through the environment, which every launcher passes on. A job that
+Its id reaches the jobs through a file in the sweep directory. A job that
 crashes is recorded as a FAILED child and does not stop the others; rerunning the sweep
 skips every job whose config already has a FINISHED run, so only the failed ones run again.
 """
@@ -27,9 +27,10 @@ from omegaconf import DictConfig, OmegaConf
 from kgx.config import ConfigError, RunConfig, to_run_spec
 from kgx.llm.ratelimit import JOBS_ENV
 from kgx.report import ReportError, log_summary
-from kgx.tracking import PARENT_ENV, PARENT_TAG, Tracker
+from kgx.tracking import PARENT_TAG, Tracker
 
 SWEEP_GROUP = "sweeps"
+SWEEP_FILE = "kgx_sweep.json"  # in the multirun directory: the parent run and the jobs in parallel
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,22 @@ class Job:
     parent_id: Optional[str]
 
 
+def _sweep_file(sweep_dir: str) -> Path:
+    return Path(sweep_dir) / SWEEP_FILE
+
+
 def current_job() -> Job:
-    """Inside a multirun: this job's overrides and its sweep's parent run; else nothing."""
+    """Inside a multirun: this job's overrides and its sweep's parent run; else nothing.
+
+    The parent is read from the sweep directory, not inherited through the environment: some
+    launchers start their workers before the sweep begins (joblib reuses its pool), others on
+    other machines (SLURM). The share of the rate limits is published to this process here."""
     if not HydraConfig.initialized() or HydraConfig.get().mode != RunMode.MULTIRUN:
         return Job(None, None)
-    job = HydraConfig.get().job
-    return Job(job.override_dirname or job.name, os.environ.get(PARENT_ENV))
+    hydra = HydraConfig.get()
+    sweep = json.loads(_sweep_file(hydra.sweep.dir).read_text())
+    os.environ[JOBS_ENV] = str(sweep["parallel_jobs"])
+    return Job(hydra.job.override_dirname or hydra.job.name, sweep["parent_run_id"])
 
 
 def _tracker(config: DictConfig) -> Tracker:
@@ -106,9 +117,10 @@ class SweepTracking(Callback):
             params = OmegaConf.to_container(config.hydra.sweeper.get("params") or {})
             tracker.client.log_dict(self.parent_id, {"sweep": name, "params": params, "overrides": overrides},
                                     "sweep.json")
-        os.environ[PARENT_ENV] = self.parent_id
-        launcher = config.hydra.launcher
-        os.environ[JOBS_ENV] = str(max(1, int(launcher.get("n_jobs") or 1)))
+        parallel = max(1, int(config.hydra.launcher.get("n_jobs") or 1))
+        path = _sweep_file(config.hydra.sweep.dir)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"parent_run_id": self.parent_id, "parallel_jobs": parallel}))
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         tracker = _tracker(config)

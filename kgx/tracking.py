@@ -17,7 +17,6 @@ from typing import Any, Optional
 from kgx.config import RunConfig
 
 MLRUNS = "mlruns"
-PARENT_ENV = "KGX_PARENT_RUN_ID"  # set by the sweep callback in the launching process
 PARENT_TAG = "mlflow.parentRunId"
 
 

@@ -84,3 +84,22 @@ def test_the_repository_sweeps_compose():
         done = subprocess.run([sys.executable, "-m", "kgx", f"+sweeps={path.stem}", "--cfg", "hydra"],
                               cwd=REPO, capture_output=True, text=True, env=kgx_env(), timeout=120)
         assert done.returncode == 0 and "params:" in done.stdout, done.stderr
+
+
+def test_submitit_local_launcher_runs_the_jobs_as_children(tmp_path):
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(SWEEP.replace("run.seed: 0,1", "run.seed: 0"))
+    done = sweep(tmp_path, "hydra/launcher=submitit_local")
+    assert done.returncode == 0, done.stderr
+    all_runs = runs(tmp_path)
+    parent = next(r for r in all_runs if r.data.tags.get("sweep") == "tiny")
+    children = [r for r in all_runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+    assert len(children) == 2 and parent.data.tags["children_finished"] == "2"
+
+
+def test_slurm_launcher_config_composes():
+    done = subprocess.run([sys.executable, "-m", "kgx", "hydra/launcher=slurm", "hydra.launcher.partition=batch",
+                           "--cfg", "hydra"], cwd=REPO, capture_output=True, text=True, env=kgx_env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    for line in ("SlurmLauncher", "partition: batch", "timeout_min: 240", "cpus_per_task: 4"):
+        assert line in done.stdout

@@ -1,0 +1,70 @@
+"""notebooks/compare.ipynb, executed top to bottom on the runs of a real sweep."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import nbformat
+from ipykernel.kernelspec import install
+from jupyter_client.kernelspec import KernelSpecManager
+from mlflow.tracking import MlflowClient
+from nbclient import NotebookClient
+
+from tests.helpers import REPO, kgx_env
+
+NOTEBOOK = REPO / "notebooks" / "compare.ipynb"
+
+SWEEP = """# @package _global_
+hydra:
+  sweeper:
+    params:
+      method: io,cot
+      run.seed: 0,1
+dataset:
+  limit: 3
+"""
+
+
+def outputs(nb: nbformat.NotebookNode, code: str) -> list[dict]:
+    """The outputs of the code cell whose source contains ``code``."""
+    return next(c.outputs for c in nb.cells if c.cell_type == "code" and code in c.source)
+
+
+def test_the_notebook_reports_a_sweep(tmp_path, monkeypatch):
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(SWEEP)
+    env = kgx_env()
+    env.pop("KGX_TRACKING_URI", None)  # the notebook's default store: ./mlruns of its working directory
+    done = subprocess.run([sys.executable, "-m", "kgx", "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false"],
+                          cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("kgx").experiment_id
+    env["KGX_PARENT_RUN_ID"] = client.search_runs([experiment], "tags.sweep = 'tiny'")[0].info.run_id
+
+    # The kernel is this interpreter, whatever kernelspecs the machine has: a python3 spec first on JUPYTER_PATH.
+    install(prefix=str(tmp_path / "jupyter"))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter" / "share" / "jupyter"))
+    assert KernelSpecManager().get_kernel_spec("python3").argv[0] == sys.executable
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute(env=env)
+
+    loaded = "".join(o.get("text", "") for o in outputs(nb, "load_runs("))
+    assert f"4 runs from sqlite:///{tmp_path.resolve()}/mlruns/mlflow.db, sweep parent run {env['KGX_PARENT_RUN_ID']}" \
+        in loaded
+    table = "".join(o["data"]["text/markdown"] for o in outputs(nb, "metric_table("))
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines() if line.startswith("| ")}
+    assert "(n=2)" in rows["io"] and "(n=2)" in rows["cot"]
+    for figure in ("plot_cost_accuracy(", "plot_param("):
+        assert any("image/png" in o.get("data", {}) for o in outputs(nb, figure)), figure
+    disagreement = "".join(o.get("text", "") for o in outputs(nb, "compare_runs("))
+    assert "A = cot, B = io: demo, seed 0" in disagreement and "questions in common: 3" in disagreement
+
+
+def test_the_notebook_is_stored_without_outputs():
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and all(c.outputs == [] and c.execution_count is None for c in code)

@@ -26,7 +26,6 @@ from omegaconf import DictConfig, OmegaConf
 
 from kgx.config import ConfigError, RunConfig, to_run_spec
 from kgx.llm.ratelimit import JOBS_ENV
-from kgx.report import ReportError, log_summary
 from kgx.tracking import PARENT_TAG, Tracker
 
 SWEEP_GROUP = "sweeps"
@@ -123,6 +122,8 @@ class SweepTracking(Callback):
         path.write_text(json.dumps({"parent_run_id": self.parent_id, "parallel_jobs": parallel}))
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        from kgx.report import ReportError, log_summary  # plotting libraries: only when a sweep ends
+
         tracker = _tracker(config)
         latest = {c.info.run_name: c for c in sorted(tracker.children(self.parent_id),
                                                       key=lambda c: c.info.start_time)}

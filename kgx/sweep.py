@@ -99,6 +99,12 @@ class SweepTracking(Callback):
         self.parent_id: Optional[str] = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        try:
+            self._start(config)
+        except Exception as exc:  # Hydra would only warn, and every job would then fail alone
+            raise SystemExit(f"kgx: error: the sweep could not start: {type(exc).__name__}: {exc}") from exc
+
+    def _start(self, config: DictConfig) -> None:
         jobs = validate_jobs(config)
         tracker = _tracker(config)
         name = sweep_name(config)
@@ -113,7 +119,8 @@ class SweepTracking(Callback):
             for tag, value in {"sweep": name, "sweep_key": key, "sweep_jobs": str(jobs),
                                "sweep_overrides": " ".join(overrides)}.items():
                 tracker.client.set_tag(self.parent_id, tag, value)
-            params = OmegaConf.to_container(config.hydra.sweeper.get("params") or {})
+            swept = config.hydra.sweeper.get("params")
+            params = OmegaConf.to_container(swept) if swept else {}
             tracker.client.log_dict(self.parent_id, {"sweep": name, "params": params, "overrides": overrides},
                                     "sweep.json")
         parallel = max(1, int(config.hydra.launcher.get("n_jobs") or 1))

@@ -103,3 +103,11 @@ def test_slurm_launcher_config_composes():
     assert done.returncode == 0, done.stderr
     for line in ("SlurmLauncher", "partition: batch", "timeout_min: 240", "cpus_per_task: 4"):
         assert line in done.stdout
+
+
+def test_an_ad_hoc_grid_without_a_sweep_file_gets_its_parent(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "kgx", "-m", "method=io,cot", "llm=scripted", "dataset.limit=2",
+                           "run.progress=false"], cwd=tmp_path, capture_output=True, text=True, env=kgx_env(),
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "sweep sweep: 2 finished, 0 failed" in done.stdout

@@ -6,6 +6,17 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
+# Two methods x two seeds on three demo questions: the smallest sweep with something to compare.
+TINY_SWEEP = """# @package _global_
+hydra:
+  sweeper:
+    params:
+      method: io,cot
+      run.seed: 0,1
+dataset:
+  limit: 3
+"""
+
 
 def kgx_env() -> dict[str, str]:
     """Environment for ``python -m kgx`` subprocesses, importing this checkout."""

@@ -10,20 +10,9 @@ from jupyter_client.kernelspec import KernelSpecManager
 from mlflow.tracking import MlflowClient
 from nbclient import NotebookClient
 
-from tests.helpers import REPO, kgx_env
+from tests.helpers import REPO, TINY_SWEEP, kgx_env
 
 NOTEBOOK = REPO / "notebooks" / "compare.ipynb"
-
-SWEEP = """# @package _global_
-hydra:
-  sweeper:
-    params:
-      method: io,cot
-      run.seed: 0,1
-dataset:
-  limit: 3
-"""
-
 
 def outputs(nb: nbformat.NotebookNode, code: str) -> list[dict]:
     """The outputs of the code cell whose source contains ``code``."""
@@ -32,7 +21,7 @@ def outputs(nb: nbformat.NotebookNode, code: str) -> list[dict]:
 
 def test_the_notebook_reports_a_sweep(tmp_path, monkeypatch):
     (tmp_path / "sweeps").mkdir()
-    (tmp_path / "sweeps" / "tiny.yaml").write_text(SWEEP)
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP)
     env = kgx_env()
     env.pop("KGX_TRACKING_URI", None)  # the notebook's default store: ./mlruns of its working directory
     done = subprocess.run([sys.executable, "-m", "kgx", "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false"],

@@ -7,18 +7,7 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
-from tests.helpers import REPO, kgx_env
-
-SWEEP = """# @package _global_
-hydra:
-  sweeper:
-    params:
-      method: io,cot
-      run.seed: 0,1
-dataset:
-  limit: 3
-"""
-
+from tests.helpers import REPO, TINY_SWEEP, kgx_env
 
 def sweep(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kgx", "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false",
@@ -33,7 +22,7 @@ def runs(cwd: Path):
 
 def test_parallel_sweep_has_one_parent_and_reruns_nothing(tmp_path):
     (tmp_path / "sweeps").mkdir()
-    (tmp_path / "sweeps" / "tiny.yaml").write_text(SWEEP)
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP)
     done = sweep(tmp_path, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
     assert done.returncode == 0, done.stderr
     all_runs = runs(tmp_path)
@@ -55,7 +44,7 @@ def test_parallel_sweep_has_one_parent_and_reruns_nothing(tmp_path):
 
 def test_a_crashed_job_is_recorded_and_only_it_runs_again(tmp_path):
     (tmp_path / "sweeps").mkdir()
-    (tmp_path / "sweeps" / "tiny.yaml").write_text(SWEEP.replace("run.seed: 0,1", "dataset.path: null,missing.jsonl"))
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP.replace("run.seed: 0,1", "dataset.path: null,missing.jsonl"))
     done = sweep(tmp_path, "method=cot")
     assert done.returncode == 0, done.stderr
     assert "failed: MissingFile" in done.stderr
@@ -69,7 +58,7 @@ def test_a_crashed_job_is_recorded_and_only_it_runs_again(tmp_path):
 
 def test_a_bad_value_in_a_sweep_stops_it_before_any_job(tmp_path):
     (tmp_path / "sweeps").mkdir()
-    (tmp_path / "sweeps" / "tiny.yaml").write_text(SWEEP)
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP)
     done = sweep(tmp_path, "llm.temperature=0.5,7")
     assert done.returncode != 0
     assert "llm.temperature=7.0: a temperature must lie in [0, 2]" in done.stderr
@@ -88,7 +77,7 @@ def test_the_repository_sweeps_compose():
 
 def test_submitit_local_launcher_runs_the_jobs_as_children(tmp_path):
     (tmp_path / "sweeps").mkdir()
-    (tmp_path / "sweeps" / "tiny.yaml").write_text(SWEEP.replace("run.seed: 0,1", "run.seed: 0"))
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP.replace("run.seed: 0,1", "run.seed: 0"))
     done = sweep(tmp_path, "hydra/launcher=submitit_local")
     assert done.returncode == 0, done.stderr
     all_runs = runs(tmp_path)

@@ -1,10 +1,12 @@
 """Sweeps as a user runs them: one parent run, child runs, skipping finished jobs, failures."""
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.helpers import REPO, TINY_SWEEP, kgx_env
@@ -100,3 +102,13 @@ def test_an_ad_hoc_grid_without_a_sweep_file_gets_its_parent(tmp_path):
                           timeout=600)
     assert done.returncode == 0, done.stderr
     assert "sweep sweep: 2 finished, 0 failed" in done.stdout
+
+
+def test_ray_launcher_when_installed(tmp_path):
+    if importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is None:
+        pytest.skip('the ray launcher is an optional extra: pip install -e ".[ray]"')
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP.replace("run.seed: 0,1", "run.seed: 0"))
+    done = sweep(tmp_path, "hydra/launcher=ray")
+    assert done.returncode == 0, done.stderr
+    assert "2 finished, 0 failed" in done.stdout

@@ -25,6 +25,11 @@ class ConfigError(ValueError):
     """A config value that composes but cannot be run; the message names the field."""
 
 
+def _check_choice(where: str, value: str, options: tuple[str, ...]) -> None:
+    if value not in options:
+        raise ConfigError(f"{where}={value}: choose one of {', '.join(options)}")
+
+
 def _check_temperature(where: str, value: float) -> None:
     if not 0.0 <= value <= 2.0:
         raise ConfigError(f"{where}={value}: a temperature must lie in [0, 2]")
@@ -40,10 +45,13 @@ class RunConfig:
     cache_dir: str = ".kgx_cache"  # LLM response cache and built KG stores, shared by all runs
     force: bool = False  # recompute questions that already have a prediction
     progress: bool = True
+    explain: int = 3  # questions per run whose explanation (text + PNG/SVG) is logged
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ConfigError(f"run.concurrency={self.concurrency}: must be at least 1")
+        if self.explain < 0:
+            raise ConfigError(f"run.explain={self.explain}: must be >= 0")
 
 
 @dataclass
@@ -181,7 +189,64 @@ class SCConfig(CoTConfig):
         _check_temperature("method.temperature", self.temperature)
 
 
-METHOD_SCHEMAS: dict[str, type[MethodConfig]] = {"io": IOConfig, "cot": CoTConfig, "sc": SCConfig}
+@dataclass
+class LMPConfig(MethodConfig):
+    """Language message passing (Wan et al.); field meanings follow the paper's Sec. 3 and App. A."""
+
+    name: str = "lmp"
+    width: int = 3  # K: relations sampled per layer
+    depth: int = 1  # L: hops from the topic entity (Table 7); a layer through CVT nodes covers two
+    temperature: float = 0.0  # sampling and transformation; answering too (the paper sets 0 everywhere)
+    max_retries: Optional[int] = None  # invalid-output retries per call; None = llm.parse_retries
+    sampler: str = "llm"  # llm | bm25 | sbert (App. D.2)
+    aggregation: bool = True  # False: raw triples instead of one line per head entity (Table 5)
+    transformation: bool = True  # False: raw aggregated text instead of summarised facts
+    readout: bool = True  # False: only the last layer's facts, no outline
+    evidence: str = "facts"  # facts | path (LMP-path: the facts graph's triples as paths)
+    answer_style: str = "hits"  # hits: "all the possible answers" | f1: one answer each (App. D.1)
+    max_neighbors: int = 30  # per head entity and relation; hubs are cut and the cut recorded
+    max_relations: int = 80  # candidate relations offered to the sampler per layer
+    max_answers: int = 5
+
+    def __post_init__(self) -> None:
+        for key in ("width", "depth", "max_neighbors", "max_relations", "max_answers"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"method.{key}={getattr(self, key)}: must be at least 1")
+        if self.max_retries is not None and self.max_retries < 0:
+            raise ConfigError(f"method.max_retries={self.max_retries}: must be >= 0 (or null)")
+        _check_temperature("method.temperature", self.temperature)
+        _check_choice("method.sampler", self.sampler, ("llm", "bm25", "sbert"))
+        _check_choice("method.evidence", self.evidence, ("facts", "path"))
+        _check_choice("method.answer_style", self.answer_style, ("hits", "f1"))
+
+
+# KnowPath (issue 6): fields, ranges and their meaning live in this class.
+@dataclass
+class KnowPathConfig(MethodConfig):
+    name: str = "knowpath"
+
+
+# CGPE (issue 7): fields, ranges and their meaning live in this class.
+@dataclass
+class CGPEConfig(MethodConfig):
+    name: str = "cgpe"
+
+
+# ToG and ToG-R (issue 8): fields, ranges and their meaning live in these classes.
+@dataclass
+class ToGConfig(MethodConfig):
+    name: str = "tog"
+
+
+@dataclass
+class ToGRConfig(ToGConfig):
+    name: str = "tog_r"
+
+
+METHOD_SCHEMAS: dict[str, type[MethodConfig]] = {
+    "io": IOConfig, "cot": CoTConfig, "sc": SCConfig, "lmp": LMPConfig,
+    "knowpath": KnowPathConfig, "cgpe": CGPEConfig, "tog": ToGConfig, "tog_r": ToGRConfig,
+}
 
 
 @dataclass

@@ -33,7 +33,8 @@ __all__ = [
     "score",
 ]
 
-QUESTION_METRICS: tuple[str, ...] = ("hits1", "hits1_tog", "hit_any", "em", "f1", "answer_recall")
+QUESTION_METRICS: tuple[str, ...] = (
+    "hits1", "hits1_tog", "hit_any", "em", "f1", "partial_match", "complete_match", "answer_recall")
 
 Gold = Sequence[Sequence[str] | str]
 
@@ -261,6 +262,24 @@ def f1(answers: Sequence[str], gold: Gold) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def partial_match(answers: Sequence[str], gold: Gold) -> bool:
+    """CGPE's partial match: at least one gold answer is among the predicted answers.
+
+    Matching is that of :func:`em` (a normalised prediction equals some alias of a gold answer);
+    wrong extra predictions do not matter.
+    """
+    return _set_match(answers, gold)[2] > 0
+
+
+def complete_match(answers: Sequence[str], gold: Gold) -> bool:
+    """CGPE's complete match for one-to-many questions: every gold answer is among the predicted
+    answers. Unlike :func:`em`, wrong extra predictions are tolerated; a question with no usable
+    gold answer is never a complete match.
+    """
+    _, _, matched, total = _set_match(answers, gold)
+    return total > 0 and matched == total
+
+
 # --------------------------------------------------------------------------- evidence
 
 
@@ -309,6 +328,8 @@ def score(question: Question, prediction: Prediction) -> dict[str, float]:
         "hit_any": float(hit_any(prediction.answer, prediction.answers, gold)),
         "em": float(em(prediction.answers, gold)),
         "f1": float(f1(prediction.answers, gold)),
+        "partial_match": float(partial_match(prediction.answers, gold)),
+        "complete_match": float(complete_match(prediction.answers, gold)),
         "answer_recall": float(answer_recall(prediction.evidence, gold)),
     }
 
@@ -331,6 +352,8 @@ RUN_METRICS: tuple[str, ...] = (
     "retries",
     "kg_queries_per_q",
     "kg_latency_s_per_q",
+    "kg_capped_per_q",
+    "fallback_rate",
     "errors",
     "n_questions",
     "wall_s",
@@ -354,6 +377,8 @@ def summarize(records: Sequence[dict], wall_s: float) -> dict[str, float]:
     ``billed_calls``/``cached_calls`` count calls that reached the provider or the cache, and
     ``billed_tokens`` the tokens of billed calls only (the per-question token means count all).
     ``llm_calls_per_q.<stage>`` and ``total_tokens_per_q.<stage>`` split the means by stage.
+    ``fallback_rate`` is the percentage of questions a method answered without its KG evidence
+    (status ``fallback``); ``kg_capped_per_q`` counts KG results a method cut to its cap.
     """
     n = len(records)
     out: dict[str, float] = {}
@@ -380,6 +405,8 @@ def summarize(records: Sequence[dict], wall_s: float) -> dict[str, float]:
     out["retries"] = float(sum(u["retries"] for u in usage))
     out["kg_queries_per_q"] = sum(r["kg"]["queries"] for r in records) / n if n else 0.0
     out["kg_latency_s_per_q"] = sum(r["kg"]["latency_s"] for r in records) / n if n else 0.0
+    out["kg_capped_per_q"] = sum(r["kg"].get("capped", 0) for r in records) / n if n else 0.0
+    out["fallback_rate"] = 100.0 * sum(r["status"] == "fallback" for r in records) / n if n else 0.0
     out["errors"] = float(sum(r["status"] == "error" for r in records))
     out["n_questions"] = float(n)
     out["wall_s"] = wall_s

@@ -29,7 +29,8 @@ from kgx.trace import Trace
 from kgx.types import Prediction, Question
 
 # Settings that change where and how a run executes, not what it computes.
-NON_RESULT_FIELDS = ("output_dir", "tracking_uri", "experiment", "force", "concurrency", "cache_dir", "progress")
+NON_RESULT_FIELDS = ("output_dir", "tracking_uri", "experiment", "force", "concurrency", "cache_dir", "progress",
+                     "explain")
 
 
 def config_hash(resolved: dict[str, Any]) -> str:
@@ -259,6 +260,7 @@ def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
     summary = metrics.summarize(records, wall_s)
     tracker.log_metrics(summary)
     _log_artifacts(tracker, out_dir, records)
+    _log_explanations(tracker, out_dir, records, spec.run.explain)
     tracker.end("KILLED" if interrupted else "FINISHED")
     billed = sum(r["usage"]["billed_calls"] for r in new.values())
     return Outcome(summary, records, out_dir, run_id, len(new), billed, len(done), interrupted)
@@ -279,3 +281,25 @@ def _log_artifacts(tracker: Any, out_dir: Path, records: list[dict[str, Any]]) -
     for name in ("config.json", "predictions.jsonl", "predictions.parquet"):
         tracker.log_artifact(out_dir / name)
     tracker.log_artifact(out_dir / "traces", "traces")
+
+
+def _log_explanations(tracker: Any, out_dir: Path, records: list[dict[str, Any]], limit: int) -> None:
+    """Text and pictures of the first ``limit`` explained questions, in dataset order."""
+    from kgx import explain
+
+    target = out_dir / "explanations"
+    if target.exists():
+        shutil.rmtree(target)
+    written = 0
+    for r in records:
+        if written >= limit:
+            break
+        trace_path = out_dir / r["trace"]
+        if not trace_path.exists():
+            continue
+        data = json.loads(trace_path.read_text()).get("explanation")
+        if data:
+            explain.write(explain.Graph.from_dict(data), target / _safe(r["id"]))
+            written += 1
+    if written:
+        tracker.log_artifact(target, "explanations")

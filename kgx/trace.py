@@ -37,18 +37,37 @@ class KGEvent:
     rows: int
     latency_s: float
     error: str = ""
+    capped_from: int = 0  # rows before a method's cap (0 = not capped), so a cut is never silent
     kind: str = "kg"
 
 
 @dataclass
+class NoteEvent:
+    """A decision a method made that no call shows: a fallback, a discarded choice, a cap."""
+
+    stage: str
+    message: str
+    data: dict[str, Any] = field(default_factory=dict)
+    kind: str = "note"
+
+
+@dataclass
 class Trace:
-    events: list[LLMEvent | KGEvent] = field(default_factory=list)
+    events: list[LLMEvent | KGEvent | NoteEvent] = field(default_factory=list)
     error: str = ""  # traceback when the method raised
+    explanation: Optional[dict[str, Any]] = None  # a method's picture of its evidence (kgx.explain.Graph)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def add(self, event: LLMEvent | KGEvent) -> None:
+    def add(self, event: LLMEvent | KGEvent | NoteEvent) -> None:
         with self._lock:
             self.events.append(event)
+
+    def note(self, stage: str, message: str, **data: Any) -> None:
+        self.add(NoteEvent(stage, message, data))
+
+    def notes(self, stage: Optional[str] = None) -> list[NoteEvent]:
+        with self._lock:
+            return [e for e in self.events if isinstance(e, NoteEvent) and stage in (None, e.stage)]
 
     def to_list(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -56,5 +75,5 @@ class Trace:
 
     def write(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"events": self.to_list(), "error": self.error}
+        data = {"events": self.to_list(), "error": self.error, "explanation": self.explanation}
         path.write_text(json.dumps(data, indent=1, ensure_ascii=False))

@@ -6,12 +6,14 @@ import pytest
 from kgx.metrics import (
     QUESTION_METRICS,
     answer_recall,
+    complete_match,
     em,
     f1,
     hit_any,
     hits1,
     hits1_tog,
     normalize,
+    partial_match,
     score,
 )
 from kgx.types import Prediction, Question
@@ -262,7 +264,27 @@ def _question(answers=None):
 
 
 def test_question_metrics_names():
-    assert QUESTION_METRICS == ("hits1", "hits1_tog", "hit_any", "em", "f1", "answer_recall")
+    assert QUESTION_METRICS == ("hits1", "hits1_tog", "hit_any", "em", "f1", "partial_match",
+                                "complete_match", "answer_recall")
+
+
+@pytest.mark.parametrize(
+    "answers, partial, complete",
+    [
+        (["Spanish"], True, False),  # one of three gold answers
+        (["English Language", "Español", "French", "German"], True, True),  # all, an extra tolerated
+        (["German", "Italian"], False, False),
+        ([], False, False),
+        (["english", "ENGLISH", "spanish"], True, False),  # duplicates count once
+    ],
+)
+def test_partial_and_complete_match(answers, partial, complete):
+    assert partial_match(answers, LANGS) is partial
+    assert complete_match(answers, LANGS) is complete
+
+
+def test_complete_match_needs_a_gold_answer():
+    assert complete_match(["anything"], []) is False and partial_match([], []) is False
 
 
 def test_score_all_hits():
@@ -288,6 +310,7 @@ def test_score_mixed():
     assert s["hit_any"] == 1.0
     assert s["em"] == 0.0
     assert s["f1"] == pytest.approx(2 / 3)
+    assert s["partial_match"] == 1.0 and s["complete_match"] == 0.0  # French is missing
     assert s["answer_recall"] == 1.0
     assert all(isinstance(v, float) for v in s.values())
 
@@ -319,14 +342,14 @@ def _record(hit: float, calls: int, tokens_in: int, latency: float, *, status="o
              "unpriced_calls": unpriced, "retries": 1, "parse_failures": 0}
     scores = {name: hit for name in QUESTION_METRICS}
     return {"scores": scores, "usage": usage, "stages": {stage: usage}, "latency_s": latency, "status": status,
-            "kg": {"queries": calls * 2, "latency_s": 0.01 * calls, "errors": 0}}
+            "kg": {"queries": calls * 2, "latency_s": 0.01 * calls, "errors": 0, "capped": calls - 2}}
 
 
 def test_summarize_averages_over_every_question_errors_included():
     from kgx.metrics import RUN_METRICS, summarize
 
     records = [_record(1.0, 2, 100, 1.0), _record(0.0, 4, 300, 3.0, status="error", cached=4),
-               _record(1.0, 3, 200, 2.0, stage="select")]
+               _record(1.0, 3, 200, 2.0, stage="select", status="fallback")]
     s = summarize(records, wall_s=5.5)
     assert set(RUN_METRICS) <= set(s)
     assert s["hits1"] == pytest.approx(200 / 3) and s["errors"] == 1 and s["n_questions"] == 3
@@ -336,6 +359,7 @@ def test_summarize_averages_over_every_question_errors_included():
     assert s["cost_usd"] == pytest.approx(0.03) and s["retries"] == 3 and s["wall_s"] == 5.5
     assert s["llm_calls_per_q.answer"] == 2 and s["llm_calls_per_q.select"] == 1
     assert s["kg_queries_per_q"] == 6 and s["kg_latency_s_per_q"] == pytest.approx(0.03)
+    assert s["fallback_rate"] == pytest.approx(100 / 3) and s["kg_capped_per_q"] == 1
 
 
 def test_summarize_reports_unknown_cost_as_nan():

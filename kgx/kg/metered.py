@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from kgx.kg.freebase import KG, Direction
 from kgx.trace import KGEvent, Trace
@@ -14,6 +14,7 @@ class KGUsage:
     queries: int = 0
     latency_s: float = 0.0
     errors: int = 0
+    capped: int = 0  # calls whose result a method cut to its limit
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -25,30 +26,40 @@ class MeteredKG:
         self.trace = trace
         self.usage = KGUsage()
 
-    def _call(self, operation: str, arguments: dict[str, Any], fn: Callable[[], Any]) -> Any:
+    def _call(self, operation: str, arguments: dict[str, Any], fn: Callable[[], Any],
+              limit: Optional[int] = None) -> Any:
         start = time.perf_counter()
         try:
             result = fn()
         except Exception as exc:
             self._record(operation, arguments, 0, start, f"{type(exc).__name__}: {exc}")
             raise
-        self._record(operation, arguments, len(result), start, "")
+        capped_from = 0
+        if limit is not None and len(result) > limit:
+            capped_from, result = len(result), result[:limit]
+        self._record(operation, arguments, len(result), start, "", capped_from)
         return result
 
-    def _record(self, operation: str, arguments: dict[str, Any], rows: int, start: float, error: str) -> None:
+    def _record(self, operation: str, arguments: dict[str, Any], rows: int, start: float, error: str,
+                capped_from: int = 0) -> None:
         latency = time.perf_counter() - start
         self.usage.queries += 1
         self.usage.latency_s += latency
         self.usage.errors += bool(error)
-        self.trace.add(KGEvent(operation, arguments, rows, latency, error))
+        self.usage.capped += bool(capped_from)
+        self.trace.add(KGEvent(operation, arguments, rows, latency, error, capped_from))
 
-    def relations(self, entity: str, direction: Direction) -> list[str]:
+    def relations(self, entity: str, direction: Direction, limit: Optional[int] = None) -> list[str]:
+        """``limit`` is a method's cap (a prompt budget); a cut is recorded in the KG event."""
         return self._call("relations", {"entity": entity, "direction": direction},
-                          lambda: self.kg.relations(entity, direction))
+                          lambda: self.kg.relations(entity, direction), limit)
 
-    def neighbors(self, entity: str, relation: str, direction: Direction) -> list[str]:
+    def neighbors(self, entity: str, relation: str, direction: Direction,
+                  limit: Optional[int] = None) -> list[str]:
+        """``limit`` caps hub entities (thousands of films of one genre) so prompts stay within the
+        model's context; the number before the cut is recorded in the KG event."""
         return self._call("neighbors", {"entity": entity, "relation": relation, "direction": direction},
-                          lambda: self.kg.neighbors(entity, relation, direction))
+                          lambda: self.kg.neighbors(entity, relation, direction), limit)
 
     def names(self, ids: list[str]) -> dict[str, str]:
         return self._call("names", {"ids": list(ids)}, lambda: self.kg.names(ids))

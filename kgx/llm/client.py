@@ -227,26 +227,34 @@ class QuestionLLM:
 
     def __call__(self, stage: str, messages: Messages, *, temperature: Optional[float] = None,
                  schema: Optional[dict[str, Any]] = None, n: int = 1,
-                 validate: Optional[Validator] = None) -> Any:
+                 validate: Optional[Validator] = None, retries: Optional[int] = None) -> Any:
         """Text, or the parsed JSON when a schema is given; a list of n results when n > 1.
 
         ``validate`` may normalise the parsed value or raise ValueError (e.g. a relation that
-        is not among the candidates); either failure is retried like invalid JSON.
+        is not among the candidates); either failure is retried like invalid JSON, at most
+        ``retries`` times (default: the backbone's ``parse_retries``).
         """
         if n > 1:
-            return [self._one(stage, messages, temperature, schema, validate, sample)
+            return [self._one(stage, messages, temperature, schema, validate, sample, retries)
                     for sample in range(n)]
-        return self._one(stage, messages, temperature, schema, validate, 0)
+        return self._one(stage, messages, temperature, schema, validate, 0, retries)
+
+    def discard(self, stage: str, reason: str, **data: Any) -> None:
+        """Count a part of an accepted reply that had to be dropped (e.g. one invented relation
+        among valid ones) as a parse failure, without spending a retry on it."""
+        self.meter.record(stage, Usage(parse_failures=1))
+        self.trace.note(stage, f"discarded: {reason}", **data)
 
     def _one(self, stage: str, messages: Messages, temperature: Optional[float],
-             schema: Optional[dict[str, Any]], validate: Optional[Validator], sample: int) -> Any:
+             schema: Optional[dict[str, Any]], validate: Optional[Validator], sample: int,
+             retries: Optional[int] = None) -> Any:
         cfg = self.client.backbone(stage)
         structured = schema is not None and self.client.structured(cfg)
         if schema is not None and not structured:
             messages = with_schema_instruction(messages, schema)
         base = cfg.temperature if temperature is None else temperature
         checked = schema is not None or validate is not None
-        attempts = cfg.parse_retries + 1 if checked else 1
+        attempts = (cfg.parse_retries if retries is None else retries) + 1 if checked else 1
         reason = ""
         text = ""
         for attempt in range(attempts):

@@ -1,5 +1,13 @@
-"""KGQA methods; importing this package registers them all."""
-from kgx.methods import cot, io, sc  # noqa: F401  (registration by import)
+"""KGQA methods; importing this package registers them all.
+
+Every module of the package is imported, so a new method file registers itself by existing.
+"""
+import importlib
+import pkgutil
+
 from kgx.methods.base import METHODS, Context, get
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["METHODS", "Context", "get"]

@@ -208,7 +208,7 @@ def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
     cache_dir = Path(spec.run.cache_dir)
 
     # Everything that can fail on bad input fails here, before any question runs.
-    methods.get(spec.method.name)
+    methods.prepare(spec.method)
     wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
     cache = ResponseCache(cache_dir / "llm.sqlite") if wants_cache else None
     client = LLMClient(spec.llm, spec.stages, cache, seed=spec.run.seed)

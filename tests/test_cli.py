@@ -20,7 +20,7 @@ def kgx(cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["method.nonexistent=1"], "Key 'nonexistent' not in 'CoTConfig'"),
+    (["method.nonexistent=1"], "Key 'nonexistent' not in 'LMPConfig'"),
     (["run.concurrency=0"], "run.concurrency=0: must be at least 1"),
     (["llm=deepseek_v3"], "set the environment variable DEEPSEEK_API_KEY"),
     (["dataset.path=missing/cwq.jsonl"], "missing/cwq.jsonl"),
@@ -35,13 +35,13 @@ def test_bad_input_fails_before_any_work(tmp_path, args, message):
 
 
 def test_scripted_run_prints_its_figures(tmp_path):
-    done = kgx(tmp_path, "llm=scripted", "dataset.limit=4", "run.progress=false")
+    done = kgx(tmp_path, "method=cot", "llm=scripted", "dataset.limit=4", "run.progress=false")
     assert done.returncode == 0, done.stderr
     assert "over 4 questions (0 errors)" in done.stdout and "4 answered, 0 resumed, 4 billed" in done.stdout
 
 
 def test_ctrl_c_keeps_finished_questions_and_the_rerun_completes_them(tmp_path):
-    args = ["llm=scripted", "llm.latency_s=0.3", "llm.cache=false", "run.concurrency=2", "dataset.limit=30"]
+    args = ["method=cot", "llm=scripted", "llm.latency_s=0.3", "llm.cache=false", "run.concurrency=2", "dataset.limit=30"]
     proc = subprocess.Popen([sys.executable, "-m", "kgx", *args], cwd=tmp_path, env=kgx_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     log = None

@@ -6,15 +6,15 @@ import sys
 import pytest
 from hydra.errors import ConfigCompositionException
 
-from kgx.config import CONF_DIR, CoTConfig, ConfigError, SCConfig, to_run_spec
+from kgx.config import CONF_DIR, ConfigError, LMPConfig, SCConfig, to_run_spec
 from tests.helpers import kgx_env
 
 LLM_OPTIONS = sorted(p.stem for p in (CONF_DIR / "llm").glob("*.yaml"))
 
 
-def test_defaults_compose_to_the_local_cot_run(compose_cfg):
+def test_defaults_compose_to_the_local_lmp_run(compose_cfg):
     spec = to_run_spec(compose_cfg())
-    assert isinstance(spec.method, CoTConfig) and spec.method.shots == 3
+    assert isinstance(spec.method, LMPConfig) and (spec.method.width, spec.method.depth) == (3, 1)
     assert spec.llm.model == "kgx-local/smollm2-135m-instruct"
     assert spec.dataset.name == "demo" and spec.kg.name == "demo"
     assert spec.run.concurrency >= 1 and spec.stages == {}
@@ -84,7 +84,7 @@ def test_unknown_stage_backbone_lists_the_options(compose_cfg):
 def test_cfg_job_prints_the_whole_resolved_run(in_tmp):
     out = subprocess.run([sys.executable, "-m", "kgx", "--cfg", "job", "llm=gpt4o_mini"],
                          capture_output=True, text=True, env=kgx_env(), check=True).stdout
-    for line in ("concurrency: 4", "name: cot", "model: gpt-4o-mini", "api_key_env: OPENAI_API_KEY",
+    for line in ("concurrency: 4", "name: lmp", "width: 3", "model: gpt-4o-mini", "api_key_env: OPENAI_API_KEY",
                  "backend: embedded", "tracking_uri: null", "cache_dir: .kgx_cache"):
         assert line in out
     assert not (in_tmp / "outputs" / "runs").exists()

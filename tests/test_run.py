@@ -18,7 +18,7 @@ from kgx.types import Prediction
 @pytest.fixture
 def run(compose_cfg, in_tmp):
     def _run(*overrides: str):
-        spec = to_run_spec(compose_cfg("llm=scripted", "run.progress=false", *overrides))
+        spec = to_run_spec(compose_cfg("method=cot", "llm=scripted", "run.progress=false", *overrides))
         return execute(spec, in_tmp)
 
     return _run

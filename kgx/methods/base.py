@@ -19,14 +19,24 @@ from kgx.types import Prediction, Question
 Method = Callable[[Question, "Context"], Prediction]
 
 METHODS: dict[str, Method] = {}
+CHECKS: dict[str, Callable[[MethodConfig], None]] = {}
 
 
-def register(name: str) -> Callable[[Method], Method]:
+def register(name: str, check: Optional[Callable[[MethodConfig], None]] = None) -> Callable[[Method], Method]:
+    """``check(params)`` runs once before any question, to fail early (e.g. a missing extra)."""
     def add(fn: Method) -> Method:
         METHODS[name] = fn
+        if check is not None:
+            CHECKS[name] = check
         return fn
 
     return add
+
+
+def prepare(params: MethodConfig) -> None:
+    get(params.name)
+    if params.name in CHECKS:
+        CHECKS[params.name](params)
 
 
 def get(name: str) -> Method:

@@ -1,0 +1,324 @@
+"""LMP: language message passing (Wan et al., "Digest the Knowledge", Sec. 3 and App. A).
+
+For each topic entity, layer by layer (Alg. 1):
+  1. Sampling: choose the top-K relations leaving the previous layer (LLM, BM25 or SBERT);
+  2. Aggregation: for each chosen relation, one line per head entity naming all its neighbours
+     (no LLM; unnamed CVT nodes are described by their attributes, App. C.3);
+  3. Transformation: one LLM call summarises the K aggregated facts for the question;
+  4. Pooling: the neighbours reached through one relation become one hyper-entity whose text is
+     that summary.
+Then the facts graph is read out depth-first as a numbered outline (Alg. 2) and given to the
+final answer call. ``method.depth`` counts hops as in the paper's Table 7: a layer whose
+neighbours are CVT nodes reaches the CVT's attributes too, so it covers two hops (App. C.2).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from kgx.config import LMPConfig
+from kgx.explain import Edge, Graph, Node
+from kgx.kg.freebase import is_literal
+from kgx.llm.client import OutputError
+from kgx.methods import lmp_prompts as prompts
+from kgx.methods.base import Context, answers_schema, braces, register
+from kgx.methods.lmp_samplers import check_available, rank
+from kgx.types import Prediction, Question
+
+
+@dataclass(frozen=True)
+class Option:
+    """A relation leaving an entity; incoming edges are offered too, marked ``(reverse)``."""
+
+    relation: str
+    direction: str  # out | in
+
+    @property
+    def label(self) -> str:
+        return self.relation if self.direction == "out" else f"{self.relation} (reverse)"
+
+
+@dataclass
+class Fact:
+    """A node of the facts graph: the topic entity, or a hyper-entity pooled by one relation."""
+
+    id: str
+    text: str  # the summarised fact (the topic's name for the root)
+    depth: int
+    members: list[str]  # entity ids pooled into this node
+    option: Optional[Option] = None
+    parents: list[str] = field(default_factory=list)
+    aggregated: str = ""
+    triples: list[tuple[str, str, str]] = field(default_factory=list)  # (head, relation, tail) names
+    through_cvt: bool = False  # members are unnamed nodes described by their attributes
+
+
+class NoKnowledge(Exception):
+    """Message passing cannot go on; the question is answered without knowledge (App. A.7)."""
+
+
+@dataclass
+class FactsGraph:
+    topic: str
+    topic_name: str
+    facts: list[Fact] = field(default_factory=list)
+
+    def children(self, fact: Fact) -> list[Fact]:
+        return [f for f in self.facts if f.parents and f.parents[0] == fact.id]
+
+    def layer(self, depth: int) -> list[Fact]:
+        return [f for f in self.facts if f.depth == depth]
+
+
+# --------------------------------------------------------------------------- the algorithm
+
+
+def check(params: LMPConfig) -> None:
+    check_available(params.sampler)
+
+
+@register("lmp", check=check)
+def answer(question: Question, ctx: Context) -> Prediction:
+    p: LMPConfig = ctx.params
+    graphs: list[FactsGraph] = []
+    reasons: list[str] = []
+    for topic, name in question.topic_entities.items():
+        try:
+            graphs.append(message_passing(question, topic, name, ctx))
+        except NoKnowledge as exc:
+            reasons.append(str(exc))
+            ctx.trace.note("lmp", "answering without knowledge", topic=topic, reason=str(exc))
+    if not question.topic_entities:
+        reasons.append("the question names no topic entity")
+    graphs = [g for g in graphs if len(g.facts) > 1]
+    if not graphs and not reasons:
+        reasons.append("message passing found no facts")
+    knowledge = "\n".join(readout(g, p) for g in graphs)
+    evidence = [f"({h}, {r}, {t})" for g in graphs for f in g.facts for h, r, t in f.triples]
+    evidence += [f.text for g in graphs for f in g.facts[1:]]
+    if graphs:
+        ctx.trace.explanation = explanation(question, graphs, knowledge).to_dict()
+    reply = ctx.llm("answer", prompts.answer(question.text, knowledge or "(none)", p.answer_style),
+                    temperature=p.temperature, schema={"type": "object",
+                                                       "properties": {"answers": answers_schema(p.max_answers)},
+                                                       "required": ["answers"]})
+    answers = list(dict.fromkeys(a for a in map(unnumbered, reply["answers"]) if a))
+    return Prediction(answer=braces(answers), answers=answers, evidence=evidence,
+                      status="ok" if graphs else "fallback", reason="" if graphs else "; ".join(reasons))
+
+
+def message_passing(question: Question, topic: str, name: str, ctx: Context) -> FactsGraph:
+    """Alg. 1 for one topic entity: sample, aggregate, transform, pool, layer by layer."""
+    p: LMPConfig = ctx.params
+    graph = FactsGraph(topic, name, [Fact("0", name, 0, [topic])])
+    frontier = graph.facts[:1]
+    hops, depth = 0, 0
+    while hops < p.depth and frontier:
+        depth += 1
+        options = {f.id: candidate_options(f, ctx) for f in frontier}
+        if not any(options.values()):
+            if depth == 1:
+                raise NoKnowledge(f"topic entity {topic} ({name}) has no relations in the KG")
+            ctx.trace.note("lmp", f"layer {depth}: the frontier has no relations; stopping", topic=topic)
+            break
+        chosen = sample(question, graph, frontier, options, ctx)
+        new = [aggregate(graph, frontier, options, option, depth, ctx) for option in chosen]
+        new = [f for f in new if f.triples]
+        summaries = transform(question, graph, frontier, new, ctx)
+        for fact, summary in zip(new, summaries):
+            fact.text = summary
+        graph.facts.extend(new)
+        hops += 2 if any(f.through_cvt for f in new) else 1
+        frontier = [f for f in new if any(not is_literal(m) for m in f.members)]
+    return graph
+
+
+def candidate_options(fact: Fact, ctx: Context) -> list[Option]:
+    """Relations of the pooled entities, both directions, capped at ``method.max_relations``."""
+    p: LMPConfig = ctx.params
+    found: dict[Option, None] = {}
+    for entity in fact.members:
+        if is_literal(entity):
+            continue
+        for direction in ("out", "in"):
+            for relation in ctx.kg.relations(entity, direction):
+                if fact.option is None or Option(relation, _reverse(direction)) != fact.option:
+                    found[Option(relation, direction)] = None
+    options = list(found)
+    if len(options) > p.max_relations:
+        ctx.trace.note("sampling", "relation options capped", fact=fact.id, total=len(options),
+                       kept=p.max_relations)
+    return options[: p.max_relations]
+
+
+def sample(question: Question, graph: FactsGraph, frontier: list[Fact], options: dict[str, list[Option]],
+           ctx: Context) -> list[Option]:
+    """Eq. (1): TopK of the frontier's relations given the question and the previous facts."""
+    p: LMPConfig = ctx.params
+    by_label = {o.label: o for opts in options.values() for o in opts}
+    labels = list(by_label)
+    k = min(p.width, len(labels))
+    if p.sampler != "llm":
+        return [by_label[label] for label, _ in rank(p.sampler, question.text, labels, k)]
+    if graph.facts[1:]:
+        messages = prompts.sample_deeper(question.text, graph.topic_name,
+                                         [(f.text, [o.label for o in options[f.id]]) for f in frontier], k)
+    else:
+        messages = prompts.sample_first(question.text, graph.topic_name, labels, k)
+    chosen: dict[str, None] = {}
+
+    def enough(reply: Any) -> list[str]:
+        # App. A.7: short replies are pooled across attempts until K relations are chosen.
+        for label in reply["relations"]:
+            if label in by_label:
+                chosen[label] = None
+            else:
+                ctx.llm.discard("sampling", "relation not among the candidates", relation=label)
+        if chosen and len(labels) <= p.width:  # every candidate is kept; the reply only ranks them
+            return list(dict.fromkeys([*chosen, *labels]))
+        if len(chosen) < k:
+            raise ValueError(f"{len(chosen)} of {k} relations chosen so far")
+        return list(chosen)[:k]
+
+    schema = {"type": "object", "required": ["relations"], "properties": {"relations": {
+        "type": "array", "items": {"enum": labels}, "minItems": k, "maxItems": k}}}
+    try:
+        picked = ctx.llm("sampling", messages, temperature=p.temperature, schema=schema,
+                         validate=enough, retries=p.max_retries)
+    except OutputError as exc:
+        if not chosen:
+            raise NoKnowledge(f"sampling failed: {exc}") from exc
+        picked = list(chosen)
+        ctx.trace.note("sampling", f"kept {len(picked)} of {k} relations after the retries")
+    return [by_label[label] for label in picked]
+
+
+def aggregate(graph: FactsGraph, frontier: list[Fact], options: dict[str, list[Option]], option: Option,
+              depth: int, ctx: Context) -> Fact:
+    """Eq. (2), App. A.4: one line per head entity with all its neighbours through the relation."""
+    p: LMPConfig = ctx.params
+    parents = [f for f in frontier if option in options[f.id]]
+    heads = [e for f in parents for e in f.members if not is_literal(e)]
+    reached = {h: ctx.kg.neighbors(h, option.relation, option.direction, limit=p.max_neighbors) for h in heads}
+    reached = {h: tails for h, tails in reached.items() if tails}
+    names = ctx.kg.names(list(dict.fromkeys([*reached, *(t for ts in reached.values() for t in ts)])))
+    lines, triples = [], []
+    for head, tails in reached.items():
+        tail_names = [names.get(t, t) for t in tails]
+        if option.direction == "out":
+            triples += [(names.get(head, head), option.relation, t) for t in tail_names]
+        else:
+            triples += [(t, option.relation, names.get(head, head)) for t in tail_names]
+        if p.aggregation:
+            verb = "has relation" if option.direction == "out" else "is reached by the reverse of relation"
+            lines.append(f"The entity {names.get(head, head)} {verb} {option.relation} with following "
+                         f"entities: {', '.join(tail_names)}.")
+    if not p.aggregation:
+        lines = [f"({h}, {r}, {t})" for h, r, t in triples]
+    members = list(dict.fromkeys(t for ts in reached.values() for t in ts))
+    unnamed = any(_unnamed(names.get(m, m)) for m in members if not is_literal(m))
+    return Fact(id=f"{depth}:{option.label}", text="", depth=depth, members=members, option=option,
+                parents=[f.id for f in parents], aggregated=" ".join(lines), triples=triples,
+                through_cvt=unnamed)
+
+
+def transform(question: Question, graph: FactsGraph, frontier: list[Fact], new: list[Fact],
+              ctx: Context) -> list[str]:
+    """Eq. (3), App. A.5: exactly K summaries in order, or the retry policy, or no knowledge."""
+    p: LMPConfig = ctx.params
+    if not new:
+        return []
+    if not p.transformation:
+        return [f.aggregated for f in new]
+    k = len(new)
+    background = [f.text for f in frontier if f.depth > 0]
+
+    def exactly_k(reply: Any) -> list[str]:
+        summaries = [unnumbered(s) for s in reply["facts"]]
+        if len(summaries) != k or not all(summaries):
+            raise ValueError(f"{len(summaries)} non-empty summaries for {k} facts")
+        return summaries
+
+    schema = {"type": "object", "required": ["facts"], "properties": {"facts": {
+        "type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 400},
+        "minItems": k, "maxItems": k}}}
+    try:
+        return ctx.llm("transformation", prompts.transform(question.text, graph.topic_name,
+                                                           [f.aggregated for f in new], background),
+                       temperature=p.temperature, schema=schema, validate=exactly_k, retries=p.max_retries)
+    except OutputError as exc:
+        raise NoKnowledge(f"transformation failed: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- readout
+
+
+def readout(graph: FactsGraph, p: LMPConfig) -> str:
+    """Alg. 2: DFS from the topic, numbering children 1., 1.1, 1.1.2 ...; or an ablation's text."""
+    if p.evidence == "path":
+        return "\n".join(paths(graph))
+    if not p.readout:
+        last = max(f.depth for f in graph.facts)
+        return "\n".join(f"- {f.text}" for f in graph.layer(last))
+    numbers: dict[str, tuple[int, ...]] = {graph.facts[0].id: ()}
+    stack = [graph.facts[0]]
+    while stack:
+        top = stack.pop()
+        for idx, child in enumerate(graph.children(top), 1):
+            if child.id not in numbers:
+                numbers[child.id] = (*numbers[top.id], idx)
+                stack.append(child)
+    by_id = {f.id: f for f in graph.facts}
+    lines = [f"{graph.topic_name}:"]
+    for fid, number in sorted(numbers.items(), key=lambda item: item[1]):
+        if number:
+            lines.append(f"{'  ' * (len(number) - 1)}{'.'.join(map(str, number))}. {by_id[fid].text}")
+    return "\n".join(lines)
+
+
+def paths(graph: FactsGraph) -> list[str]:
+    """LMP-path (Table 5): the facts graph's triples chained into paths from the topic entity."""
+    into: dict[str, tuple[str, str, str]] = {}
+    for fact in graph.facts[1:]:
+        for head, relation, tail in fact.triples:
+            near, far = (head, tail) if fact.option and fact.option.direction == "out" else (tail, head)
+            into.setdefault(f"{fact.depth}:{far}", (f"{fact.depth - 1}:{near}", relation,
+                                                    "->" if fact.option.direction == "out" else "<-"))
+    has_child = {parent for parent, _, _ in into.values()}
+    out = []
+    for node in into:
+        if node in has_child:
+            continue
+        parts, current = [], node
+        while current in into:
+            parent, relation, arrow = into[current]
+            parts.append(f" {arrow} {relation} {arrow} {current.split(':', 1)[1]}")
+            current = parent
+        out.append(current.split(":", 1)[1] + "".join(reversed(parts)))
+    return out
+
+
+def explanation(question: Question, graphs: list[FactsGraph], outline: str) -> Graph:
+    """The facts graphs as one picture (paper Fig. 5): nodes are summarised facts."""
+    g = Graph(title=question.text, text=outline)
+    for i, fg in enumerate(graphs):
+        for fact in fg.facts:
+            g.nodes.append(Node(f"{i}/{fact.id}", fact.text, fact.depth, "topic" if fact.depth == 0 else ""))
+            for parent in fact.parents:
+                g.edges.append(Edge(f"{i}/{parent}", f"{i}/{fact.id}", fact.option.label if fact.option else ""))
+    return g
+
+
+def unnumbered(text: str) -> str:
+    """Small models echo the numbered-list habit ("1. Canberra") inside JSON strings."""
+    return re.sub(r"^\s*\d+[.)]\s+(?=\S)", "", text).strip()
+
+
+def _unnamed(label: str) -> bool:
+    """``ctx.kg.names`` describes an unnamed node as ``(attribute: value; ...)``."""
+    return label.startswith("(") and label.endswith(")")
+
+
+def _reverse(direction: str) -> str:
+    return "in" if direction == "out" else "out"

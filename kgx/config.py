@@ -220,26 +220,115 @@ class LMPConfig(MethodConfig):
         _check_choice("method.answer_style", self.answer_style, ("hits", "f1"))
 
 
-# KnowPath (issue 6): fields, ranges and their meaning live in this class.
 @dataclass
 class KnowPathConfig(MethodConfig):
+    """KnowPath (Zhao et al.): inference paths from the LLM's own knowledge guide the exploration of
+    directed subgraphs. Field comments name the paper's section (Sec. 2-4, App. A, B, F)."""
+
     name: str = "knowpath"
+    depth: int = 3  # D_max: rounds of subgraph exploration, one hop each (Sec. 2.3, Sec. 3.3)
+    width: int = 3  # relations kept per subgraph and round (Sec. 2.3 relation exploration, App. F.3)
+    entity_width: int = 5  # entities kept per subgraph and round (Sec. 2.3 entity exploration, App. F.4)
+    triples: int = 15  # knowledge triples listed by inference paths generation (Sec. 2.2, App. F.2; Fig. 5a)
+    temperature_explore: float = 0.4  # relation and entity selection (Sec. 4.4, Fig. 5a)
+    temperature_answer: float = 0.0  # inference paths generation and evaluation-based answering (Sec. 2.4)
+    ipg: bool = True  # False: no inference path in any prompt and no path fallback (Table 2, w/o IPG)
+    exploration: bool = True  # False: answer from the inference path alone (Table 2, w/o SE)
+    max_relations: int = 50  # per entity and direction offered to relation selection; cuts are recorded
+    max_neighbors: int = 40  # per entity, relation and direction offered to entity selection; cuts recorded
+    max_answers: int = 5  # answers kept from a reply (Sec. 2.4 gives one response; lists allow several)
+    max_retries: Optional[int] = None  # invalid-output retries per call; None = llm.parse_retries
+
+    def __post_init__(self) -> None:
+        for key in ("depth", "width", "entity_width", "max_relations", "max_neighbors", "max_answers"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"method.{key}={getattr(self, key)}: must be at least 1")
+        if self.triples < 0:
+            raise ConfigError(f"method.triples={self.triples}: must be >= 0")
+        if self.max_retries is not None and self.max_retries < 0:
+            raise ConfigError(f"method.max_retries={self.max_retries}: must be >= 0 (or null)")
+        _check_temperature("method.temperature_explore", self.temperature_explore)
+        _check_temperature("method.temperature_answer", self.temperature_answer)
+        if not self.ipg and not self.exploration:
+            raise ConfigError("method.ipg=false with method.exploration=false leaves nothing to answer "
+                              "from; the model alone is the IO baseline (method=io)")
 
 
-# CGPE (issue 7): fields, ranges and their meaning live in this class.
 @dataclass
 class CGPEConfig(MethodConfig):
+    """Clue-guided path exploration (Tao et al.); field comments name the paper's section. Per-stage
+    backbones (Table 4) are ``llm.stages.clue_extraction|path_exploration|answer``."""
+
     name: str = "cgpe"
+    max_clues: int = 6  # clues one extraction may return (Sec. 3.2 gives no bound)
+    max_clue_words: int = 8  # longest question phrase offered as a clue (Sec. 3.2)
+    search_limit: int = 5  # KG nodes searched per clue for initial nodes (Sec. 3.3)
+    character_matching: bool = True  # a neighbour named like an unused clue is the next node (Sec. 3.4; Table 3)
+    llm_pruning: bool = True  # fuzzy, rough and exact matching by the LLM (Sec. 3.4; Table 3)
+    rough_top_k: Optional[int] = None  # rough matching: None = drop score 0; k = keep the k best (Sec. 3.4)
+    termination: bool = True  # clue coverage ends all exploration, paths merge (Sec. 3.5; Table 3)
+    max_steps: int = 3  # without termination: steps each path takes (Sec. 4.4, "explored each path thrice")
+    max_paths: int = 10  # paths explored at once; forks past it are cut and the cut recorded (kgx's bound)
+    max_relations: int = 50  # relations per node and direction in the candidate set (Sec. 3.4); cuts recorded
+    max_neighbors: int = 20  # neighbours per node, relation and direction (Sec. 3.4); cuts recorded
+    max_candidates: int = 60  # (label, entity) pairs offered to rough matching (Sec. 3.4); cuts recorded
+    max_answers: int = 20  # answers kept from the reply: one-to-many questions (Sec. 4.1, complete match)
+    temperature: float = 0.0  # every call (Sec. 4.1: temperature 0 for all LLMs)
+    max_retries: Optional[int] = None  # invalid-output retries per call; None = llm.parse_retries (kgx's)
+
+    def __post_init__(self) -> None:
+        for key in ("max_clues", "max_clue_words", "search_limit", "max_steps", "max_paths", "max_relations",
+                    "max_neighbors", "max_candidates", "max_answers"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"method.{key}={getattr(self, key)}: must be at least 1")
+        if self.rough_top_k is not None and self.rough_top_k < 1:
+            raise ConfigError(f"method.rough_top_k={self.rough_top_k}: must be at least 1 (or null)")
+        if self.max_retries is not None and self.max_retries < 0:
+            raise ConfigError(f"method.max_retries={self.max_retries}: must be >= 0 (or null)")
+        _check_temperature("method.temperature", self.temperature)
 
 
-# ToG and ToG-R (issue 8): fields, ranges and their meaning live in these classes.
 @dataclass
 class ToGConfig(MethodConfig):
+    """Think-on-Graph (Sun et al., ICLR 2024, Sec. 2.1): beam search over the KG, the LLM pruning
+    relations and scoring entities. Defaults are the published run's (ToG/main_freebase.py)."""
+
     name: str = "tog"
+    width: int = 3  # N: relations kept per entity and paths kept per depth
+    depth: int = 3  # D: maximum search depth
+    temperature_explore: float = 0.4  # relation pruning and entity scoring
+    temperature_reason: float = 0.0  # the sufficiency check and the answer
+    prune: str = "llm"  # llm | bm25 | sbert: who scores relations and entities (bm25/sbert: D + 1 calls)
+    num_retain_entity: int = 5  # entities kept at random from a relation (ToG: only from hubs, see sample_above)
+    sample_above: int = 20  # ToG: a relation with at least this many candidates is sampled to num_retain_entity
+    max_neighbors: int = 100  # KG cap per (entity, relation) before sampling; cuts are recorded
+    max_relations: int = 100  # KG cap on candidate relations per entity and direction; cuts are recorded
+    score_tolerance: float = 0.05  # relation scores must add up to 1 within this
+    max_retries: Optional[int] = None  # invalid-output retries per call; None = llm.parse_retries
+    fallback: str = "paths"  # at max depth, answer from the paths | cot: without them (the published code)
+    exemplars: bool = True  # one worked example per stage, as the published prompts have (False: zero-shot)
+    max_answers: int = 5
+
+    def __post_init__(self) -> None:
+        for key in ("width", "depth", "num_retain_entity", "sample_above", "max_neighbors", "max_relations",
+                    "max_answers"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"method.{key}={getattr(self, key)}: must be at least 1")
+        if self.max_retries is not None and self.max_retries < 0:
+            raise ConfigError(f"method.max_retries={self.max_retries}: must be >= 0 (or null)")
+        if not 0.0 <= self.score_tolerance < 1.0:
+            raise ConfigError(f"method.score_tolerance={self.score_tolerance}: must lie in [0, 1)")
+        _check_temperature("method.temperature_explore", self.temperature_explore)
+        _check_temperature("method.temperature_reason", self.temperature_reason)
+        _check_choice("method.prune", self.prune, ("llm", "bm25", "sbert"))
+        _check_choice("method.fallback", self.fallback, ("paths", "cot"))
 
 
 @dataclass
 class ToGRConfig(ToGConfig):
+    """ToG-R (Sec. 2.2): relations pruned as in ToG, entities kept at random (seeded) instead of
+    scored by the LLM; ``num_retain_entity`` per chosen relation."""
+
     name: str = "tog_r"
 
 

@@ -47,6 +47,45 @@ def best_line(prompt: str, question: str) -> str:
     return rank(lines, question)[0]
 
 
+def number(schema: dict[str, Any], prompt: str, question: str) -> float | int:
+    """The share of the question's words that the rest of the prompt mentions, placed in the
+    schema's [minimum, maximum] ([minimum, minimum + 1] for numbers without a maximum; integers
+    without one stay at the minimum)."""
+    integer = schema.get("type") == "integer"
+    low = schema.get("minimum", 0)
+    high = schema.get("maximum", low if integer else low + 1)
+    asked = words(question)
+    share = len(asked & words(prompt.replace(question, ""))) / len(asked) if asked else 0.0
+    value = low + share * (high - low)
+    return round(value) if integer else round(value, 2)
+
+
+def scored_choice(items: dict[str, Any]) -> bool:
+    """Objects carrying an enum choice and a number: a scored selection (ToG's pruning)."""
+    props = items.get("properties", {})
+    return (items.get("type") == "object" and any("enum" in sub for sub in props.values())
+            and any(sub.get("type") == "number" for sub in props.values()))
+
+
+def scored_choices(schema: dict[str, Any], prompt: str, question: str) -> list[dict[str, Any]]:
+    """The best-overlapping choices, each once, as many as maxItems allows; every number field
+    gets the choice's share of 1 + its overlap, in hundredths that add up to exactly 100."""
+    items = schema["items"]
+    props = items["properties"]
+    key = next(k for k, sub in props.items() if "enum" in sub)
+    ranked = rank(list(props[key]["enum"]), question)
+    chosen = ranked[: max(1, min(len(ranked), schema.get("maxItems", len(ranked))))]
+    asked = words(question)
+    weights = [1 + len(words(str(c)) & asked) for c in chosen]
+    exact = [100 * w / sum(weights) for w in weights]
+    cents = [int(x) for x in exact]
+    for i in sorted(range(len(exact)), key=lambda i: cents[i] - exact[i])[: 100 - sum(cents)]:
+        cents[i] += 1
+    shares = [c / 100 for c in cents]
+    return [{k: c if k == key else share if sub.get("type") == "number" else instance(sub, prompt, question, k)
+             for k, sub in props.items()} for c, share in zip(chosen, shares)]
+
+
 def instance(schema: dict[str, Any], prompt: str, question: str, name: str = "") -> Any:
     """A value of ``schema`` chosen from the prompt."""
     if "enum" in schema:
@@ -60,14 +99,20 @@ def instance(schema: dict[str, Any], prompt: str, question: str, name: str = "")
         size = max(1, schema.get("minItems", 1))
         if "enum" in items:
             return rank(list(items["enum"]), question)[: schema.get("maxItems", size)]
+        if scored_choice(items):
+            return scored_choices(schema, prompt, question)
         return [instance(items, prompt, question, name) for _ in range(size)]
     if kind == "integer" or kind == "number":
-        return schema.get("minimum", 0)
+        return number(schema, prompt, question)
     if kind == "boolean":
-        return False
+        # "Is this enough to answer?": yes when one prompt line outside the question covers at
+        # least half of the question's content words, so a stage that asks it can also stop.
+        asked = words(question)
+        lines = [line for line in prompt.splitlines() if question not in line]
+        return bool(asked) and any(2 * len(words(line) & asked) >= len(asked) for line in lines)
     if name in ("reasoning", "thought", "thoughts"):
         return f"Scripted reasoning about: {question}"
-    return best_line(prompt, question)
+    return best_line(prompt, question)[: schema.get("maxLength")]
 
 
 def reply(messages: list[dict[str, str]], schema: dict[str, Any] | None) -> str:

@@ -204,3 +204,20 @@ def test_rate_limit_spaces_billed_calls_but_not_cache_hits(tmp_path):
     assert now[0] == 60.0  # the third billed call waited for the window
     llm("answer", [{"role": "user", "content": "Question: q0?"}])  # a cache hit uses no budget
     assert now[0] == 60.0
+
+
+def test_scripted_booleans_say_yes_when_one_line_outside_the_question_covers_half_its_words():
+    import json
+
+    from kgx.llm.scripted import reply
+
+    schema = {"type": "object", "properties": {"answerable": {"type": "boolean"}}, "required": ["answerable"]}
+
+    def answerable(content: str) -> bool:
+        return json.loads(reply([{"role": "user", "content": content}], schema))["answerable"]
+
+    assert answerable("Canberra <- location.country.capital <- Australia\nQuestion: What is the capital of Australia?")
+    assert not answerable("Australia -> location.country.currency_used -> Australian dollar\n"
+                          "Question: Which river flows through the capital of Australia?")
+    assert not answerable("Question: What is the capital of Australia?")
+    assert not answerable("Canberra is a city.\nQuestion: Who is it?")  # no content words to cover

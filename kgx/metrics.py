@@ -379,6 +379,8 @@ def summarize(records: Sequence[dict], wall_s: float) -> dict[str, float]:
     ``llm_calls_per_q.<stage>`` and ``total_tokens_per_q.<stage>`` split the means by stage.
     ``fallback_rate`` is the percentage of questions a method answered without its KG evidence
     (status ``fallback``); ``kg_capped_per_q`` counts KG results a method cut to its cap.
+    ``stat.<name>`` is the mean over questions of a method's own figure (missing counts as 0), so a
+    0/1 figure such as ``stat.ended_clue_coverage`` reads as a share.
     """
     n = len(records)
     out: dict[str, float] = {}
@@ -410,6 +412,8 @@ def summarize(records: Sequence[dict], wall_s: float) -> dict[str, float]:
     out["errors"] = float(sum(r["status"] == "error" for r in records))
     out["n_questions"] = float(n)
     out["wall_s"] = wall_s
+    for key in sorted({k for r in records for k in r["prediction"].get("stats", {})}):
+        out[f"stat.{key}"] = sum(r["prediction"].get("stats", {}).get(key, 0.0) for r in records) / n
     for stage in sorted({stage for r in records for stage in r["stages"]}):
         stage_usage = [r["stages"].get(stage) for r in records]
         out[f"llm_calls_per_q.{stage}"] = sum(u["calls"] for u in stage_usage if u) / n

@@ -32,7 +32,7 @@ class LLMEvent:
 
 @dataclass
 class KGEvent:
-    operation: str  # relations | neighbors | names | search
+    operation: str  # relations | neighbors | names | types | search
     arguments: dict[str, Any]
     rows: int
     latency_s: float

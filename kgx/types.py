@@ -32,7 +32,8 @@ class Prediction:
 
     ``answer`` is the method's final text as the paper formats it (answers in ``{...}``);
     ``answers`` is the parsed list, best first; ``evidence`` holds the triples or facts
-    the answer rests on, which ``answer_recall`` reads.
+    the answer rests on, which ``answer_recall`` reads. ``stats`` are a method's own figures
+    (rounds used, how exploration ended); a run logs their means as ``stat.<name>``.
     """
 
     answer: str
@@ -40,6 +41,7 @@ class Prediction:
     evidence: list[str] = field(default_factory=list)
     status: Status = "ok"
     reason: str = ""
+    stats: dict[str, float] = field(default_factory=dict)  # method figures per question, e.g. rounds used
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -341,7 +341,9 @@ def _record(hit: float, calls: int, tokens_in: int, latency: float, *, status="o
              "billed_output_tokens": 10 if not cached else 0, "latency_s": latency, "cost_usd": cost,
              "unpriced_calls": unpriced, "retries": 1, "parse_failures": 0}
     scores = {name: hit for name in QUESTION_METRICS}
+    stats = {"rounds": float(calls)} if stage == "select" else {}
     return {"scores": scores, "usage": usage, "stages": {stage: usage}, "latency_s": latency, "status": status,
+            "prediction": {"stats": stats},
             "kg": {"queries": calls * 2, "latency_s": 0.01 * calls, "errors": 0, "capped": calls - 2}}
 
 
@@ -360,6 +362,7 @@ def test_summarize_averages_over_every_question_errors_included():
     assert s["llm_calls_per_q.answer"] == 2 and s["llm_calls_per_q.select"] == 1
     assert s["kg_queries_per_q"] == 6 and s["kg_latency_s_per_q"] == pytest.approx(0.03)
     assert s["fallback_rate"] == pytest.approx(100 / 3) and s["kg_capped_per_q"] == 1
+    assert s["stat.rounds"] == 1.0  # 3 rounds on one question of three, missing counts as 0
 
 
 def test_summarize_reports_unknown_cost_as_nan():

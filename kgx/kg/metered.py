@@ -64,5 +64,9 @@ class MeteredKG:
     def names(self, ids: list[str]) -> dict[str, str]:
         return self._call("names", {"ids": list(ids)}, lambda: self.kg.names(ids))
 
+    def types(self, ids: list[str]) -> dict[str, str]:
+        """Type labels of entities that have one (see ``SparqlKG.types``)."""
+        return self._call("types", {"ids": list(ids)}, lambda: self.kg.types(ids))
+
     def search(self, text: str, limit: int = 10) -> list[str]:
         return self._call("search", {"text": text, "limit": limit}, lambda: self.kg.search(text, limit))

@@ -17,6 +17,9 @@ from kgx.config import DEFAULT_FILTERS
 from kgx.kg.freebase import NAME, NS, Direction, check_direction, iri, is_literal, keep_relation, literal
 
 CVT_ATTRIBUTES = 8  # attributes shown for an unnamed node: enough for a position with its dates
+NOTABLE_TYPES = NS + "common.topic.notable_types"
+TYPE = NS + "type.object.type"
+GENERIC_TYPES = ("common.", "base.", "user.", "type.")  # types every topic has: no label
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,31 @@ class SparqlKG:
             if value and not (row["o"].kind != "literal" and self.noise.drops_name(node(row["o"]))):
                 parts[e].append(f"{r.rsplit('.', 1)[-1]}: {value}")
         return {e: "(" + "; ".join(p) + ")" if p else e for e, p in parts.items()}
+
+    def types(self, ids: list[str]) -> dict[str, str]:
+        """One type label per entity that has a type: the name of its notable type
+        (``common.topic.notable_types``), else of its first specific ``type.object.type`` by id
+        (generic ``common.``/``base.``/``user.``/``type.`` types skipped); an unnamed type shows its id.
+        Entities without a type and literals are left out, so a caller can say "none" (CGPE Sec. 3.4)."""
+        entities = [x for x in dict.fromkeys(ids) if not is_literal(x)]
+        if not entities:
+            return {}
+        values = " ".join(iri(x) for x in entities)
+        rows = self.select(
+            f"SELECT ?e ?p ?t ?n WHERE {{ VALUES ?e {{ {values} }} VALUES ?p {{ <{NOTABLE_TYPES}> <{TYPE}> }} "
+            f"?e ?p ?t . OPTIONAL {{ ?t <{NAME}> ?n }} }}"
+        )
+        best: dict[str, tuple[int, str, int, str]] = {}
+        for row in rows:
+            e, t = node(row["e"]), node(row["t"])
+            notable = row["p"].value == NOTABLE_TYPES
+            if not notable and t.startswith(GENERIC_TYPES):
+                continue
+            name = row["n"] if "n" in row else None
+            rank = (0 if notable else 1, t, _english_first(name.lang) if name else 3, name.value if name else t)
+            if e not in best or rank < best[e]:
+                best[e] = rank
+        return {e: rank[3] for e, rank in best.items()}
 
     def search(self, text: str, limit: int = 10) -> list[str]:
         """Entities whose name matches ``text``: exact, then case-insensitive, then by token

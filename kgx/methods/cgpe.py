@@ -1,0 +1,495 @@
+"""CGPE: clue-guided path exploration (Tao et al., Sec. 3; no public code, the paper is the spec).
+
+  1. Clue extraction (Sec. 3.2, one LLM call): the question's entities and relation-like words,
+     without a hard split between the two, as a set of clues C.
+  2. Initial nodes (Sec. 3.3, no LLM): a KG node whose name is a clue starts a path; that clue
+     is used for the path. Clue text is only ever a ``kg.search`` string.
+  3. Next node (Sec. 3.4), per path, until every clue is used: the node's neighbours are the
+     candidates, each as (relation, label, entity) with label = the entity's type or "none";
+       - character matching (no LLM): a candidate named like an unused clue is the next node;
+       - fuzzy matching (LLM): (relation, label) pairs unrelated to every unused clue are pruned;
+       - rough matching (LLM): (label, entity) pairs scored against the unused clues, score 0
+         removed (``rough_top_k``: only the k best kept);
+       - exact matching (LLM): each remaining (label, entity) gets its most compatible unused
+         clue or is dropped; several survivors fork the path.
+  4. Termination (Sec. 3.5): a path that uses every clue ends the exploration of all paths; a
+     path without a next node ends; two paths that left one initial node in opposite directions
+     are merged when together they use every clue.
+  5. Answering (one LLM call): the chosen path(s) as triples.
+
+Stages: ``clue_extraction``, ``path_exploration`` (all three matching calls), ``answer``; each
+can have its own backbone (``llm.stages.<stage>``, the paper's Table 4).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from kgx.config import CGPEConfig
+from kgx.explain import Edge, Graph, Node
+from kgx.kg.freebase import Direction, is_literal
+from kgx.llm.client import OutputError
+from kgx.methods import cgpe_prompts as prompts
+from kgx.methods.base import Context, braces, register
+from kgx.types import Prediction, Question
+
+STAGE_CLUES, STAGE_EXPLORE, STAGE_ANSWER = "clue_extraction", "path_exploration", "answer"
+
+# How exploration ended: the Prediction's ``reason`` (in predictions.jsonl, so a run's share of
+# each ending can be counted) and the trace's last "ended: ..." note.
+COVERAGE, MERGED, DEAD_END = "clue_coverage", "merged", "dead_end"
+NO_CLUES, NO_INITIAL_NODE = "no_clues", "no_initial_node"
+
+# Words that carry no clue on their own; clue phrases are the runs of words between them.
+FUNCTION_WORDS = frozenset(
+    "a an the of in on at to for by with from and or but is was are were be been being am what which "
+    "who whom whose where when why how did does do done has have had that this these those it its "
+    "as into than then there their his her him he she they them we you i me my our your 's ' "
+    "also any some all many much more most can could would should will shall may might "
+    "not no yes if about after before during under over between".split())
+# Words that may sit inside a capitalised name ("Lord of the Rings", "Pride and Prejudice").
+NAME_JOINERS = frozenset("of the and de la du von van der a an in on for to".split())
+
+
+# --------------------------------------------------------------------------- paths
+
+
+@dataclass(frozen=True)
+class Path:
+    """Nodes in walking order, the clue each node used, and the edges joining consecutive nodes:
+    ``links[i]`` holds (relation, direction) pairs seen from ``nodes[i]`` ("out": the KG edge
+    points from ``nodes[i]`` to ``nodes[i + 1]``)."""
+
+    nodes: tuple[str, ...]
+    clues: tuple[str, ...]
+    links: tuple[tuple[tuple[str, Direction], ...], ...] = ()
+
+    def unused(self, clues: list[str]) -> list[str]:
+        return [c for c in clues if c not in self.clues]
+
+    def covers(self, clues: list[str]) -> bool:
+        return not self.unused(clues)
+
+    def extend(self, node: str, clue: str, edges: tuple[tuple[str, Direction], ...]) -> "Path":
+        return Path(self.nodes + (node,), self.clues + (clue,), self.links + (edges,))
+
+    def reversed(self) -> "Path":
+        flipped = tuple(tuple((r, "in" if d == "out" else "out") for r, d in link) for link in reversed(self.links))
+        return Path(self.nodes[::-1], self.clues[::-1], flipped)  # type: ignore[arg-type]
+
+
+def merge(a: Path, b: Path, clues: list[str]) -> Optional[Path]:
+    """Sec. 3.5: two paths from one initial node that went opposite ways, joined at it, when
+    they share no other node or clue and together use every clue."""
+    if a.nodes[0] != b.nodes[0] or len(a.nodes) < 2 or len(b.nodes) < 2:
+        return None
+    if set(a.nodes[1:]) & set(b.nodes[1:]) or set(a.clues[1:]) & set(b.clues[1:]):
+        return None
+    joined = b.reversed()
+    joined = Path(joined.nodes + a.nodes[1:], joined.clues + a.clues[1:], joined.links + a.links)
+    return joined if joined.covers(clues) else None
+
+
+def merges(children: list[Path], states: list[Path], clues: list[str]) -> list[Path]:
+    """The distinct merged paths that new path states make with any state reached so far, each
+    read in one direction (the smaller node sequence), so that a pair met twice counts once."""
+    found: dict[tuple[str, ...], Path] = {}
+    for child in children:
+        for other in states:
+            if other is not child and (m := merge(child, other, clues)):
+                m = m if m.nodes <= m.nodes[::-1] else m.reversed()
+                found.setdefault(m.nodes, m)
+    return list(found.values())
+
+
+@dataclass
+class Candidate:
+    """A neighbour of the node a path is at: the edges that reach it, its name and its label."""
+
+    entity: str
+    name: str
+    label: str
+    edges: list[tuple[str, Direction]]
+
+    @property
+    def text(self) -> str:
+        return f"({self.label}, {self.name})"
+
+    def pair(self, edge: tuple[str, Direction]) -> str:
+        relation, direction = edge
+        return f"({relation if direction == 'out' else relation + ' (reverse)'}, {self.label})"
+
+
+@dataclass
+class Exploration:
+    """One question's exploration: the initial nodes, every path state reached, the paths
+    chosen for the answer and why exploration ended (``reason``)."""
+
+    clues: list[str]
+    roots: set[str] = field(default_factory=set)
+    states: list[Path] = field(default_factory=list)
+    chosen: list[Path] = field(default_factory=list)
+    reason: str = DEAD_END
+    steps: int = 0
+
+
+# --------------------------------------------------------------------------- the algorithm
+
+
+@register("cgpe")
+def answer(question: Question, ctx: Context) -> Prediction:
+    p: CGPEConfig = ctx.params
+    clues = extract_clues(question, ctx)
+    if not clues:
+        return respond(question, ctx, Exploration([], reason=NO_CLUES), {})
+    roots = initial_nodes(clues, ctx)
+    if not roots:
+        ctx.trace.note(STAGE_EXPLORE, "no clue names a KG node: answering without a path", clues=clues)
+        return respond(question, ctx, Exploration(clues, reason=NO_INITIAL_NODE), {})
+    run = explore(question, clues, roots, ctx)
+    names = ctx.kg.names(sorted({n for path in run.chosen for n in path.nodes})) if run.chosen else {}
+    ctx.trace.note(STAGE_EXPLORE, f"ended: {run.reason}", steps=run.steps, paths=len(run.states),
+                   chosen=[list(path.nodes) for path in run.chosen], termination=p.termination)
+    return respond(question, ctx, run, names)
+
+
+def extract_clues(question: Question, ctx: Context) -> list[str]:
+    """Sec. 3.2: one call; the model picks the question's phrases that are clues. Phrases that
+    overlap in the question keep the longest, so that a name and a word inside it are one clue."""
+    p: CGPEConfig = ctx.params
+    spans = phrases(question.text, p.max_clue_words)
+    if not spans:
+        ctx.trace.note(STAGE_CLUES, "the question has no content words to take clues from")
+        return []
+    try:
+        reply = ctx.llm(STAGE_CLUES, prompts.clues(question.text), temperature=p.temperature,
+                        schema=prompts.clues_schema(list(spans), p.max_clues), retries=p.max_retries)
+    except OutputError as exc:
+        ctx.trace.note(STAGE_CLUES, "no valid clues after the retries", error=str(exc))
+        return []
+    chosen = []
+    for text in dict.fromkeys(reply["clues"]):
+        if text in spans:
+            chosen.append(text)
+        else:
+            ctx.llm.discard(STAGE_CLUES, "clue is not a phrase of the question", clue=text)
+    kept = [c for c in chosen if not any(o != c and spans[o][0] <= spans[c][0] and spans[c][1] <= spans[o][1]
+                                         for o in chosen)]
+    clues = sorted(kept, key=lambda c: spans[c])
+    ctx.trace.note(STAGE_CLUES, f"{len(clues)} clues", clues=clues)
+    return clues
+
+
+def initial_nodes(clues: list[str], ctx: Context) -> list[Path]:
+    """Sec. 3.3: KG nodes whose name is a clue, by ``kg.search`` with the clue as its text; each
+    starts a path with that clue used. Search hits that only share words with it are not matches."""
+    p: CGPEConfig = ctx.params
+    if ctx.kg is None:
+        return []
+    hits = {clue: ctx.kg.search(clue, limit=p.search_limit) for clue in clues}
+    found = sorted({h for ids in hits.values() for h in ids})
+    names = ctx.kg.names(found) if found else {}
+    roots = [Path((h,), (clue,)) for clue, ids in hits.items() for h in ids
+             if same_characters(names.get(h, ""), clue)]
+    if len(roots) > p.max_paths:
+        ctx.trace.note(STAGE_EXPLORE, "initial nodes capped", total=len(roots), kept=p.max_paths)
+        roots = roots[: p.max_paths]
+    ctx.trace.note(STAGE_EXPLORE, f"{len(roots)} initial nodes",
+                   roots=[{"node": r.nodes[0], "name": names.get(r.nodes[0], ""), "clue": r.clues[0]} for r in roots])
+    return roots
+
+
+def explore(question: Question, clues: list[str], roots: list[Path], ctx: Context) -> Exploration:
+    """Sec. 3.4-3.5, breadth first: every live path takes one step per round. With termination,
+    the first step that completes a path (its forks included) or lets two paths merge ends all
+    exploration. Without it (Table 3), each path takes up to ``max_steps`` steps and the paths
+    using the most clues are chosen."""
+    p: CGPEConfig = ctx.params
+    run = Exploration(clues, roots={r.nodes[0] for r in roots}, states=list(roots))
+    complete = [r for r in roots if r.covers(clues)]
+    frontier = [r for r in roots if not r.covers(clues)]
+    if complete and p.termination:
+        run.chosen, run.reason = complete, COVERAGE
+        return run
+    while frontier:
+        run.steps += 1
+        following: list[Path] = []
+        for path in frontier:
+            if not p.termination and len(path.nodes) > p.max_steps:
+                continue
+            children = next_nodes(question, path, clues, ctx)
+            run.states += children
+            merged = merges(children, run.states, clues) if p.termination else []
+            done = [c for c in children if c.covers(clues)]
+            complete += done
+            following += [c for c in children if not c.covers(clues)]
+            if p.termination and (done or merged):
+                run.chosen, run.reason = (done, COVERAGE) if done else (merged, MERGED)
+                return run
+        if len(following) > p.max_paths:
+            ctx.trace.note(STAGE_EXPLORE, "paths capped", total=len(following), kept=p.max_paths)
+            following = following[: p.max_paths]
+        frontier = following
+    if complete:
+        run.chosen, run.reason = complete, COVERAGE
+        return run
+    longest = max(len(s.nodes) for s in run.states)
+    run.chosen = [s for s in run.states if len(s.nodes) == longest and longest > 1]
+    return run
+
+
+def next_nodes(question: Question, path: Path, clues: list[str], ctx: Context) -> list[Path]:
+    """Sec. 3.4 for one path: the paths one node longer (several when exact matching forks);
+    none is a dead end."""
+    p: CGPEConfig = ctx.params
+    unused = path.unused(clues)
+    candidates = neighbours(path, ctx)
+    if not candidates:
+        ctx.trace.note(STAGE_EXPLORE, "dead end: the node has no neighbours", node=path.nodes[-1])
+        return []
+    if p.character_matching:
+        matched = character_matching(candidates, unused)
+        if matched:
+            ctx.trace.note(STAGE_EXPLORE, "character matching", node=path.nodes[-1],
+                           matched=[{"node": c.entity, "clue": clue} for c, clue in matched])
+            return [path.extend(c.entity, clue, tuple(c.edges)) for c, clue in matched]
+    if not p.llm_pruning:
+        ctx.trace.note(STAGE_EXPLORE, "dead end: no candidate is named like an unused clue", node=path.nodes[-1])
+        return []
+    here = ctx.kg.names([path.nodes[-1]]).get(path.nodes[-1], path.nodes[-1])
+    candidates = fuzzy_matching(question, here, unused, candidates, ctx)
+    candidates = rough_matching(question, here, unused, candidates, ctx) if candidates else []
+    matched = exact_matching(question, here, unused, candidates, ctx) if candidates else []
+    if not matched:
+        ctx.trace.note(STAGE_EXPLORE, "dead end: no candidate matches an unused clue", node=path.nodes[-1])
+    return [path.extend(c.entity, clue, tuple(c.edges)) for c, clue in matched]
+
+
+def neighbours(path: Path, ctx: Context) -> list[Candidate]:
+    """The candidate set: neighbours in both directions, not already on the path, capped per
+    relation (``max_neighbors``) and per direction (``max_relations``), cuts recorded by ctx.kg."""
+    p: CGPEConfig = ctx.params
+    node = path.nodes[-1]
+    if is_literal(node):
+        return []
+    edges: dict[str, list[tuple[str, Direction]]] = {}
+    directions: tuple[Direction, ...] = ("out", "in")
+    for direction in directions:
+        for relation in ctx.kg.relations(node, direction, limit=p.max_relations):
+            for other in ctx.kg.neighbors(node, relation, direction, limit=p.max_neighbors):
+                if other not in path.nodes:
+                    edges.setdefault(other, []).append((relation, direction))
+    if not edges:
+        return []
+    names = ctx.kg.names(list(edges))
+    labels = ctx.kg.types([e for e in edges if not is_literal(e)])
+    return [Candidate(e, names.get(e, e), labels.get(e, "none"), found) for e, found in edges.items()]
+
+
+def character_matching(candidates: list[Candidate], unused: list[str]) -> list[tuple[Candidate, str]]:
+    """Candidates whose name is, character for character, an unused clue (no LLM)."""
+    return [(c, clue) for c in candidates for clue in unused if same_characters(c.name, clue)]
+
+
+def fuzzy_matching(question: Question, here: str, unused: list[str], candidates: list[Candidate],
+                   ctx: Context) -> list[Candidate]:
+    """Prune the (relation, label) pairs the LLM finds unrelated to every unused clue; a
+    candidate keeps the edges whose pair survived."""
+    p: CGPEConfig = ctx.params
+    pairs = list(dict.fromkeys(c.pair(e) for c in candidates for e in c.edges))
+    try:
+        reply = ctx.llm(STAGE_EXPLORE, prompts.fuzzy(question.text, here, unused, pairs),
+                        schema=prompts.fuzzy_schema(pairs), temperature=p.temperature, retries=p.max_retries)
+    except OutputError as exc:
+        ctx.trace.note(STAGE_EXPLORE, "fuzzy matching: no valid reply; nothing kept", error=str(exc))
+        return []
+    kept = set(chosen(reply["keep"], pairs, "fuzzy matching", ctx))
+    survivors = []
+    for c in candidates:
+        edges = [e for e in c.edges if c.pair(e) in kept]
+        if edges:
+            survivors.append(Candidate(c.entity, c.name, c.label, edges))
+    ctx.trace.note(STAGE_EXPLORE, f"fuzzy matching kept {len(kept)} of {len(pairs)} (relation, label) pairs",
+                   kept=sorted(kept), candidates=len(survivors))
+    return survivors
+
+
+def rough_matching(question: Question, here: str, unused: list[str], candidates: list[Candidate],
+                   ctx: Context) -> list[Candidate]:
+    """Score (label, entity) pairs against the unused clues; score 0 (or left out) is removed,
+    and with ``rough_top_k`` only the k best-scored pairs stay."""
+    p: CGPEConfig = ctx.params
+    groups = grouped(candidates)
+    options = list(groups)
+    if len(options) > p.max_candidates:
+        ctx.trace.note(STAGE_EXPLORE, "rough matching: candidates capped", total=len(options), kept=p.max_candidates)
+        options = options[: p.max_candidates]
+    try:
+        reply = ctx.llm(STAGE_EXPLORE, prompts.rough(question.text, here, unused, options),
+                        schema=prompts.rough_schema(options), temperature=p.temperature, retries=p.max_retries)
+    except OutputError as exc:
+        ctx.trace.note(STAGE_EXPLORE, "rough matching: no valid reply; nothing kept", error=str(exc))
+        return []
+    scores: dict[str, int] = {}
+    for item in reply["scores"]:
+        if item["candidate"] not in options or item["candidate"] in scores:
+            ctx.llm.discard(STAGE_EXPLORE, "rough matching: unknown or repeated candidate", candidate=item["candidate"])
+            continue
+        scores[item["candidate"]] = int(item["score"])
+    ranked = sorted((o for o in options if scores.get(o, 0) > 0), key=lambda o: -scores[o])
+    if p.rough_top_k is not None:
+        ranked = ranked[: p.rough_top_k]
+    ctx.trace.note(STAGE_EXPLORE, f"rough matching kept {len(ranked)} of {len(options)} (label, entity) pairs",
+                   scores={o: scores[o] for o in ranked})
+    return [c for o in ranked for c in groups[o]]
+
+
+def exact_matching(question: Question, here: str, unused: list[str], candidates: list[Candidate],
+                   ctx: Context) -> list[tuple[Candidate, str]]:
+    """Each remaining (label, entity) gets its most compatible unused clue, or is dropped."""
+    p: CGPEConfig = ctx.params
+    groups = grouped(candidates)
+    options = list(groups)
+    try:
+        reply = ctx.llm(STAGE_EXPLORE, prompts.exact(question.text, here, unused, options),
+                        schema=prompts.exact_schema(options, unused), temperature=p.temperature, retries=p.max_retries)
+    except OutputError as exc:
+        ctx.trace.note(STAGE_EXPLORE, "exact matching: no valid reply; nothing matched", error=str(exc))
+        return []
+    matched: dict[str, str] = {}
+    for item in reply["matches"]:
+        if item["candidate"] not in groups or item["clue"] not in unused or item["candidate"] in matched:
+            ctx.llm.discard(STAGE_EXPLORE, "exact matching: unknown or repeated candidate, or unknown clue",
+                            candidate=item["candidate"], clue=item["clue"])
+            continue
+        matched[item["candidate"]] = item["clue"]
+    ctx.trace.note(STAGE_EXPLORE, f"exact matching chose {len(matched)} of {len(options)} (label, entity) pairs",
+                   matches=matched)
+    return [(c, clue) for option, clue in matched.items() for c in groups[option]]
+
+
+def respond(question: Question, ctx: Context, run: Exploration, names: dict[str, str]) -> Prediction:
+    """Sec. 3.5: the chosen path(s) go to the LLM as triples. Without a triple, the question is
+    still answered, from the model alone, and marked ``fallback``."""
+    p: CGPEConfig = ctx.params
+    triples = list(dict.fromkeys(t for path in run.chosen for t in path_triples(path, names)))
+    status = "ok" if triples else "fallback"
+    if run.clues:
+        ctx.trace.explanation = explanation(question, run, names).to_dict()
+    try:
+        reply = ctx.llm(STAGE_ANSWER, prompts.answer(question.text, triples),
+                        schema=prompts.answer_schema(p.max_answers), temperature=p.temperature, retries=p.max_retries)
+    except OutputError as exc:
+        return Prediction(answer="", evidence=triples, status="error", reason=f"{run.reason}; answer: {exc}",
+                          stats=ending(run))
+    answers = [a.strip() for a in reply["answers"] if a.strip()]
+    return Prediction(answer=braces(answers), answers=answers, evidence=triples, status=status, reason=run.reason,
+                      stats=ending(run))
+
+
+def ending(run: Exploration) -> dict[str, float]:
+    """How exploration ended, one 0/1 figure per way, so a run reports each as a share."""
+    return {f"ended_{way}": float(run.reason == way)
+            for way in (COVERAGE, MERGED, DEAD_END, NO_CLUES, NO_INITIAL_NODE)}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def phrases(text: str, max_words: int) -> dict[str, tuple[int, int]]:
+    """The question's candidate clues with their word spans [start, end): the runs of words
+    between function words (split where capitalisation changes, so that "Ginger Rogers act"
+    gives the name apart), capitalised names joined across "of"/"the"/"and" or led by a capital
+    "The"/"A"/"An" inside the sentence ("The Killing Room"), and every shorter phrase inside the
+    runs, so that a model can pick "movie" out of "movie co-directors"."""
+    words = [w for w in (_strip(t) for t in re.sub(r"(\w)('s|’s)\b", r"\1 \2", text).split()) if w]
+    runs: list[tuple[int, int]] = []
+    start = None
+    for i, word in enumerate(words + [""]):
+        content = bool(word) and word.lower() not in FUNCTION_WORDS
+        if start is not None and (not content or _capital(word) != _capital(words[i - 1])):
+            runs.append((start, i))
+            start = None
+        if content and start is None:
+            start = i
+    joined = [(a[0], b[1]) for a, b in zip(runs, runs[1:])
+              if _capital(words[a[1] - 1]) and _capital(words[b[0]])
+              and all(w.lower() in NAME_JOINERS for w in words[a[1]:b[0]])]
+    titled = [(a - 1, b) for a, b in [*runs, *joined] if a > 1 and words[a - 1] in ("The", "A", "An")]
+    spans: dict[str, tuple[int, int]] = {}
+    for start, end in [*runs, *joined, *titled] + [(i, j) for a, b in runs for i in range(a, b)
+                                                   for j in range(i + 1, b + 1)]:
+        if end - start <= max_words:
+            spans.setdefault(" ".join(words[start:end]), (start, end))
+    return spans
+
+
+def _strip(token: str) -> str:
+    return token.strip(".,;:!?\"()[]{}")
+
+
+def _capital(word: str) -> bool:
+    return bool(word) and word[0].isupper()
+
+
+def same_characters(name: str, clue: str) -> bool:
+    """Character matching: equal after case, underscores and punctuation are set aside."""
+    return bool(name) and _fold(name) == _fold(clue)
+
+
+def _fold(text: str) -> str:
+    return " ".join(re.sub(r"[\W_]+", " ", text.lower()).split())
+
+
+def grouped(candidates: list[Candidate]) -> dict[str, list[Candidate]]:
+    """Candidates by their (label, entity) text: the model cannot tell apart what reads the same."""
+    groups: dict[str, list[Candidate]] = {}
+    for c in candidates:
+        groups.setdefault(c.text, []).append(c)
+    return groups
+
+
+def chosen(values: list[Any], options: list[str], step: str, ctx: Context) -> list[str]:
+    """The distinct replies that are among ``options``; any other is discarded and counted."""
+    out = []
+    for value in dict.fromkeys(values):
+        if value in options:
+            out.append(value)
+        else:
+            ctx.llm.discard(STAGE_EXPLORE, f"{step}: not among the options", value=value)
+    return out
+
+
+def path_triples(path: Path, names: dict[str, str]) -> list[str]:
+    """The path's edges as (subject, relation, object) with names, in the KG's direction."""
+    out = []
+    for i, link in enumerate(path.links):
+        a, b = names.get(path.nodes[i], path.nodes[i]), names.get(path.nodes[i + 1], path.nodes[i + 1])
+        out += [f"({a}, {r}, {b})" if d == "out" else f"({b}, {r}, {a})" for r, d in link]
+    return out
+
+
+def explanation(question: Question, run: Exploration, names: dict[str, str]) -> Graph:
+    """The chosen path(s), laid out from the first node; the clues and the ending beside them."""
+    graph = Graph(title=question.text, side=[f"Clues: {'; '.join(run.clues)}", f"Ended: {run.reason}"])
+    seen: dict[str, Node] = {}
+    edges: dict[tuple[str, str], set[str]] = {}  # parallel edges share one arrow
+    for path in run.chosen:
+        for depth, node in enumerate(path.nodes):
+            if node not in seen:
+                seen[node] = Node(node, names.get(node, node), depth)
+                graph.nodes.append(seen[node])
+        for i, link in enumerate(path.links):
+            for relation, direction in link:
+                a, b = path.nodes[i], path.nodes[i + 1]
+                edges.setdefault((a, b) if direction == "out" else (b, a), set()).add(relation)
+    for node in seen.values():
+        node.role = "topic" if node.id in run.roots else ""
+    for path in run.chosen:
+        seen[path.nodes[-1]].role = "answer"
+    graph.edges = [Edge(a, b, "; ".join(sorted(rs))) for (a, b), rs in sorted(edges.items())]
+    graph.text = "\n".join(t for path in run.chosen for t in path_triples(path, names))
+    graph.side += [" -> ".join(f"{names.get(n, n)} [{c}]" for n, c in zip(path.nodes, path.clues))
+                   for path in run.chosen]
+    return graph

@@ -1,0 +1,313 @@
+"""CGPE on the bundled demo KG and on a three-node chain, with a hand-written matching double and
+with the scripted backbone: clues, initial nodes, the four matching steps, termination and merging,
+the ablation switches, fallbacks, caps, the per-stage backbones and the configs that run it."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import pytest
+from omegaconf import OmegaConf
+
+from kgx.config import CGPEConfig, ConfigError, KGConfig, LLMConfig, to_run_spec
+from kgx.kg import EmbeddedKG, build_store, open_kg
+from kgx.kg.metered import MeteredKG
+from kgx.llm.client import LLMClient
+from kgx.llm.usage import Meter
+from kgx.methods import Context, cgpe, get
+from kgx.trace import Trace
+from kgx.types import Question
+
+REPO = Path(__file__).resolve().parents[2]
+CAPITAL = Question(id="q1", text="What is the capital of Australia?", answers=[["Canberra"]])
+NS = "http://rdf.freebase.com/ns/"
+
+
+def triple(s: str, p: str, o: str) -> str:
+    obj = o if o.startswith('"') else f"<{NS}{o}>"
+    return f"<{NS}{s}> <{NS}{p}> {obj} .\n"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return open_kg(KGConfig(), tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    """Alpha -x.chain.next-> Beta -x.chain.next-> Gamma: Beta is the middle of the chain."""
+    src = tmp_path_factory.mktemp("src") / "chain.nt"
+    src.write_text(triple("m.a", "type.object.name", '"Alpha"@en') + triple("m.b", "type.object.name", '"Beta"@en')
+                   + triple("m.c", "type.object.name", '"Gamma"@en') + triple("m.a", "x.chain.next", "m.b")
+                   + triple("m.b", "x.chain.next", "m.c"))
+    return EmbeddedKG(build_store([src], "nt", tmp_path_factory.mktemp("kg") / "chain"))
+
+
+class Matcher:
+    """A hand-written stand-in for the LLM: the clues, then each matching step decided by a rule
+    over the option text; records every call and every discarded part of a reply."""
+
+    def __init__(self, clues: list[str], keep: Callable[[str], bool] = lambda o: True,
+                 score: Callable[[str], int] = lambda o: 5,
+                 match: Optional[Callable[[str, list[str]], Optional[str]]] = None,
+                 answers: tuple[str, ...] = ("Canberra",)):
+        self.clues, self.keep, self.score, self.answers = clues, keep, score, answers
+        self.match = match or (lambda option, unused: unused[0])
+        self.calls: list[tuple[str, list[dict[str, str]], dict[str, Any]]] = []
+        self.discarded: list[str] = []
+        self.settings: set[tuple[Optional[float], Optional[int]]] = set()
+
+    def __call__(self, stage, messages, *, schema=None, temperature=None, retries=None, **kw):
+        self.calls.append((stage, messages, schema))
+        self.settings.add((temperature, retries))
+        props = schema["properties"]
+        if stage == "clue_extraction":
+            return {"clues": self.clues}
+        if stage == "answer":
+            return {"answers": list(self.answers)}
+        if "keep" in props:
+            return {"keep": [o for o in props["keep"]["items"]["enum"] if self.keep(o)]}
+        if "scores" in props:
+            options = props["scores"]["items"]["properties"]["candidate"]["enum"]
+            return {"scores": [{"candidate": o, "score": self.score(o)} for o in options]}
+        item = props["matches"]["items"]["properties"]
+        unused = item["clue"]["enum"]
+        return {"matches": [{"candidate": o, "clue": c} for o in item["candidate"]["enum"]
+                            if (c := self.match(o, unused))]}
+
+    def discard(self, stage, reason, **data):
+        self.discarded.append(reason)
+
+    def stages(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for stage, _, _ in self.calls:
+            out[stage] = out.get(stage, 0) + 1
+        return out
+
+
+def context(llm, kg, **params) -> Context:
+    trace = Trace()
+    return Context(llm=llm, params=CGPEConfig(**params), rng=random.Random(0), trace=trace,
+                   kg=MeteredKG(kg, trace))
+
+
+def capital_matcher(**kw) -> Matcher:
+    return Matcher(["capital", "Australia"], keep=lambda o: "country.capital" in o,
+                   score=lambda o: 9 if "Canberra" in o else 0, **kw)
+
+
+# --------------------------------------------------------------------------- the algorithm
+
+
+def test_every_call_uses_the_method_temperature_and_retry_budget(demo):
+    llm = capital_matcher()
+    get("cgpe")(CAPITAL, context(llm, demo, temperature=0.3, max_retries=1))
+    assert len(llm.calls) == 5 and llm.settings == {(0.3, 1)}
+
+
+def test_question_phrases_are_the_clue_candidates():
+    spans = cgpe.phrases("which person directed the movies starred by John Krasinski", 8)
+    assert list(spans)[:3] == ["person directed", "movies starred", "John Krasinski"]
+    assert {"person", "movies", "Krasinski"} <= set(spans) and "the movies" not in spans
+    assert "The Lord of the Rings" in cgpe.phrases("Who directed The Lord of the Rings?", 8)
+    assert list(cgpe.phrases("what movies did Ginger Rogers act in", 8))[:3] == ["movies", "Ginger Rogers", "act"]
+    assert list(cgpe.phrases("which nationality is frederica_of_mecklenburg-strelitz 's couple ?", 8)) == [
+        "nationality", "frederica_of_mecklenburg-strelitz", "couple"]
+
+
+def test_full_pipeline_follows_fuzzy_rough_and_exact_matching_to_the_answer(demo):
+    llm = capital_matcher()
+    ctx = context(llm, demo)
+    p = get("cgpe")(CAPITAL, ctx)
+    assert p.answers == ["Canberra"] and p.answer == "{Canberra}"
+    assert p.status == "ok" and p.reason == "clue_coverage"
+    assert p.stats["ended_clue_coverage"] == 1.0 and p.stats["ended_dead_end"] == 0.0
+    assert p.evidence == ["(Australia, location.country.capital, Canberra)"]
+    assert llm.stages() == {"clue_extraction": 1, "path_exploration": 3, "answer": 1}
+    fuzzy, rough, exact = [schema for stage, _, schema in llm.calls if stage == "path_exploration"]
+    assert "(location.country.capital, City/Town/Village)" in fuzzy["properties"]["keep"]["items"]["enum"]
+    candidates = rough["properties"]["scores"]["items"]["properties"]["candidate"]["enum"]
+    assert candidates == ["(City/Town/Village, Canberra)"]
+    assert exact["properties"]["matches"]["items"]["properties"]["clue"]["enum"] == ["capital"]
+    answer_prompt = llm.calls[-1][1][-1]["content"]
+    assert "(Australia, location.country.capital, Canberra)" in answer_prompt
+    assert answer_prompt.endswith("Question: What is the capital of Australia?")
+    notes = [n.message for n in ctx.trace.notes("path_exploration")]
+    assert notes[0] == "1 initial nodes" and notes[-1] == "ended: clue_coverage"
+    graph = ctx.trace.explanation
+    assert {(n["label"], n["role"]) for n in graph["nodes"]} == {("Australia", "topic"), ("Canberra", "answer")}
+    assert graph["edges"] == [{"source": "m.0_kk", "target": "m.04k0", "label": "location.country.capital"}]
+
+
+def test_character_matching_takes_the_next_node_without_the_llm(demo):
+    llm = Matcher(["Canberra", "Australia"])
+    ctx = context(llm, demo)
+    p = get("cgpe")(Question(id="q", text="Is Canberra in Australia?"), ctx)
+    assert llm.stages() == {"clue_extraction": 1, "answer": 1}
+    assert [n.data["matched"] for n in ctx.trace.notes() if n.message == "character matching"] == [
+        [{"node": "m.0_kk", "clue": "Australia"}]]
+    assert p.reason == "clue_coverage" and p.evidence == [
+        "(Canberra, location.location.containedby, Australia)", "(Australia, location.country.capital, Canberra)",
+        "(Australia, location.location.contains, Canberra)"]
+    assert [(e["source"], e["label"]) for e in ctx.trace.explanation["edges"]] == [
+        ("m.04k0", "location.location.containedby"), ("m.0_kk", "location.country.capital; location.location.contains")]
+
+
+def test_without_character_matching_the_llm_matches_a_named_neighbour(demo):
+    llm = Matcher(["Canberra", "Australia"], keep=lambda o: "capital" in o, score=lambda o: 3)
+    p = get("cgpe")(Question(id="q", text="Is Canberra in Australia?"), context(llm, demo, character_matching=False))
+    assert llm.stages() == {"clue_extraction": 1, "path_exploration": 3, "answer": 1}
+    assert p.evidence == ["(Australia, location.country.capital, Canberra)"]
+
+
+def test_without_llm_pruning_an_unnamed_next_node_is_a_dead_end(demo):
+    llm = capital_matcher()
+    ctx = context(llm, demo, llm_pruning=False)
+    p = get("cgpe")(CAPITAL, ctx)
+    assert llm.stages() == {"clue_extraction": 1, "answer": 1}
+    assert (p.reason, p.status, p.evidence) == ("dead_end", "fallback", [])
+    assert "dead end: no candidate is named like an unused clue" in [n.message for n in ctx.trace.notes()]
+
+
+def test_rough_matching_drops_zero_scores_and_top_k_keeps_the_best(demo):
+    scores = {"Canberra": 9, "Queensland": 4, "Victoria": 7}
+    llm = Matcher(["city", "Australia"], keep=lambda o: "contains" in o and "reverse" not in o,
+                  score=lambda o: next((s for name, s in scores.items() if name in o), 0))
+    ctx = context(llm, demo, rough_top_k=2)
+    p = get("cgpe")(Question(id="q", text="Which city is in Australia?"), ctx)
+    rough = next(n for n in ctx.trace.notes() if n.message.startswith("rough matching"))
+    assert rough.data["scores"] == {"(City/Town/Village, Canberra)": 9, "(Australian State, Victoria)": 7}
+    assert rough.message == "rough matching kept 2 of 9 (label, entity) pairs"
+    assert p.evidence == ["(Australia, location.location.contains, Canberra)",
+                          "(Australia, location.location.contains, Victoria)"]
+
+
+def test_exact_matching_forks_and_every_complete_fork_is_evidence(demo):
+    llm = Matcher(["official languages", "Canada"], keep=lambda o: "official_language" in o,
+                  answers=("English", "French"))
+    q = Question(id="q", text="What are the official languages of Canada?", answers=[["English"], ["French"]])
+    p = get("cgpe")(q, context(llm, demo))
+    assert len(p.evidence) == 2 and all("location.country.official_language" in t for t in p.evidence)
+    assert p.reason == "clue_coverage" and llm.stages()["path_exploration"] == 3
+
+
+def test_replies_outside_the_options_are_discarded_and_counted(demo):
+    llm = capital_matcher(match=lambda option, unused: "population" if "Canberra" in option else None)
+    p = get("cgpe")(CAPITAL, context(llm, demo))
+    assert llm.discarded == ["exact matching: unknown or repeated candidate, or unknown clue"]
+    assert p.reason == "dead_end" and p.status == "fallback" and p.evidence == []
+
+
+def test_a_path_from_the_middle_of_a_chain_is_merged_with_its_other_half(chain):
+    llm = Matcher(["first", "Beta", "last"], match=lambda o, unused: "first" if "Alpha" in o else "last")
+    ctx = context(llm, chain)
+    p = get("cgpe")(Question(id="q", text="What comes first and last around Beta?"), ctx)
+    assert p.reason == "merged" and p.status == "ok"
+    assert p.evidence == ["(Alpha, x.chain.next, Beta)", "(Beta, x.chain.next, Gamma)"]
+    assert ctx.trace.notes()[-1].data["chosen"] == [["m.a", "m.b", "m.c"]]
+
+
+def test_without_termination_paths_run_on_and_do_not_merge(chain):
+    llm = Matcher(["first", "Beta", "last"], match=lambda o, unused: "first" if "Alpha" in o else "last")
+    p = get("cgpe")(Question(id="q", text="What comes first and last around Beta?"),
+                    context(llm, chain, termination=False))
+    assert p.reason == "dead_end" and llm.stages()["path_exploration"] == 3
+    assert p.evidence == ["(Beta, x.chain.next, Gamma)", "(Alpha, x.chain.next, Beta)"]
+
+
+def test_merge_joins_opposite_halves_only():
+    clues = ["a", "b", "c"]
+    left = cgpe.Path(("m.b", "m.a"), ("b", "a"), ((("r", "in"),),))
+    right = cgpe.Path(("m.b", "m.c"), ("b", "c"), ((("r", "out"),),))
+    merged = cgpe.merge(right, left, clues)
+    assert merged == cgpe.Path(("m.a", "m.b", "m.c"), ("a", "b", "c"), ((("r", "out"),), (("r", "out"),)))
+    assert cgpe.merge(right, right, clues) is None
+    assert cgpe.merge(right, cgpe.Path(("m.b", "m.d"), ("b", "c"), ((("r", "out"),),)), clues) is None
+    assert len(cgpe.merges([right], [left, right], clues)) == 1
+
+
+@pytest.mark.parametrize("max_steps, calls, reason", [(1, 3, "dead_end"), (3, 9, "clue_coverage")])
+def test_without_termination_each_path_takes_at_most_max_steps(demo, max_steps, calls, reason):
+    """Two forks (Canberra, Australian Capital Territory) at step 1; with room, both take step 2."""
+    llm = Matcher(["capital", "city", "Australia"], keep=lambda o: "contains" in o, score=lambda o: 1,
+                  match=lambda o, unused: unused[0] if "Capital" in o or "Canberra" in o else None)
+    p = get("cgpe")(Question(id="q", text="capital city Australia"),
+                    context(llm, demo, termination=False, max_steps=max_steps))
+    assert llm.stages()["path_exploration"] == calls and p.reason == reason
+
+
+def test_clues_naming_no_node_are_answered_without_a_path_as_fallback(demo):
+    llm = Matcher(["Atlantis"], answers=("Poseidonis",))
+    p = get("cgpe")(Question(id="q", text="What is the capital of Atlantis?"), context(llm, demo))
+    assert (p.status, p.reason, p.answers, p.evidence) == ("fallback", "no_initial_node", ["Poseidonis"], [])
+    assert llm.stages() == {"clue_extraction": 1, "answer": 1}
+    assert "No path in the knowledge graph" in llm.calls[-1][1][-1]["content"]
+
+
+def test_a_question_without_content_words_is_answered_without_clues(demo):
+    llm = Matcher([], answers=("?",))
+    p = get("cgpe")(Question(id="q", text="What is it?"), context(llm, demo))
+    assert (p.status, p.reason) == ("fallback", "no_clues") and llm.stages() == {"answer": 1}
+
+
+def test_neighbour_caps_reach_the_kg_and_are_recorded(demo):
+    llm = capital_matcher()
+    ctx = context(llm, demo, max_neighbors=1, max_relations=3)
+    get("cgpe")(CAPITAL, ctx)
+    assert ctx.kg.usage.capped >= 2
+    capped = [e for e in ctx.trace.events if getattr(e, "capped_from", 0)]
+    assert {e.operation for e in capped} == {"relations", "neighbors"}
+
+
+def test_types_label_entities_by_notable_type_and_skip_untyped(demo, chain):
+    assert demo.types(["m.0_kk", "m.04k0", '"AU"']) == {"m.0_kk": "Country", "m.04k0": "City/Town/Village"}
+    assert demo.types(["m.08l3"]) == {"m.08l3": "Dated Integer"}  # a CVT: type.object.type, no notable type
+    assert chain.types(["m.a"]) == {}
+
+
+# --------------------------------------------------------------------------- backbones and configs
+
+
+def test_scripted_backbone_makes_one_clue_call_matching_calls_in_threes_and_one_answer(demo):
+    cfg = LLMConfig(name="scripted", model="kgx-scripted/overlap", structured_output=True,
+                    input_cost_per_token=0.0, output_cost_per_token=0.0)
+    meter, trace = Meter(), Trace()
+    llm = LLMClient(cfg, {}, None, sleep=lambda s: None).bind(meter, trace)
+    p = get("cgpe")(CAPITAL, Context(llm=llm, params=CGPEConfig(), rng=random.Random(0), trace=trace,
+                                     kg=MeteredKG(demo, trace)))
+    calls = {stage: usage.calls for stage, usage in meter.stages.items()}
+    assert calls["clue_extraction"] == 1 and calls["answer"] == 1 and calls["path_exploration"] % 3 == 0
+    assert [n.data["clues"] for n in trace.notes("clue_extraction")] == [["capital", "Australia"]]
+    assert p.reason in ("clue_coverage", "merged", "dead_end") and p.status in ("ok", "fallback")
+
+
+def test_config_ranges_name_the_field():
+    with pytest.raises(ConfigError, match="method.max_paths"):
+        CGPEConfig(max_paths=0)
+    with pytest.raises(ConfigError, match="method.rough_top_k"):
+        CGPEConfig(rough_top_k=0)
+    with pytest.raises(ConfigError, match="method.temperature"):
+        CGPEConfig(temperature=3.0)
+    with pytest.raises(ConfigError, match="method.max_retries"):
+        CGPEConfig(max_retries=-1)
+
+
+def test_experiments_and_stage_backbones_compose(compose_cfg):
+    spec = to_run_spec(compose_cfg("+experiment=cgpe_metaqa", "llm=scripted", "+llm.stages.clue_extraction=local",
+                                   "+llm.stages.answer=scripted"))
+    assert (spec.method.name, spec.dataset.name, spec.kg.name) == ("cgpe", "metaqa_2hop", "metaqa")
+    assert {s: c.name for s, c in spec.stages.items()} == {"clue_extraction": "local", "answer": "scripted"}
+    spec = to_run_spec(compose_cfg("+experiment=cgpe_pathquestion"))
+    assert (spec.dataset.name, spec.kg.name) == ("pq_2h", "pathquestion")
+    spec = to_run_spec(compose_cfg("+experiment=cgpe_llm_pruning"))
+    assert (spec.method.llm_pruning, spec.method.character_matching, spec.method.termination) == (True, False, False)
+    assert to_run_spec(compose_cfg("+experiment=cgpe_answer_only")).method.name == "io"
+
+
+def test_sweeps_mirror_the_papers_tables():
+    backbones = OmegaConf.load(REPO / "sweeps" / "cgpe_backbones.yaml").hydra.sweeper.params
+    assert dict(backbones) == {f"+llm.stages.{s}": "scripted,local"
+                               for s in ("clue_extraction", "path_exploration", "answer")}
+    ablation = OmegaConf.load(REPO / "sweeps" / "cgpe_ablation.yaml").hydra.sweeper.params
+    assert ablation["+experiment"] == "cgpe_answer_only,cgpe_llm_pruning,cgpe_character_matching,cgpe_full"

@@ -104,8 +104,10 @@ def answer(question: Question, ctx: Context) -> Prediction:
                                                        "properties": {"answers": answers_schema(p.max_answers)},
                                                        "required": ["answers"]})
     answers = list(dict.fromkeys(a for a in map(unnumbered, reply["answers"]) if a))
+    layers = max((f.depth for g in graphs for f in g.facts), default=0)
     return Prediction(answer=braces(answers), answers=answers, evidence=evidence,
-                      status="ok" if graphs else "fallback", reason="" if graphs else "; ".join(reasons))
+                      status="ok" if graphs else "fallback", reason="" if graphs else "; ".join(reasons),
+                      stats={"layers": float(layers)})
 
 
 def message_passing(question: Question, topic: str, name: str, ctx: Context) -> FactsGraph:

@@ -161,7 +161,7 @@ def test_hub_neighbours_are_capped_and_the_cap_recorded(kg):
 def test_a_layer_through_cvt_nodes_covers_two_hops(kg):
     llm = FakeLLM(sampling=prefer("government_positions_held"))
     prediction, _ = run(RFK, kg, llm, depth=2, width=1)
-    assert llm.stages() == ["sampling", "transformation", "answer"]
+    assert llm.stages() == ["sampling", "transformation", "answer"] and prediction.stats == {"layers": 1.0}
     fact = llm.calls[1][1][-1]["content"]
     assert "(" in fact and "1961-01-21" in fact  # the CVT is described by its attributes
     assert any("1961-01-21" in e for e in prediction.evidence)

@@ -64,12 +64,14 @@ class Completion:
 
 def parse_json(text: str, schema: dict[str, Any]) -> Any:
     """The first JSON value in ``text`` (code fences and chatter around it allowed), checked
-    against ``schema``. Raises ValueError saying what is wrong."""
+    against ``schema``. Raw line breaks inside strings are accepted: llama.cpp's JSON grammar
+    lets small models write them, and they do not change what the reply says. Raises ValueError
+    saying what is wrong."""
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     if not starts:
         raise ValueError(f"no JSON in output: {text[:200]!r}")
     try:
-        value, _ = json.JSONDecoder().raw_decode(text[min(starts):])
+        value, _ = json.JSONDecoder(strict=False).raw_decode(text[min(starts):])
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON ({exc.msg}): {text[:200]!r}") from exc
     error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
@@ -238,6 +240,11 @@ class QuestionLLM:
             return [self._one(stage, messages, temperature, schema, validate, sample, retries)
                     for sample in range(n)]
         return self._one(stage, messages, temperature, schema, validate, 0, retries)
+
+    def retries(self, stage: str) -> int:
+        """The stage backbone's ``parse_retries``, for a method that runs its own retry loop
+        (e.g. asking only for what a short reply missed)."""
+        return self.client.backbone(stage).parse_retries
 
     def discard(self, stage: str, reason: str, **data: Any) -> None:
         """Count a part of an accepted reply that had to be dropped (e.g. one invented relation

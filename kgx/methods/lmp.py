@@ -54,6 +54,9 @@ class Fact:
     through_cvt: bool = False  # members are unnamed nodes described by their attributes
 
 
+RETRY_STEP = 0.2  # App. A.7: each retry raises the temperature by 0.2
+
+
 class NoKnowledge(Exception):
     """Message passing cannot go on; the question is answered without knowledge (App. A.7)."""
 
@@ -163,37 +166,41 @@ def sample(question: Question, graph: FactsGraph, frontier: list[Fact], options:
     k = min(p.width, len(labels))
     if p.sampler != "llm":
         return [by_label[label] for label, _ in rank(p.sampler, question.text, labels, k)]
-    if graph.facts[1:]:
-        messages = prompts.sample_deeper(question.text, graph.topic_name,
-                                         [(f.text, [o.label for o in options[f.id]]) for f in frontier], k)
-    else:
-        messages = prompts.sample_first(question.text, graph.topic_name, labels, k)
-    chosen: dict[str, None] = {}
-
-    def enough(reply: Any) -> list[str]:
-        # App. A.7: short replies are pooled across attempts until K relations are chosen.
+    chosen: list[str] = []
+    retries = ctx.llm.retries("sampling") if p.max_retries is None else p.max_retries
+    for attempt in range(retries + 1):
+        # App. A.7: a short reply is pooled with the next attempt's, which is asked only for the
+        # relations still missing, at a temperature 0.2 higher, until K are chosen.
+        rest = [label for label in labels if label not in chosen]
+        need = min(k - len(chosen), len(rest))
+        if graph.facts[1:]:
+            messages = prompts.sample_deeper(question.text, graph.topic_name, [
+                (f.text, [o.label for o in options[f.id] if o.label in rest]) for f in frontier], need)
+        else:
+            messages = prompts.sample_first(question.text, graph.topic_name, rest, need)
+        schema = {"type": "object", "required": ["relations"], "properties": {"relations": {
+            "type": "array", "items": {"enum": rest}, "minItems": need, "maxItems": need}}}
+        try:
+            reply = ctx.llm("sampling", messages, temperature=min(2.0, p.temperature + RETRY_STEP * attempt),
+                            schema=schema, retries=0)
+        except OutputError:
+            continue
         for label in reply["relations"]:
-            if label in by_label:
-                chosen[label] = None
-            else:
+            if label not in by_label:
                 ctx.llm.discard("sampling", "relation not among the candidates", relation=label)
+            elif label not in chosen:
+                chosen.append(label)
         if chosen and len(labels) <= p.width:  # every candidate is kept; the reply only ranks them
-            return list(dict.fromkeys([*chosen, *labels]))
-        if len(chosen) < k:
-            raise ValueError(f"{len(chosen)} of {k} relations chosen so far")
-        return list(chosen)[:k]
-
-    schema = {"type": "object", "required": ["relations"], "properties": {"relations": {
-        "type": "array", "items": {"enum": labels}, "minItems": k, "maxItems": k}}}
-    try:
-        picked = ctx.llm("sampling", messages, temperature=p.temperature, schema=schema,
-                         validate=enough, retries=p.max_retries)
-    except OutputError as exc:
-        if not chosen:
-            raise NoKnowledge(f"sampling failed: {exc}") from exc
-        picked = list(chosen)
-        ctx.trace.note("sampling", f"kept {len(picked)} of {k} relations after the retries")
-    return [by_label[label] for label in picked]
+            chosen += [label for label in labels if label not in chosen]
+        if len(chosen) >= k:
+            break
+        if attempt < retries:
+            ctx.llm.discard("sampling", f"{len(chosen)} of {k} distinct relations; asking for the rest")
+    if not chosen:
+        raise NoKnowledge(f"sampling chose no valid relation in {retries + 1} tries")
+    if len(chosen) < k:
+        ctx.trace.note("sampling", f"kept {len(chosen)} of {k} relations after the retries")
+    return [by_label[label] for label in chosen]
 
 
 def aggregate(graph: FactsGraph, frontier: list[Fact], options: dict[str, list[Option]], option: Option,
@@ -243,7 +250,7 @@ def transform(question: Question, graph: FactsGraph, frontier: list[Fact], new: 
         return summaries
 
     schema = {"type": "object", "required": ["facts"], "properties": {"facts": {
-        "type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 400},
+        "type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 200},
         "minItems": k, "maxItems": k}}}
     try:
         return ctx.llm("transformation", prompts.transform(question.text, graph.topic_name,

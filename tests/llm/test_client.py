@@ -155,6 +155,7 @@ def test_missing_api_key_names_the_variable(monkeypatch):
     ('{"a": 1}', {"a": 1}),
     ('```json\n{"a": 2}\n```', {"a": 2}),
     ('Sure! {"a": 3} hope this helps', {"a": 3}),
+    ('{"a": ["one\nline broken"]}', {"a": ["one\nline broken"]}),  # raw newline a small model wrote
 ])
 def test_parse_json_finds_the_object(text, value):
     assert parse_json(text, {"type": "object"}) == value

@@ -60,6 +60,9 @@ class FakeLLM:
     def discard(self, stage, reason, **data):
         self.discards.append((stage, reason))
 
+    def retries(self, stage):
+        return 5
+
     def stages(self):
         return [stage for stage, _, _ in self.calls]
 
@@ -116,17 +119,33 @@ def test_readout_numbers_the_facts_graph_depth_first(kg):
 def test_a_relation_outside_the_candidates_is_discarded_and_short_replies_are_pooled(kg):
     def invent(messages, schema, attempt):
         enum = schema["properties"]["relations"]["items"]["enum"]
-        capital = next(o for o in enum if "country.capital" in o)
-        rest = [o for o in enum if o != capital]
-        return {"relations": ["people.person.invented_relation", capital] if attempt == 0 else rest[:2]}
+        if "location.country.capital" in enum:  # the first call
+            return {"relations": ["people.person.invented_relation", "location.country.capital"]}
+        return {"relations": enum[:2]}
 
     llm = FakeLLM(sampling=invent)
     prediction, ctx = run(AUSTRALIA, kg, llm, width=3)
-    assert llm.discards == [("sampling", "relation not among the candidates")]
+    assert llm.discards == [("sampling", "relation not among the candidates"),
+                            ("sampling", "1 of 3 distinct relations; asking for the rest")]
     assert llm.stages() == ["sampling", "sampling", "transformation", "answer"]
+    retry = llm.calls[1][2]["properties"]["relations"]
+    assert retry["minItems"] == 2 and "location.country.capital" not in retry["items"]["enum"]
     assert "location.country.capital" in llm.calls[2][1][-1]["content"]
     assert "invented_relation" not in llm.calls[2][1][-1]["content"]
     assert not any(e.kind == "kg" and "invented" in json.dumps(e.arguments) for e in ctx.trace.events)
+
+
+def test_a_model_that_repeats_itself_is_asked_only_for_what_is_missing(kg):
+    def repeat(messages, schema, attempt):
+        spec = schema["properties"]["relations"]
+        first = spec["items"]["enum"][0]
+        return {"relations": [first] * spec["maxItems"]}
+
+    llm = FakeLLM(sampling=repeat)
+    prediction, ctx = run(AUSTRALIA, kg, llm, width=3)
+    asked = [call[2]["properties"]["relations"]["maxItems"] for call in llm.calls if call[0] == "sampling"]
+    assert asked == [3, 2, 1] and len(set(ctx.trace.explanation["nodes"][i]["id"] for i in (1, 2, 3))) == 3
+    assert len(llm.discards) == 2 and prediction.status == "ok"
 
 
 def test_a_wrong_summary_count_retries_then_answers_without_knowledge(kg):

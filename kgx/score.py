@@ -190,7 +190,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     try:
-        questions = load(dataset_config(args.dataset))
+        questions = load(dataset_config(args.dataset, whole=True))
         records = read_predictions(args.predictions)
     except (ConfigError, DataError) as exc:
         sys.exit(f"kgx.score: error: {exc}")

@@ -16,7 +16,7 @@ from kgx.datasets.files import MissingFile
 def status(name: str) -> tuple[str, str, str]:
     """(loader, question count or what went wrong, resolved file or the reason)."""
     try:
-        cfg = dataset_config(name)
+        cfg = dataset_config(name, whole=True)
     except ConfigError as exc:
         return "?", "bad config", str(exc)
     try:

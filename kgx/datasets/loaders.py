@@ -4,6 +4,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from omegaconf import OmegaConf
@@ -84,13 +85,15 @@ def dataset_names() -> list[str]:
     return sorted(p.stem for p in (CONF_DIR / "dataset").glob("*.yaml"))
 
 
-def dataset_config(name: str) -> DatasetConfig:
+def dataset_config(name: str, whole: bool = False) -> DatasetConfig:
     """The ``DatasetConfig`` of ``conf/dataset/<name>.yaml``, checked against the schema as
-    Hydra checks it in a run."""
+    Hydra checks it in a run. ``whole`` drops the config's subset (ids, sample, limit), as the
+    listing and the scorer need: the demo config's ``limit`` is the main job's budget, not the set."""
     path = CONF_DIR / "dataset" / f"{name}.yaml"
     if not path.is_file():
         raise ConfigError(f"dataset '{name}': no conf/dataset/{name}.yaml; options: {dataset_names()}")
     try:
-        return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(DatasetConfig), OmegaConf.load(path)))
+        cfg = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(DatasetConfig), OmegaConf.load(path)))
     except Exception as exc:  # omegaconf's validation errors, and ConfigError from the range checks
         raise ConfigError(f"{path}: {exc}") from exc
+    return replace(cfg, ids=[], sample=None, limit=None) if whole else cfg

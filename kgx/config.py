@@ -118,6 +118,26 @@ class KGConfig:
 
 
 @dataclass
+class LocalModelConfig:
+    """The in-process llama.cpp backbone (``llm=local``); ignored by every other provider."""
+
+    model_path: Optional[str] = None  # any instruct GGUF file; None = the bundled SmolLM2-135M-Instruct
+    chat_format: Optional[str] = None  # llama-cpp-python chat format; None = the template in the GGUF
+    n_ctx: int = 4096
+    n_threads: Optional[int] = None  # None = kgx's choice for this machine (see kgx/llm/local.py)
+    n_batch: int = 512
+    # Off: the AMX/repacked weight buffers segfault at the first decode on some Xeon VMs.
+    use_extra_bufts: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("n_ctx", "n_batch"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"llm.local.{name}={getattr(self, name)}: must be at least 1")
+        if self.n_threads is not None and self.n_threads < 1:
+            raise ConfigError(f"llm.local.n_threads={self.n_threads}: must be at least 1 (or null)")
+
+
+@dataclass
 class LLMConfig:
     name: str = "local"
     model: str = "kgx-local/smollm2-135m-instruct"  # litellm model string
@@ -140,6 +160,7 @@ class LLMConfig:
     latency_s: float = 0.0  # scripted backbone only: simulated latency per call
     failure_rate: float = 0.0  # scripted backbone only: share of calls failing transiently
     extra: dict[str, Any] = field(default_factory=dict)  # passed through to litellm.completion
+    local: LocalModelConfig = field(default_factory=LocalModelConfig)  # llm=local only
     stages: dict[str, Any] = field(default_factory=dict)  # stage -> llm config name or mapping
 
     def __post_init__(self) -> None:

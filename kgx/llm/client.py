@@ -7,6 +7,7 @@ a higher temperature, LMP App. A.7), and meters and traces everything it did.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -132,7 +133,7 @@ class LLMClient:
         for cfg in self.backbones():
             litellm.completion(model=cfg.model, messages=[{"role": "user", "content": "ping"}],
                                mock_response="ok")
-            providers.prepare(cfg.model)
+            providers.prepare(cfg.model, dataclasses.asdict(cfg.local))
 
     def bind(self, meter: Meter, trace: Trace) -> "QuestionLLM":
         return QuestionLLM(self, meter, trace)
@@ -192,6 +193,8 @@ class LLMClient:
             kwargs["api_key"] = "none"  # local OpenAI-compatible servers accept any key
         if cfg.model.startswith(providers.SCRIPTED + "/"):
             kwargs.update(latency_s=cfg.latency_s, failure_rate=cfg.failure_rate)
+        if cfg.model.startswith(providers.LOCAL + "/"):
+            kwargs["local"] = dataclasses.asdict(cfg.local)
         return kwargs
 
     def _send(self, cfg: LLMConfig, kwargs: dict[str, Any]) -> tuple[Any, int]:

@@ -61,7 +61,7 @@ class LocalLlama(CustomLLM):
         self._model: Optional[Any] = None
         self._lock = threading.Lock()
 
-    def prepare(self) -> None:
+    def prepare(self, options: dict[str, Any]) -> None:
         with self._lock:
             self._load()
 

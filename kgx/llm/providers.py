@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import litellm
 
@@ -29,9 +30,10 @@ def register() -> None:
     ]
 
 
-def prepare(model: str) -> None:
-    """Load what a kgx provider needs (model weights, tokenizer) ahead of the first request."""
+def prepare(model: str, options: dict[str, Any]) -> None:
+    """Load what a kgx provider needs (model weights, tokenizer) ahead of the first request;
+    ``options`` are the provider's own settings (``llm.local`` for the local model)."""
     register()
     handler = _handlers.get(model.split("/")[0])
     if handler is not None:
-        handler.prepare()
+        handler.prepare(options)

@@ -124,7 +124,7 @@ def reply(messages: list[dict[str, str]], schema: dict[str, Any] | None) -> str:
 
 
 class ScriptedLLM(CustomLLM):
-    def prepare(self) -> None:
+    def prepare(self, options: dict[str, Any]) -> None:
         litellm.token_counter(model=TOKEN_MODEL, text="warm up the tokenizer")
 
     def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,

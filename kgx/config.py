@@ -7,6 +7,7 @@ composed config into objects, still before any work.
 """
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Optional
@@ -46,8 +47,12 @@ class RunConfig:
     force: bool = False  # recompute questions that already have a prediction
     progress: bool = True
     explain: int = 3  # questions per run whose explanation (text + PNG/SVG) is logged
+    # Stop early when this many questions in a row fail the same way (an outage); 0 = never.
+    max_consecutive_errors: int = 5
 
     def __post_init__(self) -> None:
+        if self.max_consecutive_errors < 0:
+            raise ConfigError(f"run.max_consecutive_errors={self.max_consecutive_errors}: must be >= 0")
         if self.concurrency < 1:
             raise ConfigError(f"run.concurrency={self.concurrency}: must be at least 1")
         if self.explain < 0:
@@ -113,6 +118,8 @@ class KGConfig:
             raise ConfigError(f"kg.backend={self.backend}: use 'embedded' or 'endpoint'")
         if self.backend == "endpoint" and not self.endpoint:
             raise ConfigError("kg.endpoint: a SPARQL URL is needed for kg.backend=endpoint")
+        if self.timeout_s <= 0:
+            raise ConfigError(f"kg.timeout_s={self.timeout_s}: must be a positive number of seconds")
         if self.max_candidates is not None and self.max_candidates < 1:
             raise ConfigError(f"kg.max_candidates={self.max_candidates}: must be at least 1 (or null)")
 
@@ -172,6 +179,8 @@ class LLMConfig:
         for name in ("rpm", "tpm"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"llm.{name}={getattr(self, name)}: must be at least 1 (or null)")
+        if self.timeout_s <= 0:
+            raise ConfigError(f"llm.timeout_s={self.timeout_s}: must be a positive number of seconds")
         for name in ("max_retries", "parse_retries", "max_tokens"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"llm.{name}={getattr(self, name)}: must be >= 0")
@@ -369,7 +378,13 @@ class Config:
 
 
 def register() -> None:
-    """Make the schemas known to Hydra; group YAML files extend ``base_<name>``."""
+    """Make the schemas known to Hydra; group YAML files extend ``base_<name>``.
+
+    ``${kgx.token:}`` is a random token, drawn once per composed config (Hydra copies the
+    resolver cache into every job of a sweep): it keeps two sweeps started in the same second
+    out of each other's folder."""
+    if not OmegaConf.has_resolver("kgx.token"):
+        OmegaConf.register_new_resolver("kgx.token", lambda: secrets.token_hex(3), use_cache=True)
     cs = ConfigStore.instance()
     cs.store(name="kgx_schema", node=Config)
     for name, schema in METHOD_SCHEMAS.items():

@@ -355,6 +355,7 @@ RUN_METRICS: tuple[str, ...] = (
     "kg_capped_per_q",
     "fallback_rate",
     "errors",
+    "errors.infra",
     "n_questions",
     "wall_s",
 )
@@ -368,7 +369,7 @@ def _p95(values: Sequence[float]) -> float:
     return ordered[max(0, -(-95 * len(ordered) // 100) - 1)]
 
 
-def summarize(records: Sequence[dict], wall_s: float) -> dict[str, float]:
+def summarize(records: Sequence[dict], wall_s: float, spent: Sequence[dict] = ()) -> dict[str, float]:
     """The run's figures from its prediction records (the lines of ``predictions.jsonl``).
 
     Accuracy metrics are percentages over every question, errors included, as the papers'
@@ -381,6 +382,10 @@ def summarize(records: Sequence[dict], wall_s: float) -> dict[str, float]:
     (status ``fallback``); ``kg_capped_per_q`` counts KG results a method cut to its cap.
     ``stat.<name>`` is the mean over questions of a method's own figure (missing counts as 0), so a
     0/1 figure such as ``stat.ended_clue_coverage`` reads as a share.
+    ``spent`` are earlier records a rerun replaced (questions that had ended in an error): what
+    they paid for is part of ``billed_calls``, ``billed_tokens`` and ``cost_usd``, and of nothing
+    else. ``errors`` counts questions whose record is an error, ``errors.infra`` those of them
+    whose infrastructure failed (kgx.failures).
     """
     n = len(records)
     out: dict[str, float] = {}
@@ -398,11 +403,12 @@ def summarize(records: Sequence[dict], wall_s: float) -> dict[str, float]:
     latencies = [r["latency_s"] for r in records]
     out["latency_s_per_q"] = sum(latencies) / n if n else 0.0
     out["latency_s_p95"] = _p95(latencies)
-    unpriced = sum(u["unpriced_calls"] for u in usage)
-    out["cost_usd"] = float("nan") if unpriced else sum(u["cost_usd"] for u in usage)
-    out["billed_calls"] = float(sum(u["billed_calls"] for u in usage))
+    paid = [*usage, *(r["usage"] for r in spent)]
+    unpriced = sum(u["unpriced_calls"] for u in paid)
+    out["cost_usd"] = float("nan") if unpriced else sum(u["cost_usd"] for u in paid)
+    out["billed_calls"] = float(sum(u["billed_calls"] for u in paid))
     out["cached_calls"] = float(sum(u["cached_calls"] for u in usage))
-    out["billed_tokens"] = float(sum(u["billed_input_tokens"] + u["billed_output_tokens"] for u in usage))
+    out["billed_tokens"] = float(sum(u["billed_input_tokens"] + u["billed_output_tokens"] for u in paid))
     out["parse_failures"] = float(sum(u["parse_failures"] for u in usage))
     out["retries"] = float(sum(u["retries"] for u in usage))
     out["kg_queries_per_q"] = sum(r["kg"]["queries"] for r in records) / n if n else 0.0
@@ -410,6 +416,8 @@ def summarize(records: Sequence[dict], wall_s: float) -> dict[str, float]:
     out["kg_capped_per_q"] = sum(r["kg"].get("capped", 0) for r in records) / n if n else 0.0
     out["fallback_rate"] = 100.0 * sum(r["status"] == "fallback" for r in records) / n if n else 0.0
     out["errors"] = float(sum(r["status"] == "error" for r in records))
+    out["errors.infra"] = float(sum(r["status"] == "error" and bool((r.get("error") or {}).get("infra"))
+                                    for r in records))
     out["n_questions"] = float(n)
     out["wall_s"] = wall_s
     for key in sorted({k for r in records for k in r["prediction"].get("stats", {})}):

@@ -2,7 +2,8 @@
 
 Every finished question is one flushed line of ``predictions.jsonl`` in the run's output
 directory, which is named by the config hash; a rerun of the same config therefore resumes
-where the last one stopped, and Ctrl-C loses nothing that finished.
+where the last one stopped, and Ctrl-C loses nothing that finished. A question that ended in an
+error is not finished: the run is FAILED, and the rerun computes that question again.
 """
 from __future__ import annotations
 
@@ -10,27 +11,29 @@ import hashlib
 import json
 import random
 import shutil
-import threading
 import time
 import traceback
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+import urllib.parse
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from kgx import datasets, methods, metrics
+from kgx import datasets, locks, methods, metrics
 from kgx.config import RunSpec
+from kgx.failures import Breaker, Failure, classify
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import ResponseCache
 from kgx.llm.client import LLMClient
 from kgx.llm.usage import Meter
+from kgx.loop import LoopResult, Progress, WallClock, answer_all
+from kgx.predlog import PredictionLog
 from kgx.trace import Trace
 from kgx.types import Prediction, Question
 
 # Settings that change where and how a run executes, not what it computes.
 NON_RESULT_FIELDS = ("output_dir", "tracking_uri", "experiment", "force", "concurrency", "cache_dir", "progress",
-                     "explain")
+                     "explain", "max_consecutive_errors")
 
 
 def config_hash(resolved: dict[str, Any]) -> str:
@@ -45,41 +48,13 @@ def output_dir(spec: RunSpec, digest: str) -> Path:
     return Path("outputs") / "runs" / f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}-{digest}"
 
 
-class PredictionLog:
-    """``predictions.jsonl``: append-only, one line per finished question, flushed at once."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._lock = threading.Lock()
-
-    def finished(self) -> dict[str, dict[str, Any]]:
-        """Records already on disk. A torn last line (the process was killed mid-write) is cut
-        off, so that the next append starts on a line of its own."""
-        done: dict[str, dict[str, Any]] = {}
-        if not self.path.exists():
-            return done
-        text = self.path.read_text(encoding="utf-8")
-        if text and not text.endswith("\n"):
-            text = text[: text.rfind("\n") + 1]
-            self.path.write_text(text, encoding="utf-8")
-        for line in text.splitlines():
-            record = json.loads(line)
-            done[record["id"]] = record
-        return done
-
-    def set_aside(self) -> Optional[Path]:
-        """Move an earlier log out of the way (``run.force``) without deleting it."""
-        if not self.path.exists():
-            return None
-        kept = self.path.with_name(f"predictions.{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
-        self.path.rename(kept)
-        return kept
-
-    def append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False) + "\n"
-        with self._lock, self.path.open("a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
+def file_name(qid: str) -> str:
+    """A file name per question id, distinct for distinct ids (``x/y`` and ``x_y`` differ):
+    percent-encoding, with a hash in place of the tail of very long ids."""
+    name = urllib.parse.quote(qid, safe="")
+    if len(name) > 120 or name.startswith("."):
+        name = name[:100].lstrip(".") + "-" + hashlib.sha256(qid.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return name
 
 
 @dataclass
@@ -93,6 +68,19 @@ class Outcome:
     resumed: int  # questions taken from an earlier invocation's log
     interrupted: bool = False
     skipped: bool = False  # the config had a FINISHED run: nothing was run
+    failures: list[Failure] = field(default_factory=list)  # questions that ended in an error
+    tripped: Optional[Failure] = None  # the repeated failure that stopped the run early
+    not_started: int = 0  # questions left for a rerun when the run stopped early
+    retried: int = 0  # questions whose earlier record was an error, computed again
+
+    @property
+    def status(self) -> str:
+        """The MLflow status: FINISHED only when every question has an answer."""
+        if self.skipped:
+            return "FINISHED"
+        if self.interrupted:
+            return "KILLED"
+        return "FAILED" if self.failures or self.tripped or self.not_started else "FINISHED"
 
 
 def skipped(run: Any, out_dir: Path) -> Outcome:
@@ -103,20 +91,23 @@ def skipped(run: Any, out_dir: Path) -> Outcome:
 
 
 def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, out_dir: Path) -> dict[str, Any]:
-    """Run the method on one question; any exception becomes a ``status=error`` record."""
+    """Run the method on one question; any exception becomes a ``status=error`` record whose
+    ``error`` says whether the infrastructure or the method failed (kgx.failures)."""
     meter, trace = Meter(), Trace()
     metered_kg = MeteredKG(kg, trace)
     seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
     ctx = methods.Context(llm=client.bind(meter, trace), params=spec.method, rng=random.Random(seed),
                           trace=trace, kg=metered_kg)
+    failure: Optional[Failure] = None
     start = time.perf_counter()
     try:
         prediction = methods.get(spec.method.name)(question, ctx)
     except Exception as exc:  # recorded, never fatal: the question stays in the denominator
+        failure = classify(exc)
         prediction = Prediction(answer="", status="error", reason=f"{type(exc).__name__}: {exc}")
         trace.error = traceback.format_exc()
     latency = time.perf_counter() - start
-    trace_file = Path("traces") / f"{_safe(question.id)}.json"
+    trace_file = Path("traces") / f"{file_name(question.id)}.json"
     trace.write(out_dir / trace_file)
     usage = meter.total()
     return {
@@ -126,6 +117,7 @@ def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, ou
         "prediction": prediction.to_dict(),
         "scores": metrics.score(question, prediction),
         "status": prediction.status,
+        "error": failure.to_dict() if failure else None,
         "calls": usage.calls,
         "tokens": usage.total_tokens,
         "latency_s": latency,
@@ -136,71 +128,21 @@ def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, ou
     }
 
 
-def _safe(qid: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in qid)
-
-
-class Progress:
-    """done/total with running hits@1, tokens and cost (tqdm on stderr)."""
-
-    def __init__(self, total: int, done: list[dict[str, Any]], enabled: bool):
-        from tqdm import tqdm
-
-        self.bar = tqdm(total=total, initial=len(done), disable=not enabled, unit="q", dynamic_ncols=True)
-        self.records = list(done)
-        self._show()
-
-    def update(self, record: dict[str, Any]) -> None:
-        self.records.append(record)
-        self.bar.update(1)
-        self._show()
-
-    def _show(self) -> None:
-        if not self.records:
-            return
-        n = len(self.records)
-        hits = 100 * sum(r["scores"]["hits1"] for r in self.records) / n
-        tokens = sum(r["usage"]["input_tokens"] + r["usage"]["output_tokens"] for r in self.records)
-        cost = sum(r["usage"]["cost_usd"] for r in self.records)
-        unknown = any(r["usage"]["unpriced_calls"] for r in self.records)
-        self.bar.set_postfix_str(f"hits@1={hits:.1f} tok={tokens} cost=${cost:.4f}{'+?' if unknown else ''}")
-
-    def close(self) -> None:
-        self.bar.close()
-
-
-def answer_all(todo: list[Question], spec: RunSpec, client: LLMClient, kg: Any, log: PredictionLog,
-               progress: Progress) -> tuple[dict[str, dict[str, Any]], bool]:
-    """Answer ``todo`` in a pool of ``spec.workers`` threads, logging each as it finishes.
-
-    On Ctrl-C, queued questions are cancelled and the ones in flight finish and are logged.
-    """
-    new: dict[str, dict[str, Any]] = {}
-    interrupted = False
-    pool = ThreadPoolExecutor(max_workers=spec.workers, thread_name_prefix="kgx-q")
-    try:
-        pending: set[Future] = {pool.submit(answer_one, q, spec, client, kg, log.path.parent) for q in todo}
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                record = fut.result()
-                log.append(record)
-                new[record["id"]] = record
-                progress.update(record)
-    except KeyboardInterrupt:
-        interrupted = True
-        pool.shutdown(wait=False, cancel_futures=True)
-    finally:
-        pool.shutdown(wait=not interrupted)
-        progress.close()
-    return new, interrupted
+def failure_of(record: dict[str, Any]) -> Optional[Failure]:
+    """The record's failure; records written before failures were classified count as method errors."""
+    if record["status"] != "error":
+        return None
+    if record.get("error"):
+        return Failure.from_dict(record["error"])
+    return Failure("method", False, "unknown", record["prediction"].get("reason", ""))
 
 
 def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
             parent_id: Optional[str] = None) -> Outcome:
     """Run ``spec``; a config that already has a FINISHED MLflow run is not run again
-    (``run.force`` overrides). ``parent_id`` makes the MLflow run a child of a sweep's run."""
-    from kgx.tracking import PARENT_TAG, Tracker, flatten, git_commit
+    (``run.force`` overrides). ``parent_id`` makes the MLflow run a child of a sweep's run.
+    One invocation per config at a time: a second one is refused (locks.Busy), naming the first."""
+    from kgx.tracking import Tracker
 
     resolved = spec.resolved()
     digest = config_hash(resolved)
@@ -216,11 +158,18 @@ def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
     questions = datasets.load(spec.dataset)
     kg = open_kg(spec.kg, cache_dir)
     tracker = Tracker(spec.run, launch_dir)
-    finished = None if spec.run.force else tracker.finished_run(digest)
-    if finished is not None:
-        return skipped(finished, out_dir)
+    with locks.exclusive(out_dir / ".lock", f"this config ({out_dir})"):
+        finished = None if spec.run.force else tracker.finished_run(digest)
+        if finished is not None:
+            return skipped(finished, out_dir)
+        return _execute(spec, resolved, digest, out_dir, questions, client, kg, tracker, run_name, parent_id)
 
-    out_dir.mkdir(parents=True, exist_ok=True)
+
+def _execute(spec: RunSpec, resolved: dict[str, Any], digest: str, out_dir: Path, questions: list[Question],
+             client: LLMClient, kg: Any, tracker: Any, run_name: Optional[str],
+             parent_id: Optional[str]) -> Outcome:
+    from kgx.tracking import PARENT_TAG, flatten, git_commit
+
     (out_dir / "config.json").write_text(json.dumps(resolved, indent=2))
     log = PredictionLog(out_dir / "predictions.jsonl")
     run_id_file = out_dir / "mlflow_run_id"
@@ -231,8 +180,17 @@ def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
             shutil.rmtree(out_dir / "traces")
     elif run_id_file.exists():
         resume_id = run_id_file.read_text().strip()
-    done = {qid: r for qid, r in log.finished().items() if qid in {q.id for q in questions}}
+    contents = log.read()
+    ids = {q.id for q in questions}
+    earlier = {qid: r for qid, r in contents.latest.items() if qid in ids}
+    done = {qid: r for qid, r in earlier.items() if r["status"] != "error"}
     todo = [q for q in questions if q.id not in done]
+    invocations = out_dir / "invocations"
+    client.invocation = (int(invocations.read_text()) if invocations.exists() and not spec.run.force else 0) + 1
+    invocations.write_text(str(client.invocation))
+    if todo:  # a broken backbone stops the run here, before the clock and before any question
+        client.prepare()
+        client.preflight()
 
     tags = {
         "method": spec.method.name, "dataset": spec.dataset.name, "llm": spec.llm.model,
@@ -244,26 +202,42 @@ def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
     name = run_name or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"
     run_id = tracker.start(name, flatten(resolved), tags, resume_id)
     run_id_file.write_text(run_id)
+    try:
+        return _answer_and_log(spec, out_dir, questions, client, kg, tracker, log, contents.superseded,
+                               earlier, done, todo, run_id)
+    except BaseException as exc:  # the MLflow run must never stay RUNNING
+        tracker.end("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+        raise
 
+
+def _answer_and_log(spec: RunSpec, out_dir: Path, questions: list[Question], client: LLMClient, kg: Any,
+                    tracker: Any, log: PredictionLog, superseded: list[dict[str, Any]],
+                    earlier: dict[str, dict[str, Any]], done: dict[str, dict[str, Any]],
+                    todo: list[Question], run_id: str) -> Outcome:
     # wall_s adds up the invocations that built this run, so a resumed run reports its whole cost.
     wall_file = out_dir / "wall_s"
-    earlier = float(wall_file.read_text()) if wall_file.exists() and done else 0.0
-    if todo:
-        client.prepare()
+    clock = WallClock(wall_file, float(wall_file.read_text()) if wall_file.exists() and earlier else 0.0)
     progress = Progress(len(questions), list(done.values()), spec.run.progress)
-    start = time.perf_counter()
-    new, interrupted = answer_all(todo, spec, client, kg, log, progress)
-    wall_s = earlier + time.perf_counter() - start
-    wall_file.write_text(str(wall_s))
-
-    records = [r for q in questions if (r := new.get(q.id) or done.get(q.id))]
-    summary = metrics.summarize(records, wall_s)
+    loop: LoopResult = answer_all(todo, lambda q: answer_one(q, spec, client, kg, out_dir), spec.workers, log,
+                                  progress, Breaker(spec.run.max_consecutive_errors), clock)
+    # A question the loop did not reach keeps its earlier error record: it is still unanswered.
+    records = [r for q in questions if (r := loop.new.get(q.id) or done.get(q.id) or earlier.get(q.id))]
+    replaced = [earlier[qid] for qid in loop.new if qid in earlier]
+    summary = metrics.summarize(records, clock.elapsed(), spent=[*superseded, *replaced])
+    failures = [f for r in records if (f := failure_of(r))]
+    unreached = len(questions) - len(records)
+    outcome = Outcome(summary, records, out_dir, run_id, len(loop.new),
+                      sum(r["usage"]["billed_calls"] for r in loop.new.values()), len(done), loop.interrupted,
+                      failures=failures, tripped=loop.tripped, not_started=unreached,
+                      retried=sum(1 for qid in loop.new if qid in earlier))
+    summary["unanswered"] = float(unreached)
+    summary["invocations"] = float(client.invocation)
     tracker.log_metrics(summary)
+    tracker.log_outcome(outcome.status, failures, loop.tripped, unreached)
     _log_artifacts(tracker, out_dir, records)
     _log_explanations(tracker, out_dir, records, spec.run.explain)
-    tracker.end("KILLED" if interrupted else "FINISHED")
-    billed = sum(r["usage"]["billed_calls"] for r in new.values())
-    return Outcome(summary, records, out_dir, run_id, len(new), billed, len(done), interrupted)
+    tracker.end(outcome.status)
+    return outcome
 
 
 def _log_artifacts(tracker: Any, out_dir: Path, records: list[dict[str, Any]]) -> None:
@@ -299,7 +273,7 @@ def _log_explanations(tracker: Any, out_dir: Path, records: list[dict[str, Any]]
             continue
         data = json.loads(trace_path.read_text()).get("explanation")
         if data:
-            explain.write(explain.Graph.from_dict(data), target / _safe(r["id"]))
+            explain.write(explain.Graph.from_dict(data), target / file_name(r["id"]))
             written += 1
     if written:
         tracker.log_artifact(target, "explanations")

@@ -149,3 +149,6 @@ class SweepTracking(Callback):
         tracker.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
         print(f"sweep {sweep_name(config)}: {len(done)} finished, {len(failed)} failed; "
               f"mlflow parent run {self.parent_id} with {len(summary)} report artifacts")
+        if failed:  # SystemExit, not an exception: Hydra turns callback exceptions into warnings
+            raise SystemExit(f"kgx: error: {len(failed)} sweep jobs failed (tag failed_jobs of the parent run); "
+                             f"rerun the same command to run only them again")

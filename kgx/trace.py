@@ -76,4 +76,9 @@ class Trace:
     def write(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         data = {"events": self.to_list(), "error": self.error, "explanation": self.explanation}
-        path.write_text(json.dumps(data, indent=1, ensure_ascii=False))
+        text = json.dumps(data, indent=1, ensure_ascii=False)
+        try:
+            blob = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate in model or question text: keep it escaped
+            blob = json.dumps(data, indent=1, ensure_ascii=True).encode("ascii")
+        path.write_bytes(blob)

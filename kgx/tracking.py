@@ -6,6 +6,7 @@ only the names of the environment variables that carry keys.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from kgx.config import RunConfig
+from kgx.failures import Failure, describe
+from kgx.locks import waiting
 
 MLRUNS = "mlruns"
 PARENT_TAG = "mlflow.parentRunId"
@@ -55,10 +58,13 @@ class Tracker:
             logging.getLogger(name).setLevel(logging.WARNING)
 
         self.uri = tracking_uri(run, launch_dir)
-        if self.uri.startswith("sqlite:///"):
-            Path(self.uri[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
-        self.client = MlflowClient(tracking_uri=self.uri)
-        self.experiment_id = self._experiment(run.experiment, launch_dir)
+        # MLflow creates and migrates a new sqlite database on first use; two processes doing
+        # that at once leave it broken, so its first use happens under a lock beside it.
+        guard = waiting(Path(self.uri[len("sqlite:///"):] + ".lock")) if self.uri.startswith("sqlite:///") \
+            else contextlib.nullcontext()
+        with guard:
+            self.client = MlflowClient(tracking_uri=self.uri)
+            self.experiment_id = self._experiment(run.experiment, launch_dir)
         self.run_id: Optional[str] = None
 
     def _experiment(self, name: str, launch_dir: Path) -> str:
@@ -128,6 +134,19 @@ class Tracker:
             self.client.log_artifacts(self.run_id, str(path), artifact_path)
         elif path.exists():
             self.client.log_artifact(self.run_id, str(path), artifact_path)
+
+    def log_outcome(self, status: str, failures: list[Failure], tripped: Optional[Failure],
+                    unanswered: int) -> None:
+        """Mark a run's figures for what they are: ``result`` is ``partial`` unless every
+        question has an answer; ``errors`` says what the errors were and ``stopped_early`` why
+        the run stopped before its last question."""
+        tags = {"result": "complete" if status == "FINISHED" else "partial",
+                "errors": describe(failures) or "none",
+                "stopped_early": (f"{tripped.signature}: {tripped.message}"[:5000] if tripped else "no"),
+                "unanswered": str(unanswered)}
+        from mlflow.entities import RunTag
+
+        self.client.log_batch(self.run_id, tags=[RunTag(k, v) for k, v in tags.items()])
 
     def end(self, status: str) -> None:
         self.client.set_terminated(self.run_id, status=status)

@@ -34,3 +34,16 @@ def compose_cfg():
 def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def run(compose_cfg, in_tmp):
+    """``run(*overrides)``: a whole run of CoT on the scripted backbone in the temp directory."""
+    from kgx.config import to_run_spec
+    from kgx.run import execute
+
+    def _run(*overrides: str):
+        spec = to_run_spec(compose_cfg("method=cot", "llm=scripted", "run.progress=false", *overrides))
+        return execute(spec, in_tmp)
+
+    return _run

@@ -24,3 +24,10 @@ def kgx_env() -> dict[str, str]:
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("MLFLOW_TRACKING_URI", None)
     return env
+
+
+def mlflow_run(tmp: Path, run_id: str):
+    """The MLflow run ``run_id`` in the default store of launch directory ``tmp``."""
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(f"sqlite:///{tmp / 'mlruns' / 'mlflow.db'}").get_run(run_id)

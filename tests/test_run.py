@@ -9,23 +9,9 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from kgx import methods
-from kgx.config import to_run_spec
 from kgx.metrics import RUN_METRICS
-from kgx.run import execute
 from kgx.types import Prediction
-
-
-@pytest.fixture
-def run(compose_cfg, in_tmp):
-    def _run(*overrides: str):
-        spec = to_run_spec(compose_cfg("method=cot", "llm=scripted", "run.progress=false", *overrides))
-        return execute(spec, in_tmp)
-
-    return _run
-
-
-def mlflow_run(tmp: Path, run_id: str):
-    return MlflowClient(f"sqlite:///{tmp / 'mlruns' / 'mlflow.db'}").get_run(run_id)
+from tests.helpers import mlflow_run
 
 
 def lines(path: Path) -> list[dict]:

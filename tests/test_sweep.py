@@ -48,7 +48,7 @@ def test_a_crashed_job_is_recorded_and_only_it_runs_again(tmp_path):
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP.replace("run.seed: 0,1", "dataset.path: null,missing.jsonl"))
     done = sweep(tmp_path, "method=cot")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode != 0 and "1 sweep jobs failed" in done.stderr, done.stderr
     assert "failed: MissingFile" in done.stderr
     parent = next(r for r in runs(tmp_path) if r.data.tags.get("sweep") == "tiny")
     assert parent.info.status == "FAILED" and parent.data.tags["children_failed"] == "1"
@@ -56,6 +56,24 @@ def test_a_crashed_job_is_recorded_and_only_it_runs_again(tmp_path):
 
     again = sweep(tmp_path, "method=cot")
     assert again.stdout.count("already finished") == 1 and "failed: MissingFile" in again.stderr
+
+
+def test_a_job_whose_run_had_errors_is_failed_and_runs_again(tmp_path):
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP.replace("run.seed: 0,1", "llm.failure_rate: 0.0,0.7"))
+    args = ("method=cot", "llm.max_retries=0", "llm.backoff_s=0", "run.max_consecutive_errors=0")
+    done = sweep(tmp_path, *args)
+    assert done.returncode != 0 and "questions ended in errors" in done.stderr, done.stderr
+    children = [r for r in runs(tmp_path) if r.data.tags.get("mlflow.parentRunId")]
+    assert sorted(r.info.status for r in children) == ["FAILED", "FINISHED"]
+    failed = next(r for r in children if r.info.status == "FAILED")
+    assert failed.data.tags["result"] == "partial" and failed.data.metrics["errors"] > 0
+
+    again = sweep(tmp_path, *args)
+    assert again.stdout.count("already finished") == 1  # the job with errors runs again
+    rerun = [r for r in runs(tmp_path) if r.data.tags.get("mlflow.parentRunId")]
+    assert len(rerun) == 2  # the same child, resumed
+    assert next(r for r in rerun if r.info.run_id == failed.info.run_id).data.metrics["invocations"] == 2
 
 
 def test_a_bad_value_in_a_sweep_stops_it_before_any_job(tmp_path):

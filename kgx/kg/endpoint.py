@@ -14,11 +14,23 @@ from typing import Any, Callable
 from SPARQLWrapper import JSON, POST, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import EndPointInternalError, EndPointNotFound, QueryBadFormed
 
+from kgx.failures import InfraError
 from kgx.kg.freebase import KGError
 from kgx.kg.sparql import SparqlKG, Term
 
 GET_LIMIT = 1500  # characters of query text sent in the URL; longer ones are POSTed
 TRANSIENT = (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, EndPointInternalError)
+
+
+class KGUnavailable(KGError, InfraError):
+    """The endpoint did not answer (down, timing out, failing) through every retry: the run's
+    infrastructure failed, not the method, so the question is retried on the next run."""
+
+
+def _kind(exc: Exception) -> str:
+    if isinstance(exc, (socket.timeout, TimeoutError)) or "timed out" in str(exc):
+        return "kg.timeout"
+    return "kg.server" if isinstance(exc, EndPointInternalError) else "kg.unreachable"
 
 
 def _term(binding: dict[str, str]) -> Term:
@@ -39,7 +51,7 @@ class EndpointKG(SparqlKG):
     def _select(self, query: str) -> list[dict[str, Term]]:
         client = SPARQLWrapper(self.url)
         client.setReturnFormat(JSON)
-        client.setTimeout(int(max(1, self.timeout_s)))
+        client.timeout = self.timeout_s  # setTimeout() would round 0.5 s down to whole seconds
         if len(query) > GET_LIMIT:
             client.setMethod(POST)
         client.setQuery(query)
@@ -50,11 +62,12 @@ class EndpointKG(SparqlKG):
             except QueryBadFormed as exc:
                 raise KGError(f"SPARQL endpoint {self.url} rejected a query: {exc}") from exc
             except EndPointNotFound as exc:
-                raise KGError(f"SPARQL endpoint {self.url}: not found (404); check kg.endpoint") from exc
+                raise KGUnavailable(f"SPARQL endpoint {self.url}: not found (404); check kg.endpoint",
+                                    "kg.not_found") from exc
             except TRANSIENT as exc:
                 if attempt == self.retries:
-                    raise KGError(f"SPARQL endpoint {self.url} unreachable after {attempt + 1} tries: "
-                                  f"{exc}") from exc
+                    raise KGUnavailable(f"SPARQL endpoint {self.url} unreachable after {attempt + 1} tries: "
+                                        f"{exc}", _kind(exc)) from exc
                 self.sleep(self.backoff_s * 2**attempt * (0.5 + random.random()))
         return [{k: _term(v) for k, v in row.items()} for row in result["results"]["bindings"]]
 

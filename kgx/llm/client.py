@@ -20,27 +20,67 @@ import jsonschema
 import litellm
 
 from kgx.config import LLMConfig
+from kgx.failures import InfraError
 from kgx.llm import providers
 from kgx.llm.cache import ResponseCache, cache_key
 from kgx.llm.ratelimit import RateLimiter, share
 from kgx.llm.usage import Meter, Usage
 from kgx.trace import LLMEvent, Trace
 
-TRANSIENT_ERRORS = (
-    litellm.RateLimitError,
-    litellm.Timeout,
-    litellm.APIConnectionError,
-    litellm.InternalServerError,
-    litellm.ServiceUnavailableError,
-    litellm.BadGatewayError,
+# (exception, kind, retried): the first that matches wins, so subclasses come before their bases.
+# Only what may pass by itself is retried; a refused key, a missing model or a request the
+# provider rejects fails the same way however often it is sent.
+ERROR_KINDS: tuple[tuple[type[Exception], str, bool], ...] = (
+    (litellm.AuthenticationError, "llm.auth", False),  # 401
+    (litellm.PermissionDeniedError, "llm.auth", False),  # 403
+    (litellm.NotFoundError, "llm.not_found", False),  # 404
+    (litellm.ContextWindowExceededError, "llm.context_window", False),
+    (litellm.UnprocessableEntityError, "llm.bad_request", False),  # 422
+    (litellm.BadRequestError, "llm.bad_request", False),  # 400
+    (litellm.RateLimitError, "llm.rate_limit", True),  # 429
+    (litellm.Timeout, "llm.timeout", True),
+    (litellm.APIConnectionError, "llm.unreachable", True),
+    (litellm.InternalServerError, "llm.server", True),
+    (litellm.ServiceUnavailableError, "llm.server", True),
+    (litellm.BadGatewayError, "llm.server", True),
 )
+
+STATUS_KINDS: dict[int, tuple[str, bool]] = {
+    400: ("llm.bad_request", False), 401: ("llm.auth", False), 403: ("llm.auth", False),
+    404: ("llm.not_found", False), 408: ("llm.timeout", True), 413: ("llm.bad_request", False),
+    422: ("llm.bad_request", False), 429: ("llm.rate_limit", True),
+}
 
 Messages = list[dict[str, str]]
 Validator = Callable[[Any], Any]
 
 
-class LLMError(RuntimeError):
-    """A call that cannot be made: missing API key, or transient errors past the retry budget."""
+class LLMError(InfraError):
+    """A call that cannot be made: no API key, a provider that refuses the request, or
+    transient errors past the retry budget. ``kind`` says which (``llm.auth``, ...)."""
+
+    def __init__(self, message: str, kind: str = "llm.error"):
+        super().__init__(message, kind)
+
+
+def error_kind(exc: Exception) -> tuple[str, bool]:
+    """``(kind, retried)`` for an exception litellm raised; unknown ones are not retried.
+
+    litellm's exception type depends on the body's wording as well as the status (a 404 "model
+    does not exist" comes as BadRequestError, a 403 as the generic APIError), so the HTTP status
+    decides where there is one. A 500 whose body is a
+    validation error (some servers answer a bad request that way) is a bad request."""
+    status = getattr(exc, "status_code", None)
+    kind, retried = "llm.error", False
+    for cls, known, again in ERROR_KINDS:
+        if isinstance(exc, cls):
+            kind, retried = known, again
+            break
+    if kind != "llm.context_window" and isinstance(status, int):
+        kind, retried = STATUS_KINDS.get(status, ("llm.server", True) if status >= 500 else (kind, retried))
+    if kind == "llm.server" and "validation" in str(exc).lower():
+        return "llm.bad_request", False
+    return kind, retried
 
 
 class OutputError(ValueError):
@@ -108,6 +148,7 @@ class LLMClient:
         self.cache = cache
         self.seed = seed
         self.sleep = sleep
+        self.invocation = 0  # which invocation of the run this is (the scripted backbone's failures vary by it)
         self.limiters = {cfg.name: RateLimiter(share(cfg.rpm), share(cfg.tpm), sleep=sleep)
                          for cfg in self.backbones() if cfg.rpm or cfg.tpm}
 
@@ -123,7 +164,7 @@ class LLMClient:
             if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
                 raise LLMError(
                     f"llm '{cfg.name}' ({cfg.model}) needs an API key: set the environment "
-                    f"variable {cfg.api_key_env}"
+                    f"variable {cfg.api_key_env}", "llm.auth"
                 )
 
     def prepare(self) -> None:
@@ -133,7 +174,32 @@ class LLMClient:
         for cfg in self.backbones():
             litellm.completion(model=cfg.model, messages=[{"role": "user", "content": "ping"}],
                                mock_response="ok")
-            providers.prepare(cfg.model, dataclasses.asdict(cfg.local))
+            try:
+                providers.prepare(cfg.model, dataclasses.asdict(cfg.local))
+            except (FileNotFoundError, RuntimeError) as exc:
+                raise LLMError(f"llm '{cfg.name}' ({cfg.model}) could not start: {exc}", "llm.local") from exc
+
+    def preflight(self) -> int:
+        """One tiny request to every distinct backbone of the run, before any question.
+
+        A wrong key, model name or api_base then stops the run here, with the provider's own
+        message, instead of turning every question into an error. Transient errors are retried
+        as in a question; the response cache is bypassed (it proves nothing about the provider).
+        Returns the number of requests sent; they are not part of any question's figures."""
+        sent: set[str] = set()
+        for cfg in self.backbones():
+            identity = json.dumps([cfg.model, cfg.api_base, cfg.api_key_env, dataclasses.asdict(cfg.local)])
+            if identity in sent:
+                continue
+            sent.add(identity)
+            request = self._request(cfg, [{"role": "user", "content": "Reply with the word OK."}], 0.0, None,
+                                    self.seed)
+            request["max_tokens"] = 8
+            try:
+                self._send(cfg, request)
+            except LLMError as exc:
+                raise LLMError(f"pre-flight request failed, no question was run: {exc}", exc.kind) from exc
+        return len(sent)
 
     def bind(self, meter: Meter, trace: Trace) -> "QuestionLLM":
         return QuestionLLM(self, meter, trace)
@@ -165,6 +231,9 @@ class LLMClient:
         if limiter is not None:  # counted as the provider counts: prompt plus the completion budget
             limiter.acquire(litellm.token_counter(model=cfg.model, messages=messages) + cfg.max_tokens)
         response, retries = self._send(cfg, self._request(cfg, messages, temperature, response_schema, seed))
+        if response is None or not getattr(response, "choices", None):  # litellm gives None for some 422s
+            raise LLMError(f"llm '{cfg.name}' ({cfg.model}): the provider rejected the request "
+                           f"(no completion came back)", "llm.bad_request")
         text = response.choices[0].message.content or ""
         usage = response.usage
         completion = Completion(text, usage.prompt_tokens, usage.completion_tokens,
@@ -174,8 +243,7 @@ class LLMClient:
                                  "output_tokens": completion.output_tokens})
         return completion
 
-    @staticmethod
-    def _request(cfg: LLMConfig, messages: Messages, temperature: float,
+    def _request(self, cfg: LLMConfig, messages: Messages, temperature: float,
                  response_schema: Optional[dict[str, Any]], seed: int) -> dict[str, Any]:
         """litellm.completion's arguments; retries are ours, so litellm's own are off."""
         kwargs: dict[str, Any] = dict(
@@ -192,7 +260,7 @@ class LLMClient:
         elif cfg.api_base:
             kwargs["api_key"] = "none"  # local OpenAI-compatible servers accept any key
         if cfg.model.startswith(providers.SCRIPTED + "/"):
-            kwargs.update(latency_s=cfg.latency_s, failure_rate=cfg.failure_rate)
+            kwargs.update(latency_s=cfg.latency_s, failure_rate=cfg.failure_rate, invocation=self.invocation)
         if cfg.model.startswith(providers.LOCAL + "/"):
             kwargs["local"] = dataclasses.asdict(cfg.local)
         return kwargs
@@ -203,10 +271,12 @@ class LLMClient:
                 if cfg.model.startswith(providers.SCRIPTED + "/"):
                     kwargs["attempt"] = retry
                 return litellm.completion(**kwargs), retry
-            except TRANSIENT_ERRORS as exc:
-                if retry == cfg.max_retries:
-                    raise LLMError(f"llm '{cfg.name}': {type(exc).__name__} after "
-                                   f"{retry + 1} attempts: {exc}") from exc
+            except Exception as exc:
+                kind, retried = error_kind(exc)
+                if not retried or retry == cfg.max_retries:
+                    tries = f" after {retry + 1} attempts" if retried else ""
+                    raise LLMError(f"llm '{cfg.name}' ({cfg.model}{' at ' + cfg.api_base if cfg.api_base else ''}): "
+                                   f"{type(exc).__name__}{tries}: {_provider_message(exc)}", kind) from exc
                 self.sleep(cfg.backoff_s * 2**retry * (0.5 + random.random()))
         raise AssertionError("unreachable")
 
@@ -220,6 +290,12 @@ class LLMClient:
             return float(litellm.completion_cost(completion_response=response, model=cfg.model))
         except Exception:  # no price for this model in litellm's map: unknown, not 0
             return None
+
+
+def _provider_message(exc: Exception) -> str:
+    """The provider's own words, without litellm's boilerplate around them."""
+    text = str(getattr(exc, "message", "") or exc)
+    return text.replace("litellm.", "", 1)[:1000]
 
 
 class QuestionLLM:

@@ -149,7 +149,11 @@ class ScriptedLLM(CustomLLM):
 
     @staticmethod
     def _fails(messages: list, params: dict, rate: float) -> bool:
-        """Deterministic per (prompt, attempt): the same run fails the same calls."""
-        blob = json.dumps([messages, params.get("temperature"), params.get("seed"), params.get("attempt")])
+        """Deterministic per (prompt, attempt, invocation): the same invocation of a run fails
+        the same calls, and its rerun (the next invocation) draws anew, as a provider would."""
+        parts = [messages, params.get("temperature"), params.get("seed"), params.get("attempt")]
+        if params.get("invocation"):
+            parts.append(params["invocation"])
+        blob = json.dumps(parts)
         draw = int(hashlib.sha256(blob.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
         return draw < rate

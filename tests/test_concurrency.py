@@ -1,0 +1,90 @@
+"""Concurrent use as it happens: runs started together on a new tracking store, the same config
+started twice, sweeps started in the same second, and a run killed with -9."""
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from mlflow.tracking import MlflowClient
+
+from kgx.config import CONF_DIR, register
+from tests.helpers import kgx_env
+
+ARGS = ["method=io", "llm=scripted", "run.progress=false"]
+
+
+def start(cwd: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "kgx", *ARGS, *args], cwd=cwd, env=kgx_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_ten_runs_started_at_once_on_a_new_tracking_store(tmp_path):
+    procs = [start(tmp_path, "dataset.limit=2", f"run.seed={i}") for i in range(10)]
+    results = [(p.wait(timeout=600), p.stderr.read()) for p in procs]
+    assert [code for code, _ in results] == [0] * 10, [err[-500:] for code, err in results if code]
+    db = tmp_path / "mlruns" / "mlflow.db"
+    client = MlflowClient(f"sqlite:///{db}")
+    found = client.search_runs([client.get_experiment_by_name("kgx").experiment_id])
+    assert len(found) == 10 and {r.info.status for r in found} == {"FINISHED"}
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert not conn.execute("SELECT name FROM sqlite_master WHERE name LIKE '_alembic_tmp%'").fetchall()
+
+
+def test_the_same_config_started_twice_is_refused_naming_the_first(tmp_path):
+    slow = ("dataset.limit=8", "llm.latency_s=2", "llm.cache=false", "run.concurrency=1")
+    first = start(tmp_path, *slow)
+    deadline = time.time() + 120
+    while not any(p.read_text() for p in tmp_path.glob("outputs/runs/*/.lock")):
+        assert time.time() < deadline and first.poll() is None, first.stderr.read() if first.poll() else "timeout"
+        time.sleep(0.2)
+    second = start(tmp_path, *slow)
+    assert second.wait(timeout=300) != 0
+    assert f"is already running (pid {first.pid} on" in second.stderr.read()
+    assert first.wait(timeout=300) == 0, first.stderr.read()
+    (log,) = tmp_path.glob("outputs/runs/*/predictions.jsonl")
+    assert len(log.read_text().splitlines()) == 8  # computed once
+
+
+def test_two_sweeps_in_the_same_second_get_their_own_folders():
+    register()
+    dirs = []
+    for _ in range(2):
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+            cfg = compose(config_name="config", return_hydra_config=True)
+        dirs.append((cfg.hydra.sweep.dir, cfg.hydra.sweep.dir))
+    GlobalHydra.instance().clear()
+    (a, a_again), (b, _) = dirs
+    assert a == a_again and a != b  # drawn once per sweep, different between sweeps
+    assert a.startswith("outputs/multirun/") and len(a.rsplit("-", 1)[1]) == 6
+
+
+def test_a_killed_invocation_still_counts_its_time_and_calls(tmp_path):
+    slow = ("method=cot", "dataset.limit=20", "llm.latency_s=0.3", "llm.cache=false", "run.concurrency=1")
+    first = start(tmp_path, *slow)
+    deadline = time.time() + 120
+    while not list(tmp_path.glob("outputs/runs/*/predictions.jsonl")) or \
+            len(next(tmp_path.glob("outputs/runs/*/predictions.jsonl")).read_text().splitlines()) < 4:
+        assert time.time() < deadline and first.poll() is None
+        time.sleep(0.1)
+    time.sleep(1.2)
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=30)
+    (out_dir,) = tmp_path.glob("outputs/runs/*")
+    killed_wall = float((out_dir / "wall_s").read_text())
+    killed_lines = len((out_dir / "predictions.jsonl").read_text().splitlines())
+    assert killed_wall >= 0.3 * (killed_lines - 1) and killed_lines >= 4  # up to its last logged question
+
+    again = subprocess.run([sys.executable, "-m", "kgx", *ARGS, *slow], cwd=tmp_path, env=kgx_env(),
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    run_id = (out_dir / "mlflow_run_id").read_text()
+    metrics = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}").get_run(run_id).data.metrics
+    assert metrics["billed_calls"] == 20 and metrics["wall_s"] >= killed_wall + 0.3 * (20 - killed_lines)

@@ -6,6 +6,7 @@ repeats (an outage). Either way every finished question is on disk, and a rerun 
 """
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -90,16 +91,24 @@ class LoopResult:
 
 def answer_all(todo: list[Question], answer: Answer, workers: int, log: PredictionLog, progress: Progress,
                breaker: Breaker, clock: WallClock) -> LoopResult:
+    """Answer ``todo`` with ``workers`` questions in flight, handing out the next one only when
+    one has been logged: a stop (the breaker, Ctrl-C) then leaves at most ``workers - 1``
+    questions running, and memory does not grow with the number of questions."""
     result = LoopResult()
+    queue = iter(todo)
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kgx-q")
     pending: set[Future] = set()
+
+    def hand_out(n: int) -> None:
+        for question in itertools.islice(queue, n):
+            pending.add(pool.submit(answer, question))
+
     try:
-        pending = {pool.submit(answer, q) for q in todo}
+        hand_out(workers)
         while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
-                if fut.cancelled():
-                    continue
+                pending.discard(fut)
                 record = fut.result()
                 log.append(record)
                 result.new[record["id"]] = record
@@ -108,13 +117,14 @@ def answer_all(todo: list[Question], answer: Answer, workers: int, log: Predicti
                 error = record.get("error")
                 if breaker.observe(Failure.from_dict(error) if error else None) and result.tripped is None:
                     result.tripped = breaker.tripped
-                    result.not_started = sum(f.cancel() for f in pending)
+            if result.tripped is None:
+                hand_out(len(finished))
     except KeyboardInterrupt:
         result.interrupted = True
-        result.not_started = sum(f.cancel() for f in pending)
         pool.shutdown(wait=False, cancel_futures=True)
     finally:
         pool.shutdown(wait=not result.interrupted)
         progress.close()
         clock.tick()
+    result.not_started = len(todo) - len(result.new)
     return result

@@ -12,7 +12,8 @@ Each line of the predictions file is one JSON record; its format is recognised p
 * ToG: ``{question, results}``; results is free text with the answer in ``{...}``
 * AoG: ``{question, Answer}``
 
-Every record becomes a :class:`~kgx.types.Prediction` (the text, and the answers parsed from
+A question id given by several records counts by its last one, as in a run's own log; the
+report says how many were superseded. Every record becomes a :class:`~kgx.types.Prediction` (the text, and the answers parsed from
 it) and is scored by :func:`kgx.metrics.score`, the function runs use, so no rule is defined twice.
 """
 from __future__ import annotations
@@ -52,11 +53,30 @@ class Record:
 # --------------------------------------------------------------------------- reading
 
 
-def read_predictions(path: Path) -> list[Record]:
-    """Every record of a predictions file; a line that is not a known record stops with file:line."""
+@dataclass(frozen=True)
+class Predictions:
+    """A predictions file as scored: the records that count, in file order, and how many
+    earlier records a later record of the same question id replaced."""
+
+    records: list[Record]
+    superseded: int
+
+
+def read_predictions(path: Path) -> Predictions:
+    """The records of a predictions file; a line that is not a known record stops with file:line.
+
+    Of several records with one question id the last counts, as in a run: kgx's own log appends
+    a question again when a rerun computes it again (an error retried). The earlier ones are
+    counted, never scored, so that no question counts twice and the report says how many there
+    were. Lone surrogates are not refused here as in question files: this file is only read, and
+    kgx's log writes a model's lone surrogate as a JSON escape.
+    """
     if not path.is_file():
         raise DataError(f"predictions file not found: {path}")
-    return [to_record(row, where) for where, row in json_lines(path)]
+    records = [to_record(row, where) for where, row in json_lines(path, check_strings=False)]
+    last = {record.id: index for index, record in enumerate(records) if record.id is not None}
+    kept = [record for index, record in enumerate(records) if record.id is None or last[record.id] == index]
+    return Predictions(kept, len(records) - len(kept))
 
 
 def to_record(row: dict[str, Any], where: str) -> Record:
@@ -191,14 +211,17 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     try:
         questions = load(dataset_config(args.dataset, whole=True))
-        records = read_predictions(args.predictions)
+        predictions = read_predictions(args.predictions)
     except (ConfigError, DataError) as exc:
         sys.exit(f"kgx.score: error: {exc}")
+    records = predictions.records
     pairs, unmatched = match(records, questions)
     hits, f1 = summary(pairs, args.rule)
     formats = ", ".join(f"{name} {n:,}" for name, n in Counter(r.format for r in records).most_common())
-    print(f"{args.predictions}: {len(records):,} records ({formats or 'none'}); dataset {args.dataset}: "
-          f"{len(questions):,} questions, {len(questions) - len(pairs):,} without a prediction")
+    superseded = (f", and {predictions.superseded:,} superseded by a later record of the same id"
+                  if predictions.superseded else "")
+    print(f"{args.predictions}: {len(records):,} records ({formats or 'none'}){superseded}; dataset "
+          f"{args.dataset}: {len(questions):,} questions, {len(questions) - len(pairs):,} without a prediction")
     print(f"n={len(pairs)} hits1={hits:.1f} f1={f1:.1f} unmatched={unmatched}")
 
 

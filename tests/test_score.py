@@ -40,7 +40,7 @@ def write_jsonl(path: Path, rows) -> Path:
 
 def scores(tmp_path, rows, gold=GOLD, rule="exact"):
     """((hits, f1), unmatched) of ``rows`` written as a predictions file and scored against ``gold``."""
-    pairs, unmatched = match(read_predictions(write_jsonl(tmp_path / "p.jsonl", rows)), gold)
+    pairs, unmatched = match(read_predictions(write_jsonl(tmp_path / "p.jsonl", rows)).records, gold)
     return summary(pairs, rule), unmatched
 
 
@@ -79,7 +79,7 @@ def test_aog_answer_fields(tmp_path, answer, exact, tog, lmp):
 def test_list_items_are_answers_and_lmp_matches_them_inside_gold_aliases(tmp_path):
     gold = [Question(id="h", text="Who wrote Hamlet?", answers=[["William Shakespeare"]])]
     rows = [{"question": "Who wrote Hamlet?", "result": "Candidates:\n\n1. Shakespeare\n2) Marlowe\n\nBoth wrote plays."}]
-    assert read_predictions(write_jsonl(tmp_path / "p.jsonl", rows))[0].prediction.answers == ["Shakespeare", "Marlowe"]
+    assert read_predictions(write_jsonl(tmp_path / "p.jsonl", rows)).records[0].prediction.answers == ["Shakespeare", "Marlowe"]
     got = {rule: scores(tmp_path, rows, gold, rule)[0][0] for rule in ("exact", "tog", "lmp")}
     assert got == {"exact": 0.0, "tog": 0.0, "lmp": 100.0}
 
@@ -104,6 +104,38 @@ def test_repeated_question_texts_pair_in_order_and_ids_win(tmp_path):
     by_id = [{"id": "b", "question": "Who?", "prediction": {"answer": "Y", "answers": ["Y"]}},
              {"question": "Who?", "result": "1. X"}]
     assert scores(tmp_path, by_id, gold) == ((100.0, 100.0), 0)
+
+
+def kgx_record(qid: str, answer: str, status: str = "ok") -> dict:
+    return {"id": qid, "question": "?", "prediction": {"answer": answer, "answers": [answer], "status": status}}
+
+
+def test_a_repeated_id_counts_once_by_its_last_record_as_in_a_run(tmp_path):
+    # kgx's log as a rerun leaves it: q1 failed, then was computed again and appended
+    rows = [kgx_record("q1", "", "error"), kgx_record("q2", "Hamlet"), kgx_record("q1", "Canberra"),
+            kgx_record("q3", "Seine"), kgx_record("q2", "William Shakespeare")]
+    predictions = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows))
+    assert predictions.superseded == 2
+    assert [(r.id, r.prediction.answer) for r in predictions.records] == [
+        ("q1", "Canberra"), ("q3", "Seine"), ("q2", "William Shakespeare")]
+    pairs, unmatched = match(predictions.records, GOLD)
+    assert summary(pairs, "exact") == (100.0, pytest.approx(100 * (1 + 1 + 2 / 3) / 3)) and unmatched == 0
+
+
+def test_the_report_counts_superseded_records(tmp_path, capsys):
+    rows = [kgx_record("demo-001", "Sydney"), kgx_record("demo-003", "Shakespeare"), kgx_record("demo-001", "Canberra")]
+    main(["--dataset", "demo", "--predictions", str(write_jsonl(tmp_path / "p.jsonl", rows)), "--rule", "exact"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (f"{tmp_path / 'p.jsonl'}: 2 records (kgx 2), and 1 superseded by a later record of the "
+                        "same id; dataset demo: 48 questions, 46 without a prediction")
+    assert lines[-1] == "n=2 hits1=100.0 f1=100.0 unmatched=0"
+
+
+def test_a_lone_surrogate_in_an_answer_is_scored_not_refused(tmp_path):
+    # kgx's log writes a model's lone surrogate as a JSON escape; the scorer only reads it
+    rows = [{"id": "q1", "question": "?", "prediction": {"answer": "{Canberra} \ud83c", "answers": ["Canberra"]}}]
+    assert '\\ud83c' in write_jsonl(tmp_path / "p.jsonl", rows).read_text()
+    assert scores(tmp_path, rows, rule="exact") == ((100.0, 100.0), 0)
 
 
 @pytest.mark.parametrize("line, message", [

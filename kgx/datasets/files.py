@@ -2,17 +2,24 @@
 
 A loader either returns every question of a file or raises :class:`DataError`; nothing here
 skips a record it cannot read, because a silently shortened test set changes every figure.
+The JSON readers also reject text that could not be written back as UTF-8 (see
+:func:`check_text`), so that such a question fails at load instead of in the middle of a run.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from kgx import paths
 from kgx.config import DatasetConfig
+
+# A surrogate code point (U+D800-U+DFFF) as JSON text spells it. Text decoded from UTF-8 holds
+# none, so only a parsed value whose text has this escape needs the walk of check_text.
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class DataError(ValueError):
@@ -46,13 +53,55 @@ def locate(cfg: DatasetConfig, path: str) -> Path:
 
 
 def read_json(path: Path) -> Any:
-    """The parsed file; a syntax error is reported with its line, as an editor would show it."""
+    """The parsed file; a syntax error is reported with its line, as an editor would show it.
+
+    Text that cannot be written as UTF-8 is reported with the record it is in when the file is
+    an array, since a line number says little in a one-line JSON file.
+    """
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}:{exc.lineno}: not JSON ({exc.msg}, column {exc.colno})") from exc
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    if not SURROGATE_ESCAPE.search(text):
+        return data
+    if isinstance(data, list):
+        for index, record in enumerate(data):
+            check_text(record, f"{path}: record {index}")
+    else:
+        check_text(data, str(path))
+    return data
+
+
+def check_text(value: Any, where: str, name: str = "") -> None:
+    """A DataError unless every string in a parsed JSON value, keys included, can be written as UTF-8.
+
+    A JSON escape of half a UTF-16 surrogate pair (``"\\ud800"``) parses into a Python string
+    that no UTF-8 writer accepts: the question would load, and the run would crash when its
+    record is written. ``name`` is the path to ``value`` inside the record, for the message.
+    """
+    if isinstance(value, str):
+        _check_string(value, where, f"field {name!r}" if name else "the text")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_string(key, where, f"a key of field {name!r}" if name else "a field name")
+            check_text(item, where, f"{name}.{key}" if name else key)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_text(item, where, f"{name}[{index}]")
+
+
+def _check_string(text: str, where: str, what: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        escape = f"\\u{ord(text[exc.start]):04x}"
+        excerpt = text[max(0, exc.start - 40): exc.start + 40]
+        raise DataError(f"{where}: {what} holds a lone surrogate {escape} (half of a UTF-16 pair, "
+                        f"from a JSON escape) at character {exc.start}, which cannot be written as "
+                        f"UTF-8: {excerpt!r}") from exc
 
 
 def json_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -82,8 +131,10 @@ def text_lines(path: Path) -> Iterator[tuple[int, str]]:
                 yield lineno, line
 
 
-def json_lines(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(file:line, object)`` of each line of a JSON-lines file; anything else stops there."""
+def json_lines(path: Path, check_strings: bool = True) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(file:line, object)`` of each line of a JSON-lines file; anything else stops there, and
+    so does text that cannot be written as UTF-8 (:func:`check_text`) unless ``check_strings``
+    is off, for files that are only read."""
     for lineno, line in text_lines(path):
         where = f"{path}:{lineno}"
         try:
@@ -92,4 +143,6 @@ def json_lines(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             raise DataError(f"{where}: not JSON ({exc.msg})") from exc
         if not isinstance(row, dict):
             raise DataError(f"{where}: expected a JSON object")
+        if check_strings and SURROGATE_ESCAPE.search(line):
+            check_text(row, where)
         yield where, row

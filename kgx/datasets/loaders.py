@@ -35,15 +35,25 @@ LOADERS: dict[str, Reader] = {
 
 
 def load(cfg: DatasetConfig) -> list[Question]:
-    """The dataset's questions in file order, after the config's selection."""
+    """The dataset's questions in file order, after the config's selection.
+
+    Never empty: a run over no questions would finish and log figures of nothing, so an empty
+    file, or a selection that keeps no question, is a DataError naming the file or the selection.
+    """
     if cfg.loader not in LOADERS:
         raise DataError(f"dataset.loader='{cfg.loader}': known loaders are {sorted(LOADERS)}")
     path = dataset_file(cfg)
     questions = LOADERS[cfg.loader](path, cfg)
+    if not questions:
+        raise DataError(f"dataset '{cfg.name}': {path} holds no questions")
     duplicates = [qid for qid, n in Counter(q.id for q in questions).items() if n > 1]
     if duplicates:
         raise DataError(f"{path}: question id '{duplicates[0]}' appears more than once")
-    return select(questions, cfg)
+    selected = select(questions, cfg)
+    if not selected:
+        raise DataError(f"dataset '{cfg.name}': the selection {_selection(cfg)} leaves none of its "
+                        f"{len(questions)} questions")
+    return selected
 
 
 def dataset_file(cfg: DatasetConfig) -> Path:
@@ -59,6 +69,13 @@ def select(questions: list[Question], cfg: DatasetConfig) -> list[Question]:
     if cfg.sample is not None:
         questions = _sample(questions, cfg.sample, cfg.seed, cfg.name)
     return questions if cfg.limit is None else questions[: cfg.limit]
+
+
+def _selection(cfg: DatasetConfig) -> str:
+    """The sizes of the config's selection, as written on the command line. ``ids`` is left out:
+    known ids always keep a question, so only a sample or limit of 0 can leave none."""
+    return " ".join(f"dataset.{key}={value}" for key, value in (("sample", cfg.sample), ("limit", cfg.limit))
+                    if value is not None)
 
 
 def _by_ids(questions: list[Question], ids: list[str], name: str) -> list[Question]:

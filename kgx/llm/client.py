@@ -218,9 +218,11 @@ class LLMClient:
                  response_schema: Optional[dict[str, Any]], sample: int) -> Completion:
         """One call, from the cache or the provider; ``response_schema`` goes to response_format."""
         seed = self.seed + sample
+        # The in-process model's settings (its file, threads, batch) can change its text.
+        local = {"local": dataclasses.asdict(cfg.local)} if cfg.model.startswith(providers.LOCAL + "/") else {}
         key = cache_key(model=cfg.model, api_base=cfg.api_base, messages=messages,
                         temperature=temperature, schema=response_schema, seed=seed,
-                        sample=sample, max_tokens=cfg.max_tokens, extra=cfg.extra)
+                        sample=sample, max_tokens=cfg.max_tokens, extra=cfg.extra, **local)
         start = time.perf_counter()
         if cfg.cache and self.cache is not None:
             hit = self.cache.get(key)

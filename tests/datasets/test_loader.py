@@ -3,6 +3,7 @@ malformed, on the bundled demo and small hand-made files in each format."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -36,7 +37,30 @@ def test_bundled_demo_loads_with_aliases_and_topic_entities():
 
 def test_limit_takes_the_first_n():
     assert ids(load(DatasetConfig(limit=2))) == ["demo-001", "demo-002"]
-    assert load(DatasetConfig(limit=0)) == []
+
+
+@pytest.mark.parametrize("selection, shown", [
+    ({"limit": 0}, "dataset.limit=0"),
+    ({"sample": 0}, "dataset.sample=0"),
+    ({"ids": ["demo-002"], "sample": 1, "limit": 0}, "dataset.sample=1 dataset.limit=0"),
+])
+def test_a_selection_that_keeps_no_question_is_an_error(selection, shown):
+    with pytest.raises(DataError) as info:
+        load(DatasetConfig(**selection))
+    assert str(info.value) == f"dataset 'demo': the selection {shown} leaves none of its 48 questions"
+
+
+@pytest.mark.parametrize("loader, name, text", [
+    ("jsonl", "q.jsonl", ""),
+    ("jsonl", "q.jsonl", "\n  \n"),
+    ("cwq", "d.json", "[]"),
+    ("metaqa", "qa.txt", "\n"),
+])
+def test_a_file_without_questions_is_an_error_naming_it(tmp_path, loader, name, text):
+    path = write(tmp_path / name, text)
+    with pytest.raises(DataError) as info:
+        load(DatasetConfig(name="x", loader=loader, path=str(path)))
+    assert str(info.value) == f"dataset 'x': {path} holds no questions"
 
 
 def test_ids_keep_file_order_and_unknown_ids_are_named():
@@ -189,6 +213,77 @@ def test_malformed_lines_are_named(tmp_path, line, message):
     path.write_text('{"id": "a", "question": "Who?", "answers": [["x"]]}\n' + line + "\n")
     with pytest.raises(DataError, match=message):
         load(DatasetConfig(path=str(path)))
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"id": "b", "question": "?", "answers": [["x"]], "topic_entities": ["m.1"]}',
+     "q.jsonl:2: field 'topic_entities' must be dict, found list"),
+    ('{"id": "b", "question": "?", "answers": [["x"]], "topic_entities": {"m.1": 7}}',
+     "q.jsonl:2: field 'topic_entities' must map entity ids to names (strings)"),
+    ('{"id": "b", "question": "?", "answers": [["x"]], "meta": "2hop"}', "q.jsonl:2: field 'meta' must be dict, found str"),
+    ('{"id": "b", "question": "?", "answers": [["x"]], "answer_ids": "m.2"}',
+     "q.jsonl:2: field 'answer_ids' must be list, found str"),
+])
+def test_jsonl_optional_fields_are_checked_when_given(tmp_path, line, message):
+    path = write(tmp_path / "q.jsonl", '{"id": "a", "question": "Who?", "answers": [["x"]]}\n' + line + "\n")
+    with pytest.raises(DataError) as info:
+        load(DatasetConfig(path=str(path)))
+    assert str(info.value) == f"{tmp_path}/{message}"
+
+
+def test_jsonl_optional_fields_default_to_empty(tmp_path):
+    path = write(tmp_path / "q.jsonl", '{"id": 7, "question": "Who?", "answers": [["x"]]}\n')
+    [q] = load(DatasetConfig(path=str(path)))
+    assert (q.id, q.topic_entities, q.meta) == ("7", {}, {"answer_ids": []})
+
+
+LONE = "\ud800"  # half a surrogate pair: json.dumps writes it as the escape "\\ud800", as some tools do
+
+
+@pytest.mark.parametrize("record, field", [
+    ({"question": f"Who is {LONE}?"}, "field 'question'"),
+    ({"topic_entities": {"m.1": f"Ab{LONE}"}}, "field 'topic_entities.m.1'"),
+    ({"topic_entities": {f"m.{LONE}": "A"}}, "a key of field 'topic_entities'"),
+    ({"answers": [["x", f"{LONE}y"]]}, "field 'answers[0][1]'"),
+    ({"meta": {"notes": ["fine", f"bad {LONE}"]}}, "field 'meta.notes[1]'"),
+    ({"id": f"b{LONE}"}, "field 'id'"),
+    ({f"extra{LONE}": 1}, "a field name"),
+])
+def test_text_utf8_cannot_hold_is_refused_at_load_with_the_line_and_field(tmp_path, record, field):
+    good = {"id": "b", "question": "Who?", "answers": [["x"]]}
+    line = json.dumps({**good, **record})
+    path = write(tmp_path / "q.jsonl", '{"id": "a", "question": "Who?", "answers": [["x"]]}\n' + line + "\n")
+    with pytest.raises(DataError) as info:
+        load(DatasetConfig(path=str(path)))
+    message = str(info.value)
+    assert message.startswith(f"{path}:2: {field} holds a lone surrogate \\ud800 (half of a UTF-16 pair, "
+                              "from a JSON escape) at character ")
+    message.encode("utf-8")  # the message itself can be printed and logged
+
+
+def test_the_offending_text_is_shown_escaped(tmp_path):
+    path = write(tmp_path / "q.jsonl", '{"id": "a", "question": "Who is \\ud800 here?", "answers": [["x"]]}\n')
+    with pytest.raises(DataError) as info:
+        load(DatasetConfig(path=str(path)))
+    assert str(info.value).endswith(r"at character 7, which cannot be written as UTF-8: 'Who is \ud800 here?'")
+
+
+def test_surrogate_pairs_and_non_ascii_text_load(tmp_path):
+    path = write(tmp_path / "q.jsonl", '{"id": "a", "question": "Who sang \\ud83c\\udfb5 in Zürich?", "answers": [["x"]]}\n')
+    assert load(DatasetConfig(path=str(path)))[0].text == "Who sang \U0001f3b5 in Zürich?"
+
+
+def test_json_array_formats_name_the_record_of_bad_text(tmp_path):
+    good = {"ID": "c1", "question": "Q?", "answer": "A", "topic_entity": {"m.1": "T"}, "compositionality_type": "x"}
+    text = json.dumps([good, {**good, "ID": "c2", "topic_entity": {"m.1": "T\udfff"}}], ensure_ascii=True)
+    path = write(tmp_path / "d.json", text)
+    with pytest.raises(DataError, match=re.escape(f"{path}: record 1: field 'topic_entity.m.1' holds a lone "
+                                                  "surrogate \\udfff")):
+        load(DatasetConfig(name="cwq", loader="cwq", path=str(path)))
+    write(tmp_path / "names.json", json.dumps({"Q?": ["A", "B\ud800"]}))
+    path = write(tmp_path / "d.json", json.dumps([good]))
+    with pytest.raises(DataError, match=re.escape(f"{tmp_path / 'names.json'}: field 'Q?[1]' holds a lone surrogate")):
+        load(DatasetConfig(name="cwq", loader="cwq", path=str(path), aliases=str(tmp_path / "names.json")))
 
 
 GOOD_CWQ = {"ID": "c1", "question": "Q?", "answer": "A", "topic_entity": {}, "compositionality_type": "composition"}

@@ -47,8 +47,10 @@ def test_the_endpoint_dies_mid_run_and_the_rerun_completes_it(store, compose_cfg
     first = run()
     killer.join()
     assert first.status == "FAILED" and first.tripped.kind == "kg.unreachable"
-    # Stopped within the budget: 5 failures in a row, plus what was in flight (2 workers).
-    assert 5 <= len(first.failures) <= 5 + 2 and first.not_started >= 40 - 10 - 7
+    # Stopped within the budget: 5 failures in a row, plus what the 2 workers had in hand when the
+    # server died (a question that was nearly done may still succeed and restart the count).
+    assert 5 <= len(first.failures) <= 8 and len(first.records) + first.not_started == 40
+    assert first.not_started >= 15
     assert all(f.kind == "kg.unreachable" for f in first.failures)
 
     with OxigraphServer(store, port=server.port):

@@ -1,11 +1,12 @@
-"""The real local backbone (SmolLM2-135M through llama.cpp): run in CI, about half a minute."""
+"""The real local backbone (SmolLM2-135M through llama.cpp): run in CI, about half a minute.
+The crash probe runs for real too, with its markers in a temp dir so it is not skipped."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 import pytest
 
-from kgx.config import llm_config
+from kgx.config import LocalModelConfig, llm_config
 from kgx.llm.client import LLMClient
 from kgx.llm.usage import Meter
 from kgx.trace import Trace
@@ -19,9 +20,16 @@ RELATIONS = ["location.country.capital", "location.country.currency_used", "peop
 SCHEMA = {"type": "object", "properties": {"relation": {"enum": RELATIONS}}, "required": ["relation"]}
 
 
-def ask(**kw):
+@pytest.fixture(scope="module", autouse=True)
+def _fresh_probe_markers(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KGX_LOCAL_PROBE_DIR", str(tmp_path_factory.mktemp("probes")))
+        yield
+
+
+def ask(llm=LOCAL, **kw):
     meter, trace = Meter(), Trace()
-    value = LLMClient(LOCAL, {}, None).bind(meter, trace)("select", MESSAGES, **kw)
+    value = LLMClient(llm, {}, None).bind(meter, trace)("select", MESSAGES, **kw)
     return value, meter.total(), trace.events[-1]
 
 
@@ -37,3 +45,8 @@ def test_temperature_zero_is_deterministic_across_calls():
     first = ask()[2].response
     ask(schema=SCHEMA)  # something else in between must not leak into the next answer
     assert ask()[2].response == first and first
+
+
+def test_options_choose_the_threads():
+    value, usage, _ = ask(replace(LOCAL, local=LocalModelConfig(n_threads=1)), schema=SCHEMA)
+    assert value["relation"] in RELATIONS and usage.parse_failures == 0

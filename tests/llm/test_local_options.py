@@ -1,0 +1,105 @@
+"""``llm.local`` reaches llama.cpp: the file, the knobs and the AMX-safe default, one model per
+distinct settings, each probed first; a bad model_path fails naming the setting. No model runs:
+llama_cpp.Llama is a fake that reads its model parameters as the real one does."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import litellm
+import pytest
+
+from kgx.config import LocalModelConfig
+from kgx.llm import local, providers
+
+
+class FakeLlama:
+    made: list[dict] = []
+
+    def __init__(self, **kwargs):
+        from llama_cpp import llama_cpp as native
+
+        # Llama() takes use_extra_bufts from here, not from its keywords (which it ignores).
+        kwargs["model_params.use_extra_bufts"] = native.llama_model_default_params().use_extra_bufts
+        self.calls: list[str] = []
+        FakeLlama.made.append(kwargs)
+
+    def reset(self):
+        self.calls.append("reset")
+
+    def create_chat_completion(self, **request):
+        self.calls.append("complete")
+        return {"choices": [{"message": {"content": "Canberra"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8}}
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def probed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[dict]:
+    """llama_cpp.Llama is the fake; probes are recorded instead of run."""
+    import llama_cpp
+
+    monkeypatch.setattr(llama_cpp, "Llama", FakeLlama)
+    monkeypatch.setattr(FakeLlama, "made", [])
+    monkeypatch.setattr(local, "MACHINE_LOCK", tmp_path / "llm.lock")
+    calls: list[dict] = []
+    monkeypatch.setattr(local, "probe", calls.append)
+    return calls
+
+
+def options(**kw) -> dict:
+    return dataclasses.asdict(LocalModelConfig(**kw))
+
+
+def test_defaults_are_the_bundled_model_without_extra_buffers(probed):
+    local.LocalLlama().prepare(options())
+    [kwargs] = FakeLlama.made
+    assert kwargs["model_path"] == str(local.gguf_path())
+    assert kwargs["model_params.use_extra_bufts"] is False
+    assert kwargs["n_threads"] == kwargs["n_threads_batch"] == local.default_threads()
+    assert kwargs["n_ctx"] == 4096 and kwargs["n_batch"] == 512 and kwargs["chat_format"] is None
+    assert probed == [{**local.llama_kwargs(options()), "use_extra_bufts": False}]  # what is loaded
+    from llama_cpp import llama_cpp as native
+
+    assert native.llama_model_default_params().use_extra_bufts is True  # llama.cpp's default is back
+
+
+def test_the_knobs_reach_llama_and_each_distinct_setting_loads_once(probed, tmp_path):
+    model = tmp_path / "other.gguf"
+    model.write_bytes(b"GGUF\x03\x00")
+    handler = local.LocalLlama()
+    custom = options(model_path=str(model), chat_format="chatml", n_ctx=256, n_threads=3, n_batch=64,
+                     use_extra_bufts=True)
+    handler.prepare(custom)
+    handler.prepare(custom)
+    handler.prepare(options())
+    assert FakeLlama.made[0] == {"model_path": str(model.resolve()), "chat_format": "chatml", "n_ctx": 256,
+                                 "n_threads": 3, "n_threads_batch": 3, "n_batch": 64,
+                                 "model_params.use_extra_bufts": True, "verbose": False}
+    assert len(FakeLlama.made) == len(probed) == 2
+
+
+def test_a_request_carries_its_options_through_litellm_and_resets_first(probed, monkeypatch):
+    providers.register()
+    handler = providers._handlers[providers.LOCAL]
+    monkeypatch.setattr(handler, "_models", {})
+    reply = litellm.completion(model="kgx-local/test", messages=[{"role": "user", "content": "hi"}],
+                               local=options(n_threads=1, n_ctx=128))
+    assert reply.choices[0].message.content == "Canberra" and reply.usage.total_tokens == 8
+    [kwargs] = FakeLlama.made
+    assert kwargs["n_threads"] == 1 and kwargs["n_ctx"] == 128
+    [model] = handler._models.values()
+    assert model.calls == ["reset", "complete"]
+
+
+@pytest.mark.parametrize("content", [None, b"not a model"])
+def test_a_bad_model_path_names_the_setting_and_the_file(probed, tmp_path, content):
+    path = tmp_path / "missing.gguf"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(local.LocalModelError) as caught:
+        local.LocalLlama().prepare(options(model_path=str(path)))
+    assert f"llm.local.model_path={path}" in str(caught.value)
+    assert FakeLlama.made == [] and probed == []

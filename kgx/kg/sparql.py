@@ -17,6 +17,7 @@ from kgx.config import DEFAULT_FILTERS
 from kgx.kg.freebase import NAME, NS, Direction, check_direction, iri, is_literal, keep_relation, literal
 
 CVT_ATTRIBUTES = 8  # attributes shown for an unnamed node: enough for a position with its dates
+SEARCH_POOL = 2000  # names a fuzzy search ranks at most: bounded work on any KG size
 NOTABLE_TYPES = NS + "common.topic.notable_types"
 TYPE = NS + "type.object.type"
 GENERIC_TYPES = ("common.", "base.", "user.", "type.")  # types every topic has: no label
@@ -150,7 +151,9 @@ class SparqlKG:
         return {e: rank[1] for e, rank in best.items()}
 
     def _describe(self, entities: list[str]) -> dict[str, str]:
-        """``(attribute: value; ...)`` from an unnamed node's literal and named neighbours."""
+        """``(attribute: value; ...)`` from an unnamed node's literal and named neighbours, one
+        value per neighbour: its English name first, translations dropped (an engine returns a
+        row per language, in its own order, and they would use up the attribute limit)."""
         if not entities:
             return {}
         values = " ".join(iri(x) for x in entities)
@@ -158,13 +161,23 @@ class SparqlKG:
             f"SELECT ?e ?r ?o ?n WHERE {{ VALUES ?e {{ {values} }} ?e ?r ?o . "
             f"OPTIONAL {{ ?o <{NAME}> ?n }} }} ORDER BY ?e ?r ?o"
         )
-        parts: dict[str, list[str]] = {e: [] for e in entities}
+        best: dict[tuple[str, str, str], tuple[int, str]] = {}
         for row in rows:
-            e, r = node(row["e"]), node(row["r"])
-            if not keep_relation(r, self.filters) or len(parts[e]) >= CVT_ATTRIBUTES:
+            e, r, o = node(row["e"]), node(row["r"]), row["o"]
+            if not keep_relation(r, self.filters):
                 continue
-            value = row["o"].value if row["o"].kind == "literal" else row["n"].value if "n" in row else ""
-            if value and not (row["o"].kind != "literal" and self.noise.drops_name(node(row["o"]))):
+            if o.kind == "literal":
+                rank = (_english_first(o.lang), o.value)
+            elif "n" in row and not self.noise.drops_name(node(o)):
+                rank = (_english_first(row["n"].lang), row["n"].value)
+            else:
+                continue
+            key = (e, r, node(o))
+            if key not in best or rank < best[key]:
+                best[key] = rank
+        parts: dict[str, list[str]] = {e: [] for e in entities}
+        for (e, r, _), (_, value) in sorted(best.items()):
+            if value and len(parts[e]) < CVT_ATTRIBUTES:
                 parts[e].append(f"{r.rsplit('.', 1)[-1]}: {value}")
         return {e: "(" + "; ".join(p) + ")" if p else e for e, p in parts.items()}
 
@@ -194,25 +207,33 @@ class SparqlKG:
         return {e: rank[3] for e, rank in best.items()}
 
     def search(self, text: str, limit: int = 10) -> list[str]:
-        """Entities whose name matches ``text``: exact, then case-insensitive, then by token
-        overlap (best first), for methods and datasets that start from words, not ids."""
+        """Entities whose name matches ``text``, for methods and datasets that start from words.
+
+        Cheapest first, each step ordered so every engine returns the same entities:
+        the exact name and its common casings as indexable literals (``?e name "X"@en``: an
+        index lookup on Virtuoso, where a FILTER over every name is a scan of tens of millions
+        on Freebase); then a case-insensitive scan; then names sharing the text's longest
+        words, ranked by word overlap, from at most ``SEARCH_POOL`` candidates."""
         text = text.strip()
         if not text:
             return []
-        exact = self.select(f"SELECT DISTINCT ?e WHERE {{ ?e <{NAME}> ?n . FILTER(STR(?n) = {literal(text)}) }}"
+        forms = list(dict.fromkeys([text, text.lower(), text.title(), text.capitalize(), text.upper()]))
+        literals = " ".join(f"{literal(f)}@en {literal(f)}" for f in forms)
+        exact = self.select(f"SELECT DISTINCT ?e WHERE {{ VALUES ?n {{ {literals} }} ?e <{NAME}> ?n }}"
                             f" ORDER BY ?e LIMIT {limit}")
         if exact:
-            return self._visible([node(r["e"]) for r in exact])
+            return self._visible(self._ranked_exact([node(r["e"]) for r in exact], forms))
         folded = self.select(
             f"SELECT DISTINCT ?e WHERE {{ ?e <{NAME}> ?n . FILTER(LCASE(STR(?n)) = LCASE({literal(text)})) }}"
             f" ORDER BY ?e LIMIT {limit}")
         if folded:
             return self._visible([node(r["e"]) for r in folded])
-        tokens = sorted({t for t in re.findall(r"\w+", text.lower()) if len(t) > 2}, key=len, reverse=True)[:5]
+        tokens = sorted({t for t in re.findall(r"\w+", text.lower()) if len(t) > 2}, key=lambda t: (-len(t), t))[:5]
         if not tokens:
             return []
         any_token = " || ".join(f"CONTAINS(LCASE(STR(?n)), {literal(t)})" for t in tokens)
-        rows = self.select(f"SELECT DISTINCT ?e ?n WHERE {{ ?e <{NAME}> ?n . FILTER({any_token}) }} LIMIT 5000")
+        rows = self.select(f"SELECT DISTINCT ?e ?n WHERE {{ ?e <{NAME}> ?n . FILTER({any_token}) }}"
+                           f" ORDER BY ?e ?n LIMIT {SEARCH_POOL}")
         wanted = set(tokens)
 
         def overlap(row: dict[str, Term]) -> float:
@@ -221,6 +242,15 @@ class SparqlKG:
 
         ranked = sorted(rows, key=lambda r: (-overlap(r), node(r["e"])))
         return self._visible(list(dict.fromkeys(node(r["e"]) for r in ranked)))[:limit]
+
+    def _ranked_exact(self, found: list[str], forms: list[str]) -> list[str]:
+        """Entities named exactly as asked before those named in another casing."""
+        if len(found) < 2:
+            return found
+        values = " ".join(iri(x) for x in found)
+        rows = self.select(f"SELECT ?e ?n WHERE {{ VALUES ?e {{ {values} }} ?e <{NAME}> ?n }}")
+        exact = {node(r["e"]) for r in rows if r["n"].value == forms[0]}
+        return sorted(found, key=lambda e: (e not in exact, e))
 
     def _visible(self, entities: list[str]) -> list[str]:
         return [e for e in entities if not self.noise.drops_name(e)]

@@ -106,8 +106,12 @@ class KGConfig:
     sources: list[str] = field(default_factory=list)  # files to load; [] = the bundled demo KG
     format: str = "nt"  # nt | ttl | tsv | metaqa | pathquestion
     store: Optional[str] = None  # store directory; default <run.cache_dir>/kg/<name>
-    endpoint: Optional[str] = None  # SPARQL query URL for backend=endpoint
-    timeout_s: float = 30.0
+    endpoint: Optional[str] = None  # SPARQL query URL for backend=endpoint; no ?query, no user:password@
+    default_graph: Optional[str] = None  # graph IRI, sent as the default-graph-uri parameter of every query
+    headers_env: dict[str, str] = field(default_factory=dict)  # request header -> NAME of the env variable
+    user_env: Optional[str] = None  # NAME of the env variable holding the HTTP basic-auth user
+    password_env: Optional[str] = None  # NAME of the env variable holding its password (both or neither)
+    timeout_s: float = 30.0  # seconds, a float: per connection attempt and per read
     retries: int = 3  # per query, exponential backoff
     max_candidates: Optional[int] = None  # cap on relations/neighbours returned per call
     filters: list[str] = field(default_factory=lambda: list(DEFAULT_FILTERS))  # relation globs dropped
@@ -122,6 +126,48 @@ class KGConfig:
             raise ConfigError(f"kg.timeout_s={self.timeout_s}: must be a positive number of seconds")
         if self.max_candidates is not None and self.max_candidates < 1:
             raise ConfigError(f"kg.max_candidates={self.max_candidates}: must be at least 1 (or null)")
+        if self.retries < 0:
+            raise ConfigError(f"kg.retries={self.retries}: must be >= 0")
+        self._check_endpoint_access()
+
+    def _check_endpoint_access(self) -> None:
+        """Where and how to reach an endpoint. Secrets live only in environment variables read
+        when the KG opens, so no config, log, trace or MLflow param ever holds one; a message
+        about a field that may hold a secret never repeats its value."""
+        import re
+        from urllib.parse import urlsplit
+
+        if self.endpoint:
+            url = urlsplit(self.endpoint)
+            if "@" in url.netloc or (not url.netloc and "@" in self.endpoint):
+                raise ConfigError("kg.endpoint: credentials in the URL (user:password@host) are not accepted; "
+                                  "put them in environment variables named by kg.user_env and kg.password_env")
+            if url.scheme not in ("http", "https") or not url.netloc:
+                raise ConfigError(f"kg.endpoint={self.endpoint}: must be an http:// or https:// URL")
+            if "?" in self.endpoint:
+                raise ConfigError(f"kg.endpoint={url.scheme}://{url.netloc}{url.path}?...: remove the query "
+                                  f"string; kgx sends the query itself, and the graph with kg.default_graph=IRI")
+        if self.default_graph is not None and not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+",
+                                                               self.default_graph):
+            raise ConfigError(f"kg.default_graph={self.default_graph}: must be an absolute IRI "
+                              f"(e.g. http://rdf.freebase.com), or null for the endpoint's default")
+        variable = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+        for header, name in self.headers_env.items():
+            if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", header):
+                raise ConfigError(f"kg.headers_env: {header!r} is not an HTTP header name")
+            if header.lower() in ("accept", "content-type", "content-length", "host"):
+                raise ConfigError(f"kg.headers_env.{header}: kgx sets this header itself")
+            if header.lower() == "authorization" and (self.user_env or self.password_env):
+                raise ConfigError("kg.headers_env.Authorization: conflicts with kg.user_env/kg.password_env; use one")
+            if not variable.fullmatch(str(name)):
+                raise ConfigError(f"kg.headers_env.{header}: must be the NAME of an environment variable "
+                                  f"(letters, digits, _) holding the value, never the value itself")
+        for field_name in ("user_env", "password_env"):
+            if getattr(self, field_name) is not None and not variable.fullmatch(getattr(self, field_name)):
+                raise ConfigError(f"kg.{field_name}: must be the NAME of an environment variable (letters, "
+                                  f"digits, _) holding the value, never the value itself")
+        if (self.user_env is None) != (self.password_env is None):
+            raise ConfigError("kg.user_env, kg.password_env: basic auth needs both (or neither)")
 
 
 @dataclass
@@ -157,7 +203,9 @@ class LLMConfig:
     backoff_s: float = 1.0
     parse_retries: int = 5  # invalid structured output: retry at temperature +0.2 (LMP App. A.7)
     retry_temperature_step: float = 0.2
-    structured_output: Optional[bool] = None  # response_format; None: ask litellm about the model
+    # How a reply's JSON schema is enforced: json_schema | json_object_schema | prompted | auto
+    # (probed at pre-flight); None: litellm's model map decides. true/false mean json_schema/prompted.
+    structured_output: Optional[str] = None
     cache: bool = True
     max_parallel: Optional[int] = None  # requests it serves at once; caps run.concurrency
     rpm: Optional[int] = None  # provider's requests per minute, shared by a sweep's parallel jobs
@@ -170,8 +218,17 @@ class LLMConfig:
     local: LocalModelConfig = field(default_factory=LocalModelConfig)  # llm=local only
     stages: dict[str, Any] = field(default_factory=dict)  # stage -> llm config name or mapping
 
+    # The values of structured_output that name a request form (not a field: no annotation).
+    STRUCTURED_MODES = ("json_schema", "json_object_schema", "prompted")
+
     def __post_init__(self) -> None:
         _check_temperature("llm.temperature", self.temperature)
+        # Configs written when this was a bool (YAML true/false arrive as "True"/"False").
+        legacy = {"true": "json_schema", "false": "prompted"}
+        if self.structured_output is not None:
+            value = str(self.structured_output)
+            self.structured_output = legacy.get(value.lower(), value)
+            _check_choice("llm.structured_output", self.structured_output, (*self.STRUCTURED_MODES, "auto"))
         if not 0.0 <= self.failure_rate < 1.0:
             raise ConfigError(f"llm.failure_rate={self.failure_rate}: must lie in [0, 1)")
         if self.max_parallel is not None and self.max_parallel < 1:

@@ -196,6 +196,8 @@ def _execute(spec: RunSpec, resolved: dict[str, Any], digest: str, out_dir: Path
         "method": spec.method.name, "dataset": spec.dataset.name, "llm": spec.llm.model,
         "llm_config": spec.llm.name, "kg": spec.kg.name, "git_commit": git_commit(Path(__file__).parent),
         "config_hash": digest, "output_dir": str(out_dir),
+        # How each backbone was asked for structured output (what llm.structured_output=auto chose).
+        "structured_output": ", ".join(f"{name}={mode}" for name, mode in client.structured_modes().items()),
     }
     if parent_id:
         tags[PARENT_TAG] = parent_id

@@ -7,7 +7,7 @@ from kgx.config import KGConfig
 from kgx.paths import resolve
 from kgx.kg.build import build_store
 from kgx.kg.embedded import EmbeddedKG
-from kgx.kg.endpoint import EndpointKG
+from kgx.kg.endpoint import EndpointKG, connect
 from kgx.kg.freebase import KG, NS, KGError
 from kgx.kg.sparql import Noise, SparqlKG
 
@@ -16,13 +16,12 @@ BUNDLED_KG = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "kg.
 
 def open_kg(cfg: KGConfig, cache_dir: Path) -> SparqlKG:
     """The run's KG. An embedded store is built on first use and reused after; an endpoint is
-    pinged, so that a wrong URL fails before any question runs."""
+    pinged with its graph and credentials, so that a wrong URL, graph or missing secret fails
+    before any question runs."""
     options = dict(filters=tuple(cfg.filters), max_candidates=cfg.max_candidates,
                    noise=Noise(cfg.noise.drop_relations, cfg.noise.drop_names, cfg.noise.seed))
     if cfg.backend == "endpoint":
-        kg = EndpointKG(cfg.endpoint, timeout_s=cfg.timeout_s, retries=cfg.retries, **options)
-        kg.ping()
-        return kg
+        return connect(cfg, **options)
     sources = [resolve(s) for s in cfg.sources] if cfg.sources else [BUNDLED_KG]
     store = Path(cfg.store) if cfg.store else cache_dir / "kg" / cfg.name
     return EmbeddedKG(build_store(sources, cfg.format, store), **options)

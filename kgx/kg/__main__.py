@@ -1,16 +1,22 @@
-"""``python -m kgx.kg load | serve | bench``: build a store, serve it over SPARQL, time it."""
+"""``python -m kgx.kg load | serve | bench | check``: build a store, serve it over SPARQL, time
+it, and tell whether an endpoint looks like Freebase."""
 from __future__ import annotations
 
 import argparse
 import signal
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
+from kgx.config import ConfigError, KGConfig
 from kgx.kg.bench import bench, candidate_entities
 from kgx.kg.build import FORMATS, SourceError, build
+from kgx.kg.check import check, verdict
 from kgx.kg.embedded import EmbeddedKG
-from kgx.kg.endpoint import EndpointKG
+from kgx.kg.endpoint import connect
+from kgx.kg.freebase import KGError
 from kgx.kg.serve import OxigraphServer, ServerError
+from kgx.kg.sparql import SparqlKG
 
 OXIGRAPH_PORT = 7878  # Oxigraph's own default, so a served store has a URL one can remember
 
@@ -27,9 +33,21 @@ def _load(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    # `kill` (SIGTERM) would end Python without unwinding and leave oxigraph running orphaned;
+    # `kill` (SIGTERM) would end Python without unwinding and leave the server running orphaned;
     # as an exit it unwinds the with-block, which stops the server.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    if args.engine == "virtuoso":
+        from kgx.kg.virtuoso import VirtuosoServer
+
+        with VirtuosoServer(args.store, http_port=args.port) as server:
+            print(f"SPARQL query endpoint: {server.url}  graph {server.graph} (kg.default_graph)  "
+                  f"started in {server.startup_s:.1f} s, loaded in {server.load_s:.1f} s (Ctrl-C stops it)", flush=True)
+            try:
+                code = server.process.wait()
+            except KeyboardInterrupt:
+                return 0
+            print(f"virtuoso exited with code {code}:\n{server.log_tail()}", file=sys.stderr)
+            return code or 1
     with OxigraphServer(args.store, port=args.port) as server:
         print(f"SPARQL query endpoint: {server.url}  (Ctrl-C stops it)", flush=True)
         try:
@@ -40,19 +58,61 @@ def _serve(args: argparse.Namespace) -> int:
         return code or 1
 
 
+def _open(args: argparse.Namespace, stack: ExitStack) -> tuple[SparqlKG, str]:
+    """The KG the command queries and where it is: ``--endpoint`` (a URL, with the settings of
+    kg.*, or ``serve`` to serve ``--store`` meanwhile), else the ``--store`` in-process."""
+    if not args.endpoint:
+        if not args.store:
+            raise ConfigError("give --endpoint URL, or --store DIR (alone, or with --endpoint serve)")
+        return EmbeddedKG(args.store), str(args.store)
+    url = args.endpoint
+    if url == "serve":
+        if not args.store:
+            raise ConfigError("--endpoint serve needs --store DIR to serve")
+        url = stack.enter_context(OxigraphServer(args.store)).url
+    cfg = KGConfig(name="cli", backend="endpoint", endpoint=url, default_graph=args.default_graph,
+                   headers_env=dict(args.header_env), user_env=args.user_env, password_env=args.password_env,
+                   timeout_s=args.timeout_s)
+    return connect(cfg), url
+
+
+def _header_env(text: str) -> tuple[str, str]:
+    header, _, variable = text.partition("=")
+    if not header or not variable:
+        raise argparse.ArgumentTypeError(f"{text!r}: use HEADER=VARIABLE, e.g. X-Api-Key=FREEBASE_KEY")
+    return header, variable
+
+
 def _bench(args: argparse.Namespace) -> int:
-    entities = candidate_entities(args.store)
-    if args.endpoint == "serve":
-        with OxigraphServer(args.store) as server:
-            figures = bench(EndpointKG(server.url), entities, args.calls, args.seed)
-    elif args.endpoint:
-        figures = bench(EndpointKG(args.endpoint), entities, args.calls, args.seed)
-    else:
-        figures = bench(EmbeddedKG(args.store), entities, args.calls, args.seed)
+    with ExitStack() as stack:
+        kg, _ = _open(args, stack)
+        figures = bench(kg, candidate_entities(kg), args.calls, args.seed)
     order = ("relations_median_ms", "neighbors_median_ms", "relations_p95_ms", "neighbors_p95_ms")
     print(" ".join(f"{k}={figures[k]:.3f}" for k in order)
           + f" relations_calls={figures['relations_calls']} neighbors_calls={figures['neighbors_calls']}")
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    with ExitStack() as stack:
+        kg, url = _open(args, stack)
+        graph = f" (default graph {args.default_graph})" if args.default_graph else ""
+        print(f"endpoint {url}{graph}", flush=True)
+        findings = check(kg)
+    for finding in findings:
+        print(f"{finding.what:<8} {finding.status:<4} {finding.detail}")
+    usable, line = verdict(findings)
+    print(line)
+    return 0 if usable else 1
+
+
+def _endpoint_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--default-graph", metavar="IRI", help="graph to query (kg.default_graph)")
+    command.add_argument("--header-env", action="append", default=[], metavar="HEADER=VAR", type=_header_env,
+                         help="send HEADER with the value of environment variable VAR (kg.headers_env)")
+    command.add_argument("--user-env", metavar="VAR", help="basic-auth user from VAR (kg.user_env)")
+    command.add_argument("--password-env", metavar="VAR", help="basic-auth password from VAR (kg.password_env)")
+    command.add_argument("--timeout-s", type=float, default=30.0, help="seconds per request (kg.timeout_s)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -72,16 +132,25 @@ def parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve a store read-only over SPARQL on 127.0.0.1")
     serve.add_argument("--store", required=True, type=Path)
     serve.add_argument("--port", type=int, default=OXIGRAPH_PORT)
+    serve.add_argument("--engine", choices=("oxigraph", "virtuoso"), default="oxigraph",
+                       help="virtuoso: a private Virtuoso instance (apt-get install virtuoso-opensource) "
+                            "loaded with the store, the papers' Freebase engine")
     serve.set_defaults(run=_serve)
 
     timing = sub.add_parser("bench", help="median and p95 latency of relations and neighbors")
-    timing.add_argument("--store", required=True, type=Path, help="store to draw entities from (and "
-                                                                  "to query, without --endpoint)")
-    timing.add_argument("--endpoint", help="SPARQL query URL holding the same data, or 'serve' to "
+    timing.add_argument("--store", type=Path, help="store to query in-process, or to serve with --endpoint serve")
+    timing.add_argument("--endpoint", help="SPARQL query URL (entities are drawn from it), or 'serve' to "
                                            "serve --store for the duration")
     timing.add_argument("--calls", type=int, default=200)
     timing.add_argument("--seed", type=int, default=0)
+    _endpoint_options(timing)
     timing.set_defaults(run=_bench)
+
+    looks = sub.add_parser("check", help="does an endpoint look like Freebase? exit 1 when it does not")
+    looks.add_argument("--endpoint", required=True, help="SPARQL query URL, or 'serve' to serve --store")
+    looks.add_argument("--store", type=Path, help="store to serve with --endpoint serve")
+    _endpoint_options(looks)
+    looks.set_defaults(run=_check)
     return p
 
 
@@ -89,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.run(args)
-    except (SourceError, FileNotFoundError, ServerError) as exc:
+    except (SourceError, FileNotFoundError, ServerError, ConfigError, KGError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
 

@@ -1,4 +1,4 @@
-"""Latency of the two calls every exploration method makes per hop, on a real store.
+"""Latency of the two calls every exploration method makes per hop, on a real store or endpoint.
 
 ``relations(e, "out")`` then ``neighbors(e, r, "out")`` for one of its relations, for seeded
 random entities, timed one call at a time. Entities are drawn without replacement so that the
@@ -9,31 +9,30 @@ from __future__ import annotations
 import random
 import statistics
 import time
-from pathlib import Path
 from typing import Callable
 
-import pyoxigraph as ox
-
 from kgx.kg.freebase import KG, NAME, NS, iri
+from kgx.kg.sparql import SparqlKG
+
+ENTITY_POOL = 5000  # entities drawn from at most: bounded work on any KG, plenty for 200 calls
 
 
-def candidate_entities(store_dir: Path) -> list[str]:
+def candidate_entities(kg: SparqlKG, bound: int = ENTITY_POOL) -> list[str]:
     """Entities with an outgoing edge besides their name, sorted: what a method walks from.
 
-    Read from the store directly (read-only, so a running server does not mind) and sorted, so
-    that a seed picks the same entities from the same store every time.
+    At most ``bound`` of them, asked of the KG itself (a store or an endpoint, so no local copy
+    of a remote KG is needed), without ORDER BY: ordering all of Freebase's subjects would take
+    the server minutes. Sorted here, so that a seed picks the same entities from the same KG.
     """
-    store = ox.Store.read_only(str(store_dir))
-    rows = store.query(f"SELECT DISTINCT ?s WHERE {{ ?s ?p ?o FILTER(isIRI(?s) && ?p != <{NAME}>) }}")
+    rows = kg.select(f"SELECT DISTINCT ?s WHERE {{ ?s ?p ?o FILTER(isIRI(?s) && ?p != <{NAME}> "
+                     f"&& STRSTARTS(STR(?s), \"{NS}\")) }} LIMIT {bound}")
     found = []
     for row in rows:
-        value = row[0].value
-        if value.startswith(NS):
-            try:
-                iri(value[len(NS):])
-            except ValueError:
-                continue
-            found.append(value[len(NS):])
+        try:
+            iri(row["s"].value[len(NS):])
+        except ValueError:
+            continue
+        found.append(row["s"].value[len(NS):])
     return sorted(found)
 
 
@@ -55,7 +54,7 @@ def bench(kg: KG, entities: list[str], calls: int = 200, seed: int = 0) -> dict[
     """Median and p95 milliseconds of ``relations`` and ``neighbors`` over ``calls`` entities
     (fewer if the store has fewer); ``neighbors`` follows a random relation of each."""
     if not entities:
-        raise ValueError("no entity to bench: the store has no entity with an outgoing edge")
+        raise ValueError("no entity to bench: the KG has no Freebase entity with an outgoing edge")
     rng = random.Random(seed)
     picked = rng.sample(entities, min(calls, len(entities)))
     relation_ms: list[float] = []

@@ -40,6 +40,17 @@ def oxigraph_binary() -> Path:
                             f"same version as pyoxigraph)")
 
 
+def end_process(process: Optional[subprocess.Popen], timeout_s: float) -> None:
+    """Terminate a server we started, and kill it if it has not exited after ``timeout_s``."""
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def free_port() -> int:
     """A loopback port nobody listens on now (the OS picks it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -116,13 +127,7 @@ class OxigraphServer:
 
     def stop(self) -> None:
         """Terminate, and kill if it has not exited after ``stop_timeout_s``."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=self.stop_timeout_s)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        end_process(self.process, self.stop_timeout_s)
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None

@@ -8,15 +8,13 @@ a higher temperature, LMP App. A.7), and meters and traces everything it did.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import json
 import os
 import random
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-import jsonschema
+import httpx
 import litellm
 
 from kgx.config import LLMConfig
@@ -24,6 +22,8 @@ from kgx.failures import InfraError
 from kgx.llm import providers
 from kgx.llm.cache import ResponseCache, cache_key
 from kgx.llm.ratelimit import RateLimiter, share
+from kgx.llm.structured import (JSON_OBJECT_SCHEMA, PROBE_MAX_TOKENS, PROBE_MESSAGES, PROMPTED, StructuredModes,
+                                backbone_key, parse_json, response_format, with_schema_instruction)
 from kgx.llm.usage import Meter, Usage
 from kgx.trace import LLMEvent, Trace
 
@@ -69,7 +69,11 @@ def error_kind(exc: Exception) -> tuple[str, bool]:
     litellm's exception type depends on the body's wording as well as the status (a 404 "model
     does not exist" comes as BadRequestError, a 403 as the generic APIError), so the HTTP status
     decides where there is one. A 500 whose body is a
-    validation error (some servers answer a bad request that way) is a bad request."""
+    validation error (some servers answer a bad request that way) is a bad request. A server
+    that cannot be reached comes as a 500 too (openai/, hosted_vllm/, ollama_chat/ models): the
+    exception's causes tell."""
+    if _connection_failed(exc):
+        return "llm.unreachable", True
     status = getattr(exc, "status_code", None)
     kind, retried = "llm.error", False
     for cls, known, again in ERROR_KINDS:
@@ -81,6 +85,18 @@ def error_kind(exc: Exception) -> tuple[str, bool]:
     if kind == "llm.server" and "validation" in str(exc).lower():
         return "llm.bad_request", False
     return kind, retried
+
+
+def _connection_failed(exc: BaseException) -> bool:
+    """Whether a refused or dropped connection caused ``exc`` (the chain is short; bounded anyway)."""
+    cause = exc.__cause__ or exc.__context__
+    for _ in range(16):
+        if cause is None:
+            return False
+        if isinstance(cause, (httpx.ConnectError, ConnectionError)):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 class OutputError(ValueError):
@@ -103,40 +119,6 @@ class Completion:
     retries: int
 
 
-def parse_json(text: str, schema: dict[str, Any]) -> Any:
-    """The first JSON value in ``text`` (code fences and chatter around it allowed), checked
-    against ``schema``. Raw line breaks inside strings are accepted: llama.cpp's JSON grammar
-    lets small models write them, and they do not change what the reply says. Raises ValueError
-    saying what is wrong."""
-    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
-    if not starts:
-        raise ValueError(f"no JSON in output: {text[:200]!r}")
-    try:
-        value, _ = json.JSONDecoder(strict=False).raw_decode(text[min(starts):])
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON ({exc.msg}): {text[:200]!r}") from exc
-    error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
-    if error is not None:
-        raise ValueError(f"output does not match the schema: {error.message}")
-    return value
-
-
-@functools.lru_cache(maxsize=256)
-def _validator(schema_json: str) -> Any:
-    """Checking a schema costs more than validating against it: once per distinct schema."""
-    schema = json.loads(schema_json)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
-
-
-def with_schema_instruction(messages: Messages, schema: dict[str, Any]) -> Messages:
-    """For providers without response_format: the schema goes into the last message."""
-    note = ("Reply with one JSON object that matches this JSON Schema, and nothing else:\n"
-            + json.dumps(schema, ensure_ascii=False))
-    return [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + "\n\n" + note}]
-
-
 class LLMClient:
     """Shared by all questions of a run: backbones per stage, cache, provider setup."""
 
@@ -149,6 +131,7 @@ class LLMClient:
         self.seed = seed
         self.sleep = sleep
         self.invocation = 0  # which invocation of the run this is (the scripted backbone's failures vary by it)
+        self.modes = StructuredModes(self._probe_send)
         self.limiters = {cfg.name: RateLimiter(share(cfg.rpm), share(cfg.tpm), sleep=sleep)
                          for cfg in self.backbones() if cfg.rpm or cfg.tpm}
 
@@ -185,44 +168,52 @@ class LLMClient:
         A wrong key, model name or api_base then stops the run here, with the provider's own
         message, instead of turning every question into an error. Transient errors are retried
         as in a question; the response cache is bypassed (it proves nothing about the provider).
-        Returns the number of requests sent; they are not part of any question's figures."""
-        sent: set[str] = set()
-        for cfg in self.backbones():
-            identity = json.dumps([cfg.model, cfg.api_base, cfg.api_key_env, dataclasses.asdict(cfg.local)])
-            if identity in sent:
-                continue
-            sent.add(identity)
-            request = self._request(cfg, [{"role": "user", "content": "Reply with the word OK."}], 0.0, None,
-                                    self.seed)
-            request["max_tokens"] = 8
+        For a backbone with ``structured_output: auto`` the probe of structured-output forms
+        (StructuredModes.probe) is that request: its first request proves the same.
+        Returns the number of requests sent, retries included; they are not part of any
+        question's figures."""
+        distinct: dict[str, LLMConfig] = {}
+        for cfg in self.backbones():  # stage backbones often share a server; an auto one probes for all
+            if backbone_key(cfg) not in distinct or self.modes.unprobed(cfg):
+                distinct[backbone_key(cfg)] = cfg
+        sent = 0
+        for cfg in distinct.values():
             try:
-                self._send(cfg, request)
+                if self.modes.unprobed(cfg):
+                    sent += self.modes.probe(cfg)
+                else:
+                    request = self._request(cfg, PROBE_MESSAGES, 0.0, None, self.seed)
+                    request["max_tokens"] = 8
+                    sent += self._send(cfg, request)[1] + 1
             except LLMError as exc:
                 raise LLMError(f"pre-flight request failed, no question was run: {exc}", exc.kind) from exc
-        return len(sent)
+        return sent
+
+    def structured_modes(self) -> dict[str, str]:
+        """{backbone name: structured-output form} of the run's backbones, what ``auto`` chose
+        included (``auto`` itself while pre-flight has not probed): a run tag."""
+        return self.modes.chosen(self.backbones())
 
     def bind(self, meter: Meter, trace: Trace) -> "QuestionLLM":
         return QuestionLLM(self, meter, trace)
 
-    def structured(self, cfg: LLMConfig) -> bool:
-        if cfg.structured_output is not None:
-            return cfg.structured_output
-        if cfg.model.split("/")[0] in (providers.LOCAL, providers.SCRIPTED):
-            return True
-        try:
-            return bool(litellm.supports_response_schema(model=cfg.model))
-        except Exception:  # litellm raises for models missing from its map
-            return False
+    def mode(self, cfg: LLMConfig) -> str:
+        """How ``cfg`` gets a reply's schema: json_schema, json_object_schema or prompted."""
+        return self.modes.of(cfg)
 
     def complete(self, cfg: LLMConfig, messages: Messages, temperature: float,
                  response_schema: Optional[dict[str, Any]], sample: int) -> Completion:
-        """One call, from the cache or the provider; ``response_schema`` goes to response_format."""
+        """One call, from the cache or the provider; ``response_schema`` goes to response_format
+        in the backbone's form (callers prompt with it instead for the prompted form)."""
         seed = self.seed + sample
+        mode = self.mode(cfg) if response_schema is not None else PROMPTED
         # The in-process model's settings (its file, threads, batch) can change its text.
         local = {"local": dataclasses.asdict(cfg.local)} if cfg.model.startswith(providers.LOCAL + "/") else {}
+        # A server may enforce the two forms differently; json_schema keys stay as they were.
+        form = {"form": mode} if mode == JSON_OBJECT_SCHEMA else {}
         key = cache_key(model=cfg.model, api_base=cfg.api_base, messages=messages,
                         temperature=temperature, schema=response_schema, seed=seed,
-                        sample=sample, max_tokens=cfg.max_tokens, extra=cfg.extra, **local)
+                        sample=sample, max_tokens=cfg.max_tokens, extra=cfg.extra, **local, **form)
         start = time.perf_counter()
         if cfg.cache and self.cache is not None:
             hit = self.cache.get(key)
@@ -232,7 +223,7 @@ class LLMClient:
         limiter = self.limiters.get(cfg.name)
         if limiter is not None:  # counted as the provider counts: prompt plus the completion budget
             limiter.acquire(litellm.token_counter(model=cfg.model, messages=messages) + cfg.max_tokens)
-        response, retries = self._send(cfg, self._request(cfg, messages, temperature, response_schema, seed))
+        response, retries = self._send(cfg, self._request(cfg, messages, temperature, response_schema, seed, mode))
         if response is None or not getattr(response, "choices", None):  # litellm gives None for some 422s
             raise LLMError(f"llm '{cfg.name}' ({cfg.model}): the provider rejected the request "
                            f"(no completion came back)", "llm.bad_request")
@@ -246,15 +237,16 @@ class LLMClient:
         return completion
 
     def _request(self, cfg: LLMConfig, messages: Messages, temperature: float,
-                 response_schema: Optional[dict[str, Any]], seed: int) -> dict[str, Any]:
-        """litellm.completion's arguments; retries are ours, so litellm's own are off."""
+                 response_schema: Optional[dict[str, Any]], seed: int, mode: str = PROMPTED) -> dict[str, Any]:
+        """litellm.completion's arguments; retries are ours, so litellm's own are off. ``extra``
+        holds the rest: litellm sends OpenAI's own parameters by name and others (repeat_penalty,
+        top_k, min_p) as extra body fields to OpenAI-compatible servers."""
         kwargs: dict[str, Any] = dict(
             model=cfg.model, messages=messages, temperature=temperature, max_tokens=cfg.max_tokens,
             timeout=cfg.timeout_s, seed=seed, num_retries=0, **cfg.extra,
         )
-        if response_schema is not None:
-            kwargs["response_format"] = {"type": "json_schema",
-                                         "json_schema": {"name": "reply", "schema": response_schema}}
+        if response_schema is not None and mode != PROMPTED:
+            kwargs["response_format"] = response_format(mode, response_schema)
         if cfg.api_base:
             kwargs["api_base"] = cfg.api_base
         if cfg.api_key_env:
@@ -266,6 +258,15 @@ class LLMClient:
         if cfg.model.startswith(providers.LOCAL + "/"):
             kwargs["local"] = dataclasses.asdict(cfg.local)
         return kwargs
+
+    def _probe_send(self, cfg: LLMConfig, mode: str, messages: Messages,
+                    schema: Optional[dict[str, Any]]) -> tuple[str, int]:
+        """One of StructuredModes' probe requests: (reply text, requests sent)."""
+        request = self._request(cfg, messages, 0.0, schema, self.seed, mode)
+        request["max_tokens"] = PROBE_MAX_TOKENS
+        response, retries = self._send(cfg, request)
+        choices = getattr(response, "choices", None)  # litellm gives None for some 422s
+        return (choices[0].message.content or "") if choices else "", retries + 1
 
     def _send(self, cfg: LLMConfig, kwargs: dict[str, Any]) -> tuple[Any, int]:
         for retry in range(cfg.max_retries + 1):
@@ -337,8 +338,8 @@ class QuestionLLM:
              schema: Optional[dict[str, Any]], validate: Optional[Validator], sample: int,
              retries: Optional[int] = None) -> Any:
         cfg = self.client.backbone(stage)
-        structured = schema is not None and self.client.structured(cfg)
-        if schema is not None and not structured:
+        prompted = schema is not None and self.client.mode(cfg) == PROMPTED
+        if prompted:
             messages = with_schema_instruction(messages, schema)
         base = cfg.temperature if temperature is None else temperature
         checked = schema is not None or validate is not None
@@ -348,7 +349,7 @@ class QuestionLLM:
         for attempt in range(attempts):
             temp = min(2.0, base + attempt * cfg.retry_temperature_step)
             try:
-                done = self.client.complete(cfg, messages, temp, schema if structured else None, sample)
+                done = self.client.complete(cfg, messages, temp, None if prompted else schema, sample)
             except LLMError as exc:
                 self._record(stage, cfg, messages, temp, None, attempt, str(exc))
                 raise

@@ -48,6 +48,11 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # side by side) each running n_threads=2 on two cores slow every one of them down 4-5x.
 MACHINE_LOCK = Path(os.environ.get("KGX_LOCAL_LLM_LOCK", Path(tempfile.gettempdir()) / "kgx-local-llm.lock"))
 PROBE_TIMEOUT_S = 300.0
+# Sampling settings from ``llm.extra`` that reach create_chat_completion (its defaults otherwise,
+# e.g. repeat_penalty 1.0 where llama-cpp-python's server uses 1.1): the same names an
+# OpenAI-compatible llama.cpp server takes, so one ``llm.extra`` gives both the same text.
+SAMPLING = ("top_p", "top_k", "min_p", "typical_p", "repeat_penalty", "presence_penalty", "frequency_penalty",
+            "tfs_z", "mirostat_mode", "mirostat_tau", "mirostat_eta", "stop")
 
 
 class LocalModelError(RuntimeError):
@@ -281,13 +286,16 @@ class LocalLlama(CustomLLM):
             "temperature": optional_params.get("temperature", 0.0),
             "max_tokens": optional_params.get("max_tokens", 256),
             "seed": optional_params.get("seed", 0),
+            **{name: optional_params[name] for name in SAMPLING if name in optional_params},
         }
         response_format = optional_params.get("response_format")
-        if response_format and response_format.get("type") == "json_schema":
+        if response_format and response_format.get("type") == "json_schema":  # llama.cpp's own form
             request["response_format"] = {
                 "type": "json_object",
                 "schema": response_format["json_schema"]["schema"],
             }
+        elif response_format and response_format.get("type") == "json_object":
+            request["response_format"] = response_format
         options = optional_params.get("local") or dataclasses.asdict(LocalModelConfig())
         with self._lock:
             try:

@@ -1,5 +1,6 @@
 """A real ``oxigraph serve-read-only`` on the demo store: it answers over HTTP with the same data
-as the embedded store, shares the directory with embedded readers, and is gone after the block."""
+as the embedded store, shares the directory with embedded readers, and is gone after the block;
+``bench`` and ``check`` work against it with no local copy of the data."""
 from __future__ import annotations
 
 import json
@@ -13,13 +14,14 @@ import urllib.request
 import pyoxigraph as ox
 import pytest
 
-from kgx.kg import BUNDLED_KG, build_store
+from kgx.kg import BUNDLED_KG, EmbeddedKG, build_store
 from kgx.kg.bench import bench, candidate_entities
-from kgx.kg.endpoint import EndpointKG
+from kgx.kg.endpoint import EndpointKG, KGUnavailable
 from kgx.kg.serve import OxigraphServer, ServerError
 from tests.helpers import kgx_env
 
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+GRAPH = "http://rdf.freebase.com"
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +67,10 @@ def test_a_server_that_dies_reports_its_stderr(store):
 
 
 def test_bench_times_both_backends(store):
-    entities = candidate_entities(store)
+    entities = candidate_entities(EmbeddedKG(store))
     assert "m.0_kk" in entities and all(not e.startswith("http") for e in entities)
     with OxigraphServer(store) as server:
+        assert candidate_entities(EndpointKG(server.url)) == entities
         figures = bench(EndpointKG(server.url), entities, calls=20, seed=1)
     assert figures["relations_calls"] == 20 and figures["neighbors_calls"] > 0
     assert 0 < figures["relations_median_ms"] <= figures["relations_p95_ms"]
@@ -78,3 +81,80 @@ def test_cli_bench_against_a_served_store(store):
                            "--calls", "10"], capture_output=True, text=True, env=kgx_env(), timeout=120)
     assert done.returncode == 0, done.stderr
     assert re.match(r"relations_median_ms=\d+\.\d+ neighbors_median_ms=\d+\.\d+ relations_p95_ms=", done.stdout)
+
+
+def kg_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kgx.kg", *args], capture_output=True, text=True, env=kgx_env(),
+                          timeout=120)
+
+
+@pytest.fixture(scope="module")
+def server(store):
+    with OxigraphServer(store) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def graph_store(tmp_path_factory):
+    """The demo KG in a named graph, as Virtuoso holds Freebase; its default graph is empty."""
+    path = tmp_path_factory.mktemp("kg") / "graph"
+    built = ox.Store(str(path))
+    built.load(path=str(BUNDLED_KG), format=ox.RdfFormat.N_TRIPLES, to_graph=ox.NamedNode(GRAPH))
+    built.flush()
+    del built
+    return path
+
+
+def test_cli_bench_draws_entities_from_the_endpoint(server):
+    done = kg_cli("bench", "--endpoint", server.url, "--calls", "10")
+    assert done.returncode == 0, done.stderr
+    assert re.match(r"relations_median_ms=\d+\.\d+ .* relations_calls=10 neighbors_calls=\d+$", done.stdout.strip())
+
+
+def test_cli_check_says_the_demo_looks_like_freebase(server):
+    done = kg_cli("check", "--endpoint", server.url)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"endpoint {server.url}"
+    assert lines[1] == "names    ok   431 type.object.name labels on 412 entities"
+    assert lines[2] == 'english  ok   m.0t7whkt is named "A Doll\'s House"@en'
+    assert lines[3] == "types    ok   261 entities with common.topic.notable_types, 520 with type.object.type"
+    assert re.fullmatch(r"cvt      ok   m\.\w+ is unnamed, shown as \(\w+: .+\)", lines[4])
+    assert re.fullmatch(r"sample   ok   m\.\w+ \(.+\): relations \d+ in [\d.]+ ms, neighbors via [\w.]+ [1-9]\d* in "
+                        r"[\d.]+ ms, names \d+ in [\d.]+ ms", lines[5])
+    assert re.fullmatch(r'search   ok   ".+" finds \d+ entities in [\d.]+ ms, including m\.\w+', lines[6])
+    assert lines[7] == "verdict: looks like Freebase, usable with kg=sparql"
+
+
+def test_check_and_queries_reach_a_named_graph_only_with_default_graph(graph_store):
+    with OxigraphServer(graph_store) as served:
+        assert EndpointKG(served.url, default_graph=GRAPH).names(["m.0_kk"])["m.0_kk"] == "Australia"
+        with pytest.raises(KGUnavailable, match="holds no triple in its default graph; check kg.endpoint and "
+                                                "kg.default_graph"):
+            EndpointKG(served.url).ping()
+        found = kg_cli("check", "--endpoint", served.url, "--default-graph", GRAPH)
+        missed = kg_cli("check", "--endpoint", served.url)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[0] == f"endpoint {served.url} (default graph {GRAPH})"
+    assert "names    ok   431 type.object.name labels" in found.stdout
+    assert missed.returncode == 1 and "holds no triple in its default graph" in missed.stderr
+
+
+def test_check_fails_on_a_kg_that_is_not_freebase(tmp_path):
+    path = tmp_path / "other"
+    other = ox.Store(str(path))
+    other.load(input="<http://example.org/a> <http://example.org/knows> <http://example.org/b> .\n",
+               format=ox.RdfFormat.N_TRIPLES)
+    other.flush()
+    del other
+    with OxigraphServer(path) as served:
+        done = kg_cli("check", "--endpoint", served.url)
+    assert done.returncode == 1
+    assert "names    fail 0 type.object.name labels on 0 entities" in done.stdout
+    assert done.stdout.splitlines()[-1] == ("verdict: does not look like Freebase (failed: names, english, types, "
+                                           "sample)")
+
+
+def test_check_refuses_credentials_in_the_url():
+    done = kg_cli("check", "--endpoint", "http://bob:pw-77aa@127.0.0.1:9/sparql")
+    assert done.returncode == 1 and "credentials in the URL" in done.stderr and "pw-77aa" not in done.stderr

@@ -22,6 +22,7 @@ class FakeLlama:
         # Llama() takes use_extra_bufts from here, not from its keywords (which it ignores).
         kwargs["model_params.use_extra_bufts"] = native.llama_model_default_params().use_extra_bufts
         self.calls: list[str] = []
+        self.requests: list[dict] = []
         FakeLlama.made.append(kwargs)
 
     def reset(self):
@@ -29,6 +30,7 @@ class FakeLlama:
 
     def create_chat_completion(self, **request):
         self.calls.append("complete")
+        self.requests.append(request)
         return {"choices": [{"message": {"content": "Canberra"}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8}}
 
@@ -92,6 +94,26 @@ def test_a_request_carries_its_options_through_litellm_and_resets_first(probed, 
     assert kwargs["n_threads"] == 1 and kwargs["n_ctx"] == 128
     [model] = handler._models.values()
     assert model.calls == ["reset", "complete"]
+
+
+@pytest.mark.parametrize("response_format, sent", [
+    ({"type": "json_schema", "json_schema": {"name": "reply", "schema": {"type": "object"}}},
+     {"type": "json_object", "schema": {"type": "object"}}),  # llama.cpp's own form
+    ({"type": "json_object", "schema": {"type": "object"}}, {"type": "json_object", "schema": {"type": "object"}}),
+])
+def test_sampling_parameters_and_both_schema_forms_reach_create_chat_completion(probed, monkeypatch,
+                                                                                response_format, sent):
+    providers.register()
+    handler = providers._handlers[providers.LOCAL]
+    monkeypatch.setattr(handler, "_models", {})
+    litellm.completion(model="kgx-local/test", messages=[{"role": "user", "content": "hi"}], local=options(),
+                       temperature=0.0, max_tokens=9, response_format=response_format,
+                       repeat_penalty=1.1, top_k=1, min_p=0.0, top_p=0.5, mirostat_mode=0, stop=["\n"])
+    [model] = handler._models.values()
+    [request] = model.requests
+    assert request == {"messages": [{"role": "user", "content": "hi"}], "temperature": 0.0, "max_tokens": 9,
+                       "seed": 0, "repeat_penalty": 1.1, "top_k": 1, "min_p": 0.0, "top_p": 0.5,
+                       "mirostat_mode": 0, "stop": ["\n"], "response_format": sent}
 
 
 @pytest.mark.parametrize("content", [None, b"not a model"])

@@ -1,0 +1,55 @@
+"""A fake OpenAI-compatible chat server on loopback: what a real one answers, without a model."""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+Answer = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
+
+
+def completion(content: str) -> dict[str, Any]:
+    """A chat completion replying ``content``, with the usage a server reports."""
+    return {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}
+
+
+OK = completion("OK")
+
+
+class FakeServer:
+    """Answers each chat completion with ``answer(request body) -> (status, body)``, keeping the
+    request bodies it was sent."""
+
+    def __init__(self, answer: Answer):
+        self.bodies: list[dict[str, Any]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                server.bodies.append(body)
+                status, reply = answer(body)
+                blob = json.dumps(reply).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(blob)))
+                self.end_headers()
+                self.wfile.write(blob)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    @property
+    def requests(self) -> int:
+        return len(self.bodies)
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -6,7 +6,9 @@ import sys
 import pytest
 from hydra.errors import ConfigCompositionException
 
-from kgx.config import CONF_DIR, ConfigError, LMPConfig, SCConfig, to_run_spec
+from kgx.config import CONF_DIR, ConfigError, to_run_spec
+from kgx.methods.lmp import LMPConfig
+from kgx.methods.sc import SCConfig
 from tests.helpers import kgx_env
 
 LLM_OPTIONS = sorted(p.stem for p in (CONF_DIR / "llm").glob("*.yaml"))

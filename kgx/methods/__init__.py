@@ -5,9 +5,9 @@ Every module of the package is imported, so a new method file registers itself b
 import importlib
 import pkgutil
 
-from kgx.methods.base import METHODS, Context, get, prepare
+from kgx.methods.base import METHODS, Context, Method, get, method, prepare
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["METHODS", "Context", "get", "prepare"]
+__all__ = ["METHODS", "Context", "Method", "get", "method", "prepare"]

@@ -1,14 +1,16 @@
-"""What a method receives and the registry that maps ``method.name`` to it.
+"""What a method receives, and the one place a method is registered.
 
 A method is a function ``answer(question, ctx) -> Prediction``. Everything it needs comes in
 through ``ctx``, so a method file reads like its paper's algorithm and never touches litellm,
-SPARQL or MLflow.
+SPARQL or MLflow. ``@register`` beside it names the method, its config schema (the single
+source of its defaults: Hydra's ``method=<name>`` is built from it) and the LLM stages it calls,
+which is what ``llm.stages.<stage>`` is checked against.
 """
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from kgx.config import MethodConfig
 from kgx.kg.metered import MeteredKG
@@ -16,33 +18,48 @@ from kgx.llm.client import QuestionLLM
 from kgx.trace import Trace
 from kgx.types import Prediction, Question
 
-Method = Callable[[Question, "Context"], Prediction]
+Answer = Callable[[Question, "Context"], Prediction]
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered method: its algorithm, schema, stages and an optional early check."""
+
+    name: str
+    answer: Answer
+    config: type[MethodConfig]
+    stages: tuple[str, ...]
+    check: Optional[Callable[[MethodConfig], None]] = None  # runs once before any question (e.g. an extra)
+
 
 METHODS: dict[str, Method] = {}
-CHECKS: dict[str, Callable[[MethodConfig], None]] = {}
 
 
-def register(name: str, check: Optional[Callable[[MethodConfig], None]] = None) -> Callable[[Method], Method]:
-    """``check(params)`` runs once before any question, to fail early (e.g. a missing extra)."""
-    def add(fn: Method) -> Method:
-        METHODS[name] = fn
-        if check is not None:
-            CHECKS[name] = check
+def register(name: str, config: type[MethodConfig], stages: tuple[str, ...],
+             check: Optional[Callable[[MethodConfig], None]] = None) -> Callable[[Answer], Answer]:
+    def add(fn: Answer) -> Answer:
+        if name in METHODS and METHODS[name].answer is not fn:
+            raise ValueError(f"method '{name}' is registered twice")
+        METHODS[name] = Method(name, fn, config, tuple(stages), check)
         return fn
 
     return add
 
 
-def prepare(params: MethodConfig) -> None:
-    get(params.name)
-    if params.name in CHECKS:
-        CHECKS[params.name](params)
-
-
-def get(name: str) -> Method:
+def method(name: str) -> Method:
     if name not in METHODS:
         raise KeyError(f"method '{name}' is not implemented; known: {sorted(METHODS)}")
     return METHODS[name]
+
+
+def get(name: str) -> Answer:
+    return method(name).answer
+
+
+def prepare(params: MethodConfig) -> None:
+    found = method(params.name)
+    if found.check is not None:
+        found.check(params)
 
 
 @dataclass
@@ -52,17 +69,3 @@ class Context:
     rng: random.Random
     trace: Trace
     kg: Optional[MeteredKG] = None
-
-
-def braces(answers: list[str]) -> str:
-    """The papers' answer format, ``{a, b}``, which ToG's scorer reads."""
-    return "{" + ", ".join(answers) + "}"
-
-
-def answers_schema(max_items: int = 5) -> dict[str, Any]:
-    return {
-        "type": "array",
-        "items": {"type": "string", "minLength": 1, "maxLength": 120},
-        "minItems": 1,
-        "maxItems": max_items,
-    }

@@ -26,13 +26,44 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from kgx.config import CGPEConfig
+from kgx.config import ConfigError, MethodConfig, check_temperature
 from kgx.explain import Edge, Graph, Node
 from kgx.kg.freebase import Direction, is_literal
 from kgx.llm.client import OutputError
 from kgx.methods import cgpe_prompts as prompts
-from kgx.methods.base import Context, braces, register
+from kgx.methods.base import Context, register
+from kgx.methods.kit import braces
 from kgx.types import Prediction, Question
+
+
+@dataclass
+class CGPEConfig(MethodConfig):
+    """Clue-guided path exploration (Tao et al.); field comments name the paper's section. Per-stage
+    backbones (Table 4) are ``llm.stages.clue_extraction|path_exploration|answer``."""
+
+    name: str = "cgpe"
+    max_clues: int = 6  # clues one extraction may return (Sec. 3.2 gives no bound)
+    max_clue_words: int = 8  # longest question phrase offered as a clue (Sec. 3.2)
+    search_limit: int = 5  # KG nodes searched per clue for initial nodes (Sec. 3.3)
+    character_matching: bool = True  # a neighbour named like an unused clue is the next node (Sec. 3.4; Table 3)
+    llm_pruning: bool = True  # fuzzy, rough and exact matching by the LLM (Sec. 3.4; Table 3)
+    rough_top_k: Optional[int] = None  # rough matching: None = drop score 0; k = keep the k best (Sec. 3.4)
+    termination: bool = True  # clue coverage ends all exploration, paths merge (Sec. 3.5; Table 3)
+    max_steps: int = 3  # without termination: steps each path takes (Sec. 4.4, "explored each path thrice")
+    max_paths: int = 10  # paths explored at once; forks past it are cut and the cut recorded (kgx's bound)
+    max_relations: int = 50  # relations per node and direction in the candidate set (Sec. 3.4); cuts recorded
+    max_neighbors: int = 20  # neighbours per node, relation and direction (Sec. 3.4); cuts recorded
+    max_candidates: int = 60  # (label, entity) pairs offered to rough matching (Sec. 3.4); cuts recorded
+    max_answers: int = 20  # answers kept from the reply: one-to-many questions (Sec. 4.1, complete match)
+    temperature: float = 0.0  # every call (Sec. 4.1: temperature 0 for all LLMs)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.at_least(1, "max_clues", "max_clue_words", "search_limit", "max_steps", "max_paths", "max_relations", "max_neighbors", "max_candidates", "max_answers")
+        if self.rough_top_k is not None and self.rough_top_k < 1:
+            raise ConfigError(f"method.rough_top_k={self.rough_top_k}: must be at least 1 (or null)")
+        check_temperature("method.temperature", self.temperature)
+
 
 STAGE_CLUES, STAGE_EXPLORE, STAGE_ANSWER = "clue_extraction", "path_exploration", "answer"
 
@@ -137,7 +168,7 @@ class Exploration:
 # --------------------------------------------------------------------------- the algorithm
 
 
-@register("cgpe")
+@register("cgpe", config=CGPEConfig, stages=("clue_extraction", "path_exploration", "answer"))
 def answer(question: Question, ctx: Context) -> Prediction:
     p: CGPEConfig = ctx.params
     clues = extract_clues(question, ctx)

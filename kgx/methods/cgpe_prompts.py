@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgx.methods.base import answers_schema
+from kgx.methods.kit import answers_schema
 
 Messages = list[dict[str, str]]
 

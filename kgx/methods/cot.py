@@ -6,10 +6,25 @@ CoT baselines are prompted, and ends in the same JSON reply the model must give.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from kgx.methods.base import Context, answers_schema, braces, register
+from kgx.config import ConfigError, MethodConfig
+from kgx.methods.base import Context, register
+from kgx.methods.kit import answers_schema, clean_answers, conclusion
 from kgx.types import Prediction, Question
+
+
+@dataclass
+class CoTConfig(MethodConfig):
+    name: str = "cot"
+    shots: int = 3  # few-shot multi-hop exemplars in the prompt
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.shots < 0:
+            raise ConfigError(f"method.shots={self.shots}: must be >= 0")
+
 
 SYSTEM = (
     "You answer questions from your own knowledge. Think step by step, one fact per step, "
@@ -53,11 +68,12 @@ def messages(question: Question, shots: int) -> list[dict[str, str]]:
 
 
 def to_prediction(reply: dict[str, Any]) -> Prediction:
-    answers = [a.strip() for a in reply["answers"] if a.strip()]
-    return Prediction(answer=f"{reply['reasoning'].strip()} So the answer is {braces(answers)}.", answers=answers)
+    """The reasoning, then the answers in braces; each answer once."""
+    answers = clean_answers(reply["answers"])
+    return Prediction(answer=conclusion(reply["reasoning"], answers), answers=answers)
 
 
-@register("cot")
+@register("cot", config=CoTConfig, stages=("answer",))
 def answer(question: Question, ctx: Context) -> Prediction:
-    reply = ctx.llm("answer", messages(question, ctx.params.shots), schema=SCHEMA)
+    reply = ctx.llm("answer", messages(question, ctx.params.shots), schema=SCHEMA, retries=ctx.params.max_retries)
     return to_prediction(reply)

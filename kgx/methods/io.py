@@ -1,7 +1,11 @@
 """Standard (IO) prompting: the question alone, no exemplars, no KG (ToG/KnowPath/LMP baseline)."""
 from __future__ import annotations
 
-from kgx.methods.base import Context, answers_schema, braces, register
+from dataclasses import dataclass
+
+from kgx.config import MethodConfig
+from kgx.methods.base import Context, register
+from kgx.methods.kit import answers_schema, braces, clean_answers
 from kgx.types import Prediction, Question
 
 SYSTEM = (
@@ -12,12 +16,17 @@ SYSTEM = (
 SCHEMA = {"type": "object", "properties": {"answers": answers_schema()}, "required": ["answers"]}
 
 
-@register("io")
+@dataclass
+class IOConfig(MethodConfig):
+    name: str = "io"
+
+
+@register("io", config=IOConfig, stages=("answer",))
 def answer(question: Question, ctx: Context) -> Prediction:
     reply = ctx.llm(
         "answer",
         [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"Question: {question.text}"}],
-        schema=SCHEMA,
+        schema=SCHEMA, retries=ctx.params.max_retries,
     )
-    answers = [a.strip() for a in reply["answers"] if a.strip()]
+    answers = clean_answers(reply["answers"])
     return Prediction(answer=braces(answers), answers=answers)

@@ -20,14 +20,45 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from kgx.config import KnowPathConfig
+from kgx.config import ConfigError, MethodConfig, check_temperature
 from kgx.explain import Edge, Graph, Node
 from kgx.kg.freebase import DIRECTIONS, Direction, is_literal
 from kgx.llm.client import OutputError
 from kgx.methods import knowpath_prompts as prompts
-from kgx.methods.base import Context, answers_schema, braces, register
+from kgx.methods.base import Context, register
+from kgx.methods.kit import answers_schema, braces
 from kgx.metrics import normalize
 from kgx.types import Prediction, Question, Status
+
+
+@dataclass
+class KnowPathConfig(MethodConfig):
+    """KnowPath (Zhao et al.): inference paths from the LLM's own knowledge guide the exploration of
+    directed subgraphs. Field comments name the paper's section (Sec. 2-4, App. A, B, F)."""
+
+    name: str = "knowpath"
+    depth: int = 3  # D_max: rounds of subgraph exploration, one hop each (Sec. 2.3, Sec. 3.3)
+    width: int = 3  # relations kept per subgraph and round (Sec. 2.3 relation exploration, App. F.3)
+    entity_width: int = 5  # entities kept per subgraph and round (Sec. 2.3 entity exploration, App. F.4)
+    triples: int = 15  # knowledge triples listed by inference paths generation (Sec. 2.2, App. F.2; Fig. 5a)
+    temperature_explore: float = 0.4  # relation and entity selection (Sec. 4.4, Fig. 5a)
+    temperature_answer: float = 0.0  # inference paths generation and evaluation-based answering (Sec. 2.4)
+    ipg: bool = True  # False: no inference path in any prompt and no path fallback (Table 2, w/o IPG)
+    exploration: bool = True  # False: answer from the inference path alone (Table 2, w/o SE)
+    max_relations: int = 50  # per entity and direction offered to relation selection; cuts are recorded
+    max_neighbors: int = 40  # per entity, relation and direction offered to entity selection; cuts recorded
+    max_answers: int = 5  # answers kept from a reply (Sec. 2.4 gives one response; lists allow several)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.at_least(1, "depth", "width", "entity_width", "max_relations", "max_neighbors", "max_answers")
+        if self.triples < 0:
+            raise ConfigError(f"method.triples={self.triples}: must be >= 0")
+        check_temperature("method.temperature_explore", self.temperature_explore)
+        check_temperature("method.temperature_answer", self.temperature_answer)
+        if not self.ipg and not self.exploration:
+            raise ConfigError("method.ipg=false with method.exploration=false leaves nothing to answer "
+                              "from; the model alone is the IO baseline (method=io)")
 
 # --------------------------------------------------------------------------- inference paths
 
@@ -425,7 +456,7 @@ def explanation(state: Exploration, inference: Optional[InferencePath], answers:
 # --------------------------------------------------------------------------- the algorithm
 
 
-@register("knowpath")
+@register("knowpath", config=KnowPathConfig, stages=("ipg", "relation", "entity", "evaluation"))
 def answer(question: Question, ctx: Context) -> Prediction:
     p: KnowPathConfig = ctx.params
     inference = generate_inference_paths(question, ctx) if p.ipg else None

@@ -17,14 +17,42 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from kgx.config import LMPConfig
+from kgx.config import MethodConfig, check_choice, check_temperature
 from kgx.explain import Edge, Graph, Node
 from kgx.kg.freebase import is_literal
 from kgx.llm.client import OutputError
 from kgx.methods import lmp_prompts as prompts
-from kgx.methods.base import Context, answers_schema, braces, register
+from kgx.methods.base import Context, register
+from kgx.methods.kit import answers_schema, braces
 from kgx.methods.lmp_samplers import check_available, rank
 from kgx.types import Prediction, Question
+
+
+@dataclass
+class LMPConfig(MethodConfig):
+    """Language message passing (Wan et al.); field meanings follow the paper's Sec. 3 and App. A."""
+
+    name: str = "lmp"
+    width: int = 3  # K: relations sampled per layer
+    depth: int = 1  # L: hops from the topic entity (Table 7); a layer through CVT nodes covers two
+    temperature: float = 0.0  # sampling and transformation; answering too (the paper sets 0 everywhere)
+    sampler: str = "llm"  # llm | bm25 | sbert (App. D.2)
+    aggregation: bool = True  # False: raw triples instead of one line per head entity (Table 5)
+    transformation: bool = True  # False: raw aggregated text instead of summarised facts
+    readout: bool = True  # False: only the last layer's facts, no outline
+    evidence: str = "facts"  # facts | path (LMP-path: the facts graph's triples as paths)
+    answer_style: str = "hits"  # hits: "all the possible answers" | f1: one answer each (App. D.1)
+    max_neighbors: int = 30  # per head entity and relation; hubs are cut and the cut recorded
+    max_relations: int = 80  # candidate relations offered to the sampler per layer
+    max_answers: int = 5
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.at_least(1, "width", "depth", "max_neighbors", "max_relations", "max_answers")
+        check_temperature("method.temperature", self.temperature)
+        check_choice("method.sampler", self.sampler, ("llm", "bm25", "sbert"))
+        check_choice("method.evidence", self.evidence, ("facts", "path"))
+        check_choice("method.answer_style", self.answer_style, ("hits", "f1"))
 
 
 @dataclass(frozen=True)
@@ -81,7 +109,7 @@ def check(params: LMPConfig) -> None:
     check_available(params.sampler)
 
 
-@register("lmp", check=check)
+@register("lmp", config=LMPConfig, stages=("sampling", "transformation", "answer"), check=check)
 def answer(question: Question, ctx: Context) -> Prediction:
     p: LMPConfig = ctx.params
     graphs: list[FactsGraph] = []

@@ -6,18 +6,34 @@ deterministic backbone and are never collapsed into one cached reply.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
+from kgx.config import ConfigError, check_temperature
 from kgx.methods import cot
+from kgx.methods.cot import CoTConfig
 from kgx.methods.base import Context, register
 from kgx.metrics import normalize
 from kgx.types import Prediction, Question
 
 
-@register("sc")
+@dataclass
+class SCConfig(CoTConfig):
+    name: str = "sc"
+    n: int = 5  # sampled reasoning chains, majority vote (Wang et al. 2023)
+    temperature: float = 0.7
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.n < 1:
+            raise ConfigError(f"method.n={self.n}: must be at least 1")
+        check_temperature("method.temperature", self.temperature)
+
+
+@register("sc", config=SCConfig, stages=("answer",))
 def answer(question: Question, ctx: Context) -> Prediction:
     p = ctx.params
     replies = ctx.llm("answer", cot.messages(question, p.shots), schema=cot.SCHEMA,
-                      temperature=p.temperature, n=p.n)
+                      temperature=p.temperature, n=p.n, retries=p.max_retries)
     samples = [cot.to_prediction(r) for r in replies]
     votes = Counter(normalize(s.answers[0]) for s in samples if s.answers)
     if not votes:

@@ -26,14 +26,55 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from kgx.config import ToGConfig, ToGRConfig
+from kgx.config import ConfigError, MethodConfig, check_choice, check_temperature
 from kgx.explain import Edge, Graph, Node
 from kgx.kg.freebase import DIRECTIONS, Direction, is_literal
 from kgx.llm.client import OutputError
 from kgx.methods import cot
-from kgx.methods.base import Context, answers_schema, braces, register
+from kgx.methods.base import Context, register
+from kgx.methods.kit import answers_schema, braces
 from kgx.metrics import normalize
 from kgx.types import Prediction, Question
+
+
+@dataclass
+class ToGConfig(MethodConfig):
+    """Think-on-Graph (Sun et al., ICLR 2024, Sec. 2.1): beam search over the KG, the LLM pruning
+    relations and scoring entities. Defaults are the published run's (ToG/main_freebase.py)."""
+
+    name: str = "tog"
+    width: int = 3  # N: relations kept per entity and paths kept per depth
+    depth: int = 3  # D: maximum search depth
+    temperature_explore: float = 0.4  # relation pruning and entity scoring
+    temperature_reason: float = 0.0  # the sufficiency check and the answer
+    prune: str = "llm"  # llm | bm25 | sbert: who scores relations and entities (bm25/sbert: D + 1 calls)
+    num_retain_entity: int = 5  # entities kept at random from a relation (ToG: only from hubs, see sample_above)
+    sample_above: int = 20  # ToG: a relation with at least this many candidates is sampled to num_retain_entity
+    max_neighbors: int = 100  # KG cap per (entity, relation) before sampling; cuts are recorded
+    max_relations: int = 100  # KG cap on candidate relations per entity and direction; cuts are recorded
+    score_tolerance: float = 0.05  # relation scores must add up to 1 within this
+    fallback: str = "paths"  # at max depth, answer from the paths | cot: without them (the published code)
+    exemplars: bool = True  # one worked example per stage, as the published prompts have (False: zero-shot)
+    max_answers: int = 5
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.at_least(1, "width", "depth", "num_retain_entity", "sample_above", "max_neighbors", "max_relations", "max_answers")
+        if not 0.0 <= self.score_tolerance < 1.0:
+            raise ConfigError(f"method.score_tolerance={self.score_tolerance}: must lie in [0, 1)")
+        check_temperature("method.temperature_explore", self.temperature_explore)
+        check_temperature("method.temperature_reason", self.temperature_reason)
+        check_choice("method.prune", self.prune, ("llm", "bm25", "sbert"))
+        check_choice("method.fallback", self.fallback, ("paths", "cot"))
+
+
+@dataclass
+class ToGRConfig(ToGConfig):
+    """ToG-R (Sec. 2.2): relations pruned as in ToG, entities kept at random (seeded) instead of
+    scored by the LLM; ``num_retain_entity`` per chosen relation."""
+
+    name: str = "tog_r"
+
 
 Ranker = Callable[[str, list[str], int], list[tuple[str, float]]]
 
@@ -537,11 +578,11 @@ def call_bound(params: ToGConfig) -> int:
     return per_entity * params.width * params.depth + params.depth + 1
 
 
-@register("tog", check=check)
+@register("tog", config=ToGConfig, stages=("relation_prune", "entity_score", "reasoning", "answer"), check=check)
 def answer(question: Question, ctx: Context) -> Prediction:
     return think_on_graph(question, ctx, random_entities=False)
 
 
-@register("tog_r", check=check)
+@register("tog_r", config=ToGRConfig, stages=("relation_prune", "reasoning", "answer"), check=check)
 def answer_r(question: Question, ctx: Context) -> Prediction:
     return think_on_graph(question, ctx, random_entities=True)

@@ -5,7 +5,9 @@ import random
 
 import pytest
 
-from kgx.config import CoTConfig, IOConfig, SCConfig
+from kgx.methods.cot import CoTConfig
+from kgx.methods.io import IOConfig
+from kgx.methods.sc import SCConfig
 from kgx.methods import Context, get
 from kgx.methods import cot
 from kgx.trace import Trace

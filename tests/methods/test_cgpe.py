@@ -10,7 +10,8 @@ from typing import Any, Callable, Optional
 import pytest
 from omegaconf import OmegaConf
 
-from kgx.config import CGPEConfig, ConfigError, KGConfig, LLMConfig, to_run_spec
+from kgx.config import ConfigError, KGConfig, LLMConfig, to_run_spec
+from kgx.methods.cgpe import CGPEConfig
 from kgx.kg import EmbeddedKG, build_store, open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kgx.config import ConfigError, DatasetConfig, KGConfig, KnowPathConfig, LLMConfig, to_run_spec
+from kgx.config import ConfigError, DatasetConfig, KGConfig, LLMConfig, to_run_spec
+from kgx.methods.knowpath import KnowPathConfig
 from kgx.datasets import load
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG

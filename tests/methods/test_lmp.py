@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from kgx.config import ConfigError, KGConfig, LMPConfig, to_run_spec
+from kgx.config import ConfigError, KGConfig, to_run_spec
+from kgx.methods.lmp import LMPConfig
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.client import OutputError

@@ -12,7 +12,8 @@ import jsonschema
 import pytest
 
 from kgx import datasets
-from kgx.config import ConfigError, DatasetConfig, KGConfig, LLMConfig, ToGConfig, ToGRConfig, to_run_spec
+from kgx.config import ConfigError, DatasetConfig, KGConfig, LLMConfig, to_run_spec
+from kgx.methods.tog import ToGConfig, ToGRConfig
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient, OutputError

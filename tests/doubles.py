@@ -96,6 +96,9 @@ class FakeLLM:
     def retries(self, stage: str) -> int:
         return DEFAULT_RETRIES
 
+    def retry_step(self, stage: str) -> float:
+        return 0.2
+
     def stages(self) -> list[str]:
         return [c.stage for c in self.calls]
 

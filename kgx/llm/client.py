@@ -328,6 +328,10 @@ class QuestionLLM:
         (e.g. asking only for what a short reply missed)."""
         return self.client.backbone(stage).parse_retries
 
+    def retry_step(self, stage: str) -> float:
+        """The stage backbone's ``retry_temperature_step``: how much warmer each retry asks."""
+        return self.client.backbone(stage).retry_temperature_step
+
     def discard(self, stage: str, reason: str, **data: Any) -> None:
         """Count a part of an accepted reply that had to be dropped (e.g. one invented relation
         among valid ones) as a parse failure, without spending a retry on it."""

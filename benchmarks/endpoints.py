@@ -29,8 +29,9 @@ def run(method: str, n: int, work: Path, cache: Path, kg: list[str]) -> Path:
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from kgx.config import CONF_DIR, register, to_run_spec
+    from kgx.config import CONF_DIR, register
     from kgx.run import execute
+    from kgx.spec import to_run_spec
 
     register()
     GlobalHydra.instance().clear()

@@ -11,7 +11,8 @@ import hydra
 from omegaconf import DictConfig
 
 from kgx import sweep
-from kgx.config import ConfigError, register, to_run_spec
+from kgx.config import ConfigError, register
+from kgx.spec import to_run_spec
 
 register()
 # A crash in native code (llama.cpp, a driver) prints the Python stack that led into it.

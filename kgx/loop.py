@@ -12,20 +12,21 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from kgx.failures import Breaker, Failure
 from kgx.predlog import PredictionLog
+from kgx.record import Record
 from kgx.types import Question
 
-Answer = Callable[[Question], dict[str, Any]]
+Answer = Callable[[Question], Record]
 
 
 class Progress:
     """done/total with running hits@1, tokens and cost (tqdm on stderr); sums kept as they
     grow, so an update costs the same at question 10 and question 100,000."""
 
-    def __init__(self, total: int, done: list[dict[str, Any]], enabled: bool):
+    def __init__(self, total: int, done: list[Record], enabled: bool):
         from tqdm import tqdm
 
         self.bar = tqdm(total=total, initial=len(done), disable=not enabled, unit="q", dynamic_ncols=True)
@@ -37,16 +38,15 @@ class Progress:
             self._add(record)
         self._show()
 
-    def _add(self, record: dict[str, Any]) -> None:
-        usage = record["usage"]
+    def _add(self, record: Record) -> None:
         self.n += 1
-        self.hits += record["scores"]["hits1"]
-        self.tokens += usage["input_tokens"] + usage["output_tokens"]
-        self.cost += usage["cost_usd"]
-        self.unpriced = self.unpriced or bool(usage["unpriced_calls"])
-        self.errors += record["status"] == "error"
+        self.hits += record.scores["hits1"]
+        self.tokens += record.usage.total_tokens
+        self.cost += record.usage.cost_usd
+        self.unpriced = self.unpriced or bool(record.usage.unpriced_calls)
+        self.errors += record.failed
 
-    def update(self, record: dict[str, Any]) -> None:
+    def update(self, record: Record) -> None:
         self._add(record)
         self.bar.update(1)
         self._show()
@@ -83,10 +83,11 @@ class WallClock:
 
 @dataclass
 class LoopResult:
-    new: dict[str, dict[str, Any]] = field(default_factory=dict)
+    new: dict[str, Record] = field(default_factory=dict)
     interrupted: bool = False
     tripped: Optional[Failure] = None  # the repeated failure that stopped the loop early
     not_started: int = 0  # questions dropped when the loop stopped early
+    wall_s: float = 0.0  # the run's wall time so far, this invocation's and every earlier one's
 
 
 def answer_all(todo: list[Question], answer: Answer, workers: int, log: PredictionLog, progress: Progress,
@@ -111,11 +112,10 @@ def answer_all(todo: list[Question], answer: Answer, workers: int, log: Predicti
                 pending.discard(fut)
                 record = fut.result()
                 log.append(record)
-                result.new[record["id"]] = record
+                result.new[record.id] = record
                 progress.update(record)
                 clock.tick()
-                error = record.get("error")
-                if breaker.observe(Failure.from_dict(error) if error else None) and result.tripped is None:
+                if breaker.observe(record.failure) and result.tripped is None:
                     result.tripped = breaker.tripped
             if result.tripped is None:
                 hand_out(len(finished))
@@ -125,6 +125,6 @@ def answer_all(todo: list[Question], answer: Answer, workers: int, log: Predicti
     finally:
         pool.shutdown(wait=not result.interrupted)
         progress.close()
-        clock.tick()
+        result.wall_s = clock.tick()
     result.not_started = len(todo) - len(result.new)
     return result

@@ -24,12 +24,14 @@ from kgx.types import Prediction, Question
 __all__ = [
     "QUESTION_METRICS",
     "answer_recall",
+    "complete_match",
     "em",
     "f1",
     "hit_any",
     "hits1",
     "hits1_tog",
     "normalize",
+    "partial_match",
     "score",
 ]
 
@@ -332,99 +334,3 @@ def score(question: Question, prediction: Prediction) -> dict[str, float]:
         "complete_match": float(complete_match(prediction.answers, gold)),
         "answer_recall": float(answer_recall(prediction.evidence, gold)),
     }
-
-
-# --------------------------------------------------------------------------- per run
-
-RUN_METRICS: tuple[str, ...] = (
-    *QUESTION_METRICS,
-    "llm_calls_per_q",
-    "input_tokens_per_q",
-    "output_tokens_per_q",
-    "total_tokens_per_q",
-    "latency_s_per_q",
-    "latency_s_p95",
-    "cost_usd",
-    "billed_calls",
-    "cached_calls",
-    "billed_tokens",
-    "parse_failures",
-    "retries",
-    "kg_queries_per_q",
-    "kg_latency_s_per_q",
-    "kg_capped_per_q",
-    "fallback_rate",
-    "errors",
-    "errors.infra",
-    "n_questions",
-    "wall_s",
-)
-
-
-def _p95(values: Sequence[float]) -> float:
-    """Nearest-rank 95th percentile."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[max(0, -(-95 * len(ordered) // 100) - 1)]
-
-
-def summarize(records: Sequence[dict], wall_s: float, spent: Sequence[dict] = ()) -> dict[str, float]:
-    """The run's figures from its prediction records (the lines of ``predictions.jsonl``).
-
-    Accuracy metrics are percentages over every question, errors included, as the papers'
-    tables report them. Per-question figures are means over questions. ``cost_usd`` is NaN
-    when any billed call had no known price: an unknown cost is not a zero cost.
-    ``billed_calls``/``cached_calls`` count calls that reached the provider or the cache, and
-    ``billed_tokens`` the tokens of billed calls only (the per-question token means count all).
-    ``llm_calls_per_q.<stage>`` and ``total_tokens_per_q.<stage>`` split the means by stage.
-    ``fallback_rate`` is the percentage of questions a method answered without its KG evidence
-    (status ``fallback``); ``kg_capped_per_q`` counts KG results a method cut to its cap.
-    ``stat.<name>`` is the mean over questions of a method's own figure (missing counts as 0), so a
-    0/1 figure such as ``stat.ended_clue_coverage`` reads as a share.
-    ``spent`` are earlier records a rerun replaced (questions that had ended in an error): what
-    they paid for is part of ``billed_calls``, ``billed_tokens`` and ``cost_usd``, and of nothing
-    else. ``errors`` counts questions whose record is an error, ``errors.infra`` those of them
-    whose infrastructure failed (kgx.failures).
-    """
-    n = len(records)
-    out: dict[str, float] = {}
-    for name in QUESTION_METRICS:
-        out[name] = 100.0 * sum(r["scores"][name] for r in records) / n if n else 0.0
-    usage = [r["usage"] for r in records]
-
-    def mean(key: str) -> float:
-        return sum(u[key] for u in usage) / n if n else 0.0
-
-    out["llm_calls_per_q"] = mean("calls")
-    out["input_tokens_per_q"] = mean("input_tokens")
-    out["output_tokens_per_q"] = mean("output_tokens")
-    out["total_tokens_per_q"] = out["input_tokens_per_q"] + out["output_tokens_per_q"]
-    latencies = [r["latency_s"] for r in records]
-    out["latency_s_per_q"] = sum(latencies) / n if n else 0.0
-    out["latency_s_p95"] = _p95(latencies)
-    paid = [*usage, *(r["usage"] for r in spent)]
-    unpriced = sum(u["unpriced_calls"] for u in paid)
-    out["cost_usd"] = float("nan") if unpriced else sum(u["cost_usd"] for u in paid)
-    out["billed_calls"] = float(sum(u["billed_calls"] for u in paid))
-    out["cached_calls"] = float(sum(u["cached_calls"] for u in usage))
-    out["billed_tokens"] = float(sum(u["billed_input_tokens"] + u["billed_output_tokens"] for u in paid))
-    out["parse_failures"] = float(sum(u["parse_failures"] for u in usage))
-    out["retries"] = float(sum(u["retries"] for u in usage))
-    out["kg_queries_per_q"] = sum(r["kg"]["queries"] for r in records) / n if n else 0.0
-    out["kg_latency_s_per_q"] = sum(r["kg"]["latency_s"] for r in records) / n if n else 0.0
-    out["kg_capped_per_q"] = sum(r["kg"].get("capped", 0) for r in records) / n if n else 0.0
-    out["fallback_rate"] = 100.0 * sum(r["status"] == "fallback" for r in records) / n if n else 0.0
-    out["errors"] = float(sum(r["status"] == "error" for r in records))
-    out["errors.infra"] = float(sum(r["status"] == "error" and bool((r.get("error") or {}).get("infra"))
-                                    for r in records))
-    out["n_questions"] = float(n)
-    out["wall_s"] = wall_s
-    for key in sorted({k for r in records for k in r["prediction"].get("stats", {})}):
-        out[f"stat.{key}"] = sum(r["prediction"].get("stats", {}).get(key, 0.0) for r in records) / n
-    for stage in sorted({stage for r in records for stage in r["stages"]}):
-        stage_usage = [r["stages"].get(stage) for r in records]
-        out[f"llm_calls_per_q.{stage}"] = sum(u["calls"] for u in stage_usage if u) / n
-        out[f"total_tokens_per_q.{stage}"] = sum(
-            u["input_tokens"] + u["output_tokens"] for u in stage_usage if u) / n
-    return out

@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from kgx.record import Record, RecordError
+
 
 @dataclass
 class LogContents:
     """What a log holds: the last record of each id, and every earlier line (superseded)."""
 
-    latest: dict[str, dict[str, Any]] = field(default_factory=dict)
-    superseded: list[dict[str, Any]] = field(default_factory=list)
+    latest: dict[str, Record] = field(default_factory=dict)
+    superseded: list[Record] = field(default_factory=list)
 
 
 def encode_line(record: dict[str, Any]) -> str:
@@ -55,10 +57,10 @@ class PredictionLog:
                 if raw.strip():
                     damaged.append((lineno, raw, problem))
                 continue
-            earlier = contents.latest.pop(record["id"], None)
+            earlier = contents.latest.pop(record.id, None)
             if earlier is not None:
                 contents.superseded.append(earlier)
-            contents.latest[record["id"]] = record
+            contents.latest[record.id] = record
         if damaged:
             self._set_aside_lines(data, damaged)
         return contents
@@ -87,14 +89,14 @@ class PredictionLog:
         self.path.rename(kept)
         return kept
 
-    def append(self, record: dict[str, Any]) -> None:
-        line = encode_line(record)
+    def append(self, record: Record) -> None:
+        line = encode_line(record.to_dict())
         with self._lock, self.path.open("a", encoding="utf-8") as fh:
             fh.write(line)
             fh.flush()
 
 
-def _parse(raw: bytes) -> tuple[Optional[dict[str, Any]], str]:
+def _parse(raw: bytes) -> tuple[Optional[Record], str]:
     if b"\x00" in raw:
         return None, "NUL bytes"
     try:
@@ -105,4 +107,7 @@ def _parse(raw: bytes) -> tuple[Optional[dict[str, Any]], str]:
         return None, f"not JSON: {exc.msg}"
     if not isinstance(record, dict) or not isinstance(record.get("id"), str):
         return None, "not a prediction record"
-    return record, ""
+    try:
+        return Record.from_dict(record), ""
+    except RecordError as exc:
+        return None, str(exc)

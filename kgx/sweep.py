@@ -24,8 +24,9 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from kgx.config import ConfigError, RunConfig, to_run_spec
+from kgx.config import ConfigError, RunConfig
 from kgx.llm.ratelimit import JOBS_ENV
+from kgx.spec import to_run_spec
 from kgx.tracking import PARENT_TAG, Tracker
 
 SWEEP_GROUP = "sweeps"
@@ -129,7 +130,10 @@ class SweepTracking(Callback):
         path.write_text(json.dumps({"parent_run_id": self.parent_id, "parallel_jobs": parallel}))
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from kgx.report import ReportError, log_summary  # plotting libraries: only when a sweep ends
+        from kgx.report import (  # plotting libraries: only when a sweep ends
+            ReportError,
+            log_summary,
+        )
 
         tracker = _tracker(config)
         latest = {c.info.run_name: c for c in sorted(tracker.children(self.parent_id),

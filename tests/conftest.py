@@ -39,8 +39,8 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def run(compose_cfg, in_tmp):
     """``run(*overrides)``: a whole run of CoT on the scripted backbone in the temp directory."""
-    from kgx.config import to_run_spec
     from kgx.run import execute
+    from kgx.spec import to_run_spec
 
     def _run(*overrides: str):
         spec = to_run_spec(compose_cfg("method=cot", "llm=scripted", "run.progress=false", *overrides))

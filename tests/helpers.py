@@ -31,3 +31,12 @@ def mlflow_run(tmp: Path, run_id: str):
     from mlflow.tracking import MlflowClient
 
     return MlflowClient(f"sqlite:///{tmp / 'mlruns' / 'mlflow.db'}").get_run(run_id)
+
+
+def swap_method(monkeypatch, name: str, answer) -> None:
+    """Run ``answer(question, ctx)`` in place of the registered method ``name`` for one test."""
+    import dataclasses
+
+    from kgx import methods
+
+    monkeypatch.setitem(methods.METHODS, name, dataclasses.replace(methods.method(name), answer=answer))

@@ -6,9 +6,10 @@ import sys
 import pytest
 from hydra.errors import ConfigCompositionException
 
-from kgx.config import CONF_DIR, ConfigError, to_run_spec
+from kgx.config import CONF_DIR, ConfigError
 from kgx.methods.lmp import LMPConfig
 from kgx.methods.sc import SCConfig
+from kgx.spec import to_run_spec
 from tests.helpers import kgx_env
 
 LLM_OPTIONS = sorted(p.stem for p in (CONF_DIR / "llm").glob("*.yaml"))
@@ -96,3 +97,72 @@ def test_serial_backbones_cap_the_questions_in_flight(compose_cfg):
     assert to_run_spec(compose_cfg("run.concurrency=8")).workers == 1  # the local model
     assert to_run_spec(compose_cfg("llm=scripted", "run.concurrency=8")).workers == 8
     assert to_run_spec(compose_cfg("llm=scripted", "run.concurrency=8", "+llm.stages.answer=local")).workers == 1
+
+
+# --------------------------------------------------------------------------- registered once
+
+
+@pytest.mark.parametrize("overrides, field, named", [
+    (["method=tog", "+method.widht=5"], "method.widht", "width"),
+    (["method=lmp", "+method.dpeth=2"], "method.dpeth", "depth"),
+    (["method=cgpe", "+llm.stages.anwser=gpt4"], "llm.stages.anwser", "clue_extraction, path_exploration, answer"),
+    (["method=io", "+llm.stages.sampling=gpt4"], "llm.stages.sampling", "its stages: answer"),
+])
+def test_misspelt_settings_and_stages_are_errors_naming_the_valid_ones(compose_cfg, overrides, field, named):
+    with pytest.raises(ConfigError) as info:
+        to_run_spec(compose_cfg(*overrides))
+    assert str(info.value).startswith(field) and named in str(info.value)
+
+
+def test_every_method_default_comes_from_its_schema_alone(compose_cfg):
+    """conf/method/*.yaml hold comments and overrides only: composing a method gives its schema."""
+    import dataclasses
+
+    from kgx.methods import METHODS
+
+    for name, method in METHODS.items():
+        composed = to_run_spec(compose_cfg(f"method={name}")).method
+        assert composed == method.config(), name
+        assert dataclasses.fields(method.config)[0].name == "name" and method.stages
+
+
+def test_execution_settings_leave_the_run_identity_alone(compose_cfg):
+    from kgx.lifecycle import config_hash
+
+    base = config_hash(to_run_spec(compose_cfg("llm=scripted")))
+    same = ["llm.rpm=60", "llm.timeout_s=5", "llm.max_retries=1", "kg.timeout_s=3", "run.concurrency=2",
+            "+llm.stages.answer=scripted", "llm.backoff_s=0.1"]
+    assert config_hash(to_run_spec(compose_cfg("llm=scripted", *same[:-2], same[-1]))) == base
+    different = ["llm.temperature=0.3", "method.width=2", "run.seed=1", "kg.max_candidates=5", "llm.max_tokens=64"]
+    assert len({base, *(config_hash(to_run_spec(compose_cfg("llm=scripted", d))) for d in different)}) == 6
+
+
+def test_a_new_method_needs_only_its_own_file(in_tmp, compose_cfg, monkeypatch):
+    """Registering a schema and a function is enough for ``method=<name>`` to compose and run."""
+    from dataclasses import dataclass
+
+    from kgx import methods
+    from kgx.config import MethodConfig, register
+    from kgx.methods.base import register as register_method
+    from kgx.methods.kit import braces
+    from kgx.run import execute
+    from kgx.types import Prediction
+
+    @dataclass
+    class EchoConfig(MethodConfig):
+        name: str = "echo"
+        times: int = 2
+
+    def echo(question, ctx):
+        return Prediction(answer=braces([question.text] * ctx.params.times), answers=[question.text])
+
+    monkeypatch.setitem(methods.METHODS, "echo", None)
+    register_method("echo", config=EchoConfig, stages=())(echo)
+    register()
+    spec = to_run_spec(compose_cfg("method=echo", "method.times=3", "llm=scripted", "dataset.limit=2",
+                                   "run.progress=false"))
+    assert spec.method == EchoConfig(times=3)
+    outcome = execute(spec, in_tmp)
+    assert outcome.status == "FINISHED" and outcome.records[0].prediction.answer.count("?") == 3
+    with pytest.raises(ConfigError, match="echo has no such setting"):
+        to_run_spec(compose_cfg("method=echo", "+method.tmies=3"))

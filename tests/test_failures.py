@@ -9,15 +9,17 @@ import pytest
 from kgx import methods
 from kgx.failures import Breaker, Failure
 from kgx.kg.endpoint import KGUnavailable
+from kgx.lifecycle import file_name
 from kgx.llm.client import LLMError
+from kgx.llm.usage import Usage
 from kgx.predlog import PredictionLog
-from kgx.run import file_name
+from kgx.record import Record
 from kgx.types import Prediction
-from tests.helpers import mlflow_run
+from tests.helpers import mlflow_run, swap_method
 
 
 def answers(outcome) -> dict[str, list[str]]:
-    return {r["id"]: r["prediction"]["answers"] for r in outcome.records}
+    return {r.id: r.prediction.answers for r in outcome.records}
 
 
 def flaky_run(run, overrides):
@@ -41,12 +43,12 @@ def test_failed_questions_are_recomputed_until_the_run_matches_a_clean_one(run, 
     assert logged.info.status == "FAILED" and logged.data.tags["result"] == "partial"
     assert logged.data.metrics["errors"] == logged.data.metrics["errors.infra"] == len(first.failures)
 
-    errored = {r["id"] for r in first.records if r["status"] == "error"}
+    errored = {r.id for r in first.records if r.failed}
     outcome, reruns = first, 0
     while outcome.status != "FINISHED":
         reruns += 1
         assert reruns <= 30, "reruns never reached a run without errors"
-        before = {r["id"] for r in outcome.records if r["status"] == "error"}
+        before = {r.id for r in outcome.records if r.failed}
         outcome = flaky_run(run, faulty)
         assert outcome.resumed == 12 - len(before) and outcome.computed == len(before)  # only the errors
     assert outcome.run_id == first.run_id and not outcome.failures
@@ -55,7 +57,7 @@ def test_failed_questions_are_recomputed_until_the_run_matches_a_clean_one(run, 
     clean = run("dataset.limit=12", f"method={method}")
     assert answers(outcome) == answers(clean)
     # Every call the run paid for is counted, the errored attempts included.
-    assert outcome.summary["billed_calls"] > sum(r["usage"]["billed_calls"] for r in outcome.records) or not errored
+    assert outcome.summary["billed_calls"] > sum(r.usage.billed_calls for r in outcome.records) or not errored
     lines = (outcome.out_dir / "predictions.jsonl").read_text().splitlines()
     assert len(lines) == 12 + sum(1 for line in lines if json.loads(line)["status"] == "error")
 
@@ -67,14 +69,14 @@ def test_twenty_percent_transient_failures_lose_nothing(run):
 
 
 def test_an_outage_stops_the_run_after_the_breakers_budget_and_the_rerun_resumes(run, in_tmp, monkeypatch):
-    real = methods.METHODS["cot"]
+    real = methods.get("cot")
 
     def down(question, ctx):
         if int(question.id.split("-")[1]) > 4:
             raise KGUnavailable("SPARQL endpoint http://127.0.0.1:9/sparql unreachable after 4 tries", "kg.unreachable")
         return real(question, ctx)
 
-    monkeypatch.setitem(methods.METHODS, "cot", down)
+    swap_method(monkeypatch, "cot", down)
     out = run("dataset.limit=40", "run.concurrency=1")
     assert out.status == "FAILED" and out.tripped.kind == "kg.unreachable"
     # One question in flight at a time: exactly five in a row trip it, the rest are left.
@@ -82,7 +84,7 @@ def test_an_outage_stops_the_run_after_the_breakers_budget_and_the_rerun_resumes
     tags = mlflow_run(in_tmp, out.run_id).data.tags
     assert tags["stopped_early"].startswith("kg.unreachable: SPARQL endpoint") and tags["unanswered"] == "31"
 
-    monkeypatch.setitem(methods.METHODS, "cot", real)  # the endpoint is back
+    swap_method(monkeypatch, "cot", real)  # the endpoint is back
     again = run("dataset.limit=40", "run.concurrency=1")
     assert again.status == "FINISHED" and (again.resumed, again.computed, again.retried) == (4, 36, len(out.failures))
 
@@ -93,12 +95,12 @@ def test_a_method_bug_is_an_error_of_its_own_kind_and_is_retried(run, monkeypatc
             raise KeyError("relation")
         return Prediction(answer="{x}", answers=[question.answers[0][0]])
 
-    monkeypatch.setitem(methods.METHODS, "cot", buggy)
+    swap_method(monkeypatch, "cot", buggy)
     out = run("dataset.limit=4")
     assert out.status == "FAILED" and [f.signature for f in out.failures] == ["method KeyError"]
     assert out.summary["errors"] == 1 and out.summary["errors.infra"] == 0
 
-    monkeypatch.setitem(methods.METHODS, "cot", lambda q, ctx: Prediction(answer="{x}", answers=[q.answers[0][0]]))
+    swap_method(monkeypatch, "cot", lambda q, ctx: Prediction(answer="{x}", answers=[q.answers[0][0]]))
     again = run("dataset.limit=4")
     assert again.status == "FINISHED" and (again.computed, again.retried) == (1, 1)
 
@@ -119,8 +121,8 @@ def test_preflight_stops_the_run_before_any_question(run, in_tmp):
 
 
 def test_damaged_log_lines_are_set_aside_and_their_questions_recomputed(run, monkeypatch, capsys):
-    real = methods.METHODS["cot"]
-    monkeypatch.setitem(methods.METHODS, "cot", lambda q, ctx: (_ for _ in ()).throw(KeyError("x"))
+    real = methods.get("cot")
+    swap_method(monkeypatch, "cot", lambda q, ctx: (_ for _ in ()).throw(KeyError("x"))
                         if q.id == "demo-006" else real(q, ctx))
     first = run("dataset.limit=6")
     assert first.status == "FAILED"
@@ -130,7 +132,7 @@ def test_damaged_log_lines_are_set_aside_and_their_questions_recomputed(run, mon
     lines[3] = b'{"id": "demo-004", "question": '
     log.write_bytes(b"\n".join(lines) + b"\n")
 
-    monkeypatch.setitem(methods.METHODS, "cot", real)
+    swap_method(monkeypatch, "cot", real)
     again = run("dataset.limit=6")
     err = capsys.readouterr().err
     assert f"{log}:2 (NUL bytes)" in err and f"{log}:4 (not JSON" in err
@@ -142,8 +144,8 @@ def test_damaged_log_lines_are_set_aside_and_their_questions_recomputed(run, mon
 
 def test_a_lone_surrogate_never_loses_a_finished_question(tmp_path):
     log = PredictionLog(tmp_path / "predictions.jsonl")
-    log.append({"id": "q1", "question": "who is \ud800?", "status": "ok"})
-    assert PredictionLog(log.path).read().latest["q1"]["question"] == "who is \ud800?"
+    log.append(Record("q1", "who is \ud800?", [], Prediction(answer="{x}"), {}, "ok", Usage()))
+    assert PredictionLog(log.path).read().latest["q1"].question == "who is \ud800?"
 
 
 def test_question_files_never_collide():

@@ -16,6 +16,7 @@ from kgx.metrics import (
     partial_match,
     score,
 )
+from kgx.record import Record
 from kgx.types import Prediction, Question
 
 OBAMA = [["Barack Obama", "Obama", "Barack Hussein Obama II"]]
@@ -333,6 +334,14 @@ def test_score_error_status_is_zero_everywhere():
 
 # --------------------------------------------------------------------------- per run
 
+# The figures every run logs, whatever its method (per-stage and stat.* figures come on top).
+RUN_METRICS: tuple[str, ...] = (
+    *QUESTION_METRICS, "llm_calls_per_q", "input_tokens_per_q", "output_tokens_per_q", "total_tokens_per_q",
+    "latency_s_per_q", "latency_s_p95", "cost_usd", "billed_calls", "cached_calls", "billed_tokens",
+    "parse_failures", "retries", "kg_queries_per_q", "kg_latency_s_per_q", "kg_capped_per_q", "fallback_rate",
+    "errors", "errors.infra", "n_questions", "wall_s",
+)
+
 
 def _record(hit: float, calls: int, tokens_in: int, latency: float, *, status="ok", unpriced=0,
             cost=0.01, cached=0, stage="answer"):
@@ -342,13 +351,14 @@ def _record(hit: float, calls: int, tokens_in: int, latency: float, *, status="o
              "unpriced_calls": unpriced, "retries": 1, "parse_failures": 0}
     scores = {name: hit for name in QUESTION_METRICS}
     stats = {"rounds": float(calls)} if stage == "select" else {}
-    return {"scores": scores, "usage": usage, "stages": {stage: usage}, "latency_s": latency, "status": status,
-            "prediction": {"stats": stats},
-            "kg": {"queries": calls * 2, "latency_s": 0.01 * calls, "errors": 0, "capped": calls - 2}}
+    return Record.from_dict({
+        "id": f"q{hit}{calls}", "scores": scores, "usage": usage, "stages": {stage: usage}, "latency_s": latency,
+        "status": status, "prediction": {"answer": "", "stats": stats},
+        "kg": {"queries": calls * 2, "latency_s": 0.01 * calls, "errors": 0, "capped": calls - 2}})
 
 
 def test_summarize_averages_over_every_question_errors_included():
-    from kgx.metrics import RUN_METRICS, summarize
+    from kgx.summary import summarize
 
     records = [_record(1.0, 2, 100, 1.0), _record(0.0, 4, 300, 3.0, status="error", cached=4),
                _record(1.0, 3, 200, 2.0, stage="select", status="fallback")]
@@ -368,12 +378,12 @@ def test_summarize_averages_over_every_question_errors_included():
 def test_summarize_reports_unknown_cost_as_nan():
     import math
 
-    from kgx.metrics import summarize
+    from kgx.summary import summarize
 
     assert math.isnan(summarize([_record(1.0, 1, 10, 0.1, unpriced=1)], 1.0)["cost_usd"])
 
 
 def test_p95_is_nearest_rank():
-    from kgx.metrics import _p95
+    from kgx.summary import p95
 
-    assert _p95(list(range(1, 21))) == 19 and _p95([4.0]) == 4.0 and _p95([]) == 0.0
+    assert p95(list(range(1, 21))) == 19 and p95([4.0]) == 4.0 and p95([]) == 0.0

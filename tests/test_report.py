@@ -21,14 +21,28 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from mlflow.tracking import MlflowClient
 
-from kgx import methods
-from kgx.config import CONF_DIR, register, to_run_spec
+from kgx.config import CONF_DIR, register
+from kgx.lifecycle import Outcome
 from kgx.methods import io as io_method
-from kgx.report import (ReportError, compare_runs, compare_scores, cost_table, load_runs, log_summary,
-                        mcnemar_exact, metric_table, plot_cost_accuracy, plot_param, render, write_summary)
+from kgx.report import (
+    ReportError,
+    compare_runs,
+    compare_scores,
+    cost_table,
+    load_runs,
+    log_summary,
+    mcnemar_exact,
+    metric_table,
+    plot_cost_accuracy,
+    plot_param,
+    render,
+    write_summary,
+)
 from kgx.report.__main__ import main
-from kgx.run import Outcome, execute
+from kgx.run import execute
+from kgx.spec import to_run_spec
 from kgx.types import Prediction
+from tests.helpers import swap_method
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -68,7 +82,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(tmp)
         mp.delenv("MLFLOW_TRACKING_URI", raising=False)
-        mp.setitem(methods.METHODS, "cot", lucky)
+        swap_method(mp, "cot", lucky)
         runs = {f"{m}{s}": _execute(f"method={m}", f"run.seed={s}", "dataset.limit=6")
                 for m in ("io", "cot") for s in (0, 1)}
         runs["cot_b"] = _execute("method=cot", "dataset.name=demo_b", "dataset.limit=6")

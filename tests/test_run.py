@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from kgx import methods
-from kgx.metrics import RUN_METRICS
 from kgx.types import Prediction
-from tests.helpers import mlflow_run
+from tests.helpers import mlflow_run, swap_method
+from tests.test_metrics import RUN_METRICS
 
 
 def lines(path: Path) -> list[dict]:
@@ -80,11 +79,11 @@ def test_a_question_that_raises_is_an_error_in_the_denominator(run, monkeypatch)
             raise RuntimeError("boom")
         return Prediction(answer="{x}", answers=[question.answers[0][0]])
 
-    monkeypatch.setitem(methods.METHODS, "cot", flaky)
+    swap_method(monkeypatch, "cot", flaky)
     out = run("dataset.limit=4")
-    by_id = {r["id"]: r for r in out.records}
-    assert by_id["demo-002"]["status"] == "error" and "boom" in by_id["demo-002"]["prediction"]["reason"]
-    trace = json.loads((out.out_dir / by_id["demo-002"]["trace"]).read_text())
+    by_id = {r.id: r for r in out.records}
+    assert by_id["demo-002"].status == "error" and "boom" in by_id["demo-002"].prediction.reason
+    trace = json.loads((out.out_dir / by_id["demo-002"].trace).read_text())
     assert "RuntimeError: boom" in trace["error"]
     assert out.summary["errors"] == 1 and out.summary["n_questions"] == 4
     assert out.summary["hits1"] == 75.0
@@ -93,7 +92,7 @@ def test_a_question_that_raises_is_an_error_in_the_denominator(run, monkeypatch)
 def test_self_consistency_bills_n_calls_and_votes(run):
     out = run("method=sc", "method.n=3", "dataset.limit=2")
     assert out.summary["llm_calls_per_q"] == 3
-    assert all(r["prediction"]["reason"].startswith("majority") for r in out.records)
+    assert all(r.prediction.reason.startswith("majority") for r in out.records)
 
 
 def test_unpriced_backbone_logs_unknown_cost(run, in_tmp):
@@ -106,7 +105,7 @@ def test_unpriced_backbone_logs_unknown_cost(run, in_tmp):
 def test_transient_failures_are_survived_and_counted(run):
     out = run("dataset.limit=10", "llm.failure_rate=0.3", "llm.max_retries=8", "llm.backoff_s=0", "llm.cache=false")
     assert out.summary["errors"] == 0
-    assert sum(r["usage"]["retries"] for r in out.records) > 0
+    assert sum(r.usage.retries for r in out.records) > 0
 
 
 def test_hosted_model_without_key_fails_before_any_question(run, in_tmp, monkeypatch):

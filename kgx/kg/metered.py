@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Callable, Optional
 
 from kgx.kg.freebase import KG, Direction
@@ -16,15 +16,26 @@ class KGUsage:
     errors: int = 0
     capped: int = 0  # calls whose result a method cut to its limit
 
+    def __add__(self, other: "KGUsage") -> "KGUsage":
+        return KGUsage(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 class MeteredKG:
-    def __init__(self, kg: KG, trace: Trace):
+    """``max_candidates`` (``kg.max_candidates``) caps every relations/neighbors result, on top of
+    a method's own ``limit``; either cut is recorded in the KG event and counted in ``capped``."""
+
+    def __init__(self, kg: KG, trace: Trace, max_candidates: Optional[int] = None):
         self.kg = kg
         self.trace = trace
+        self.max_candidates = max_candidates
         self.usage = KGUsage()
+
+    def _limit(self, limit: Optional[int]) -> Optional[int]:
+        caps = [c for c in (limit, self.max_candidates) if c is not None]
+        return min(caps) if caps else None
 
     def _call(self, operation: str, arguments: dict[str, Any], fn: Callable[[], Any],
               limit: Optional[int] = None) -> Any:
@@ -52,14 +63,14 @@ class MeteredKG:
     def relations(self, entity: str, direction: Direction, limit: Optional[int] = None) -> list[str]:
         """``limit`` is a method's cap (a prompt budget); a cut is recorded in the KG event."""
         return self._call("relations", {"entity": entity, "direction": direction},
-                          lambda: self.kg.relations(entity, direction), limit)
+                          lambda: self.kg.relations(entity, direction), self._limit(limit))
 
     def neighbors(self, entity: str, relation: str, direction: Direction,
                   limit: Optional[int] = None) -> list[str]:
         """``limit`` caps hub entities (thousands of films of one genre) so prompts stay within the
         model's context; the number before the cut is recorded in the KG event."""
         return self._call("neighbors", {"entity": entity, "relation": relation, "direction": direction},
-                          lambda: self.kg.neighbors(entity, relation, direction), limit)
+                          lambda: self.kg.neighbors(entity, relation, direction), self._limit(limit))
 
     def names(self, ids: list[str]) -> dict[str, str]:
         return self._call("names", {"ids": list(ids)}, lambda: self.kg.names(ids))

@@ -11,10 +11,18 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Optional
 
 from kgx.config import DEFAULT_FILTERS
-from kgx.kg.freebase import NAME, NS, Direction, check_direction, iri, is_literal, keep_relation, literal
+from kgx.kg.freebase import (
+    NAME,
+    NS,
+    Direction,
+    check_direction,
+    iri,
+    is_literal,
+    keep_relation,
+    literal,
+)
 
 CVT_ATTRIBUTES = 8  # attributes shown for an unnamed node: enough for a position with its dates
 SEARCH_POOL = 2000  # names a fuzzy search ranks at most: bounded work on any KG size
@@ -48,10 +56,6 @@ class Noise:
     def drops_name(self, entity: str) -> bool:
         return self.drop_names > 0 and self._draw("name", entity) < self.drop_names
 
-    @property
-    def active(self) -> bool:
-        return self.drop_relations > 0 or self.drop_names > 0
-
 
 def node(term: Term) -> str:
     """A Freebase id for an IRI in the namespace, a quoted value for a literal."""
@@ -69,10 +73,8 @@ def _english_first(lang: str) -> int:
 class SparqlKG:
     """relations / neighbors / names / search over Freebase-shaped RDF."""
 
-    def __init__(self, filters: tuple[str, ...] = DEFAULT_FILTERS, max_candidates: Optional[int] = None,
-                 noise: Noise = Noise(), cache_size: int = 100_000):
+    def __init__(self, filters: tuple[str, ...] = DEFAULT_FILTERS, noise: Noise = Noise(), cache_size: int = 100_000):
         self.filters = tuple(filters)
-        self.max_candidates = max_candidates
         self.noise = noise
         self._cache: OrderedDict[str, list[dict[str, Term]]] = OrderedDict()
         self._cache_size = cache_size
@@ -97,11 +99,8 @@ class SparqlKG:
     def _edge(self, entity: str, relation: str, other: str, direction: Direction) -> tuple[str, str, str]:
         return (entity, relation, other) if direction == "out" else (other, relation, entity)
 
-    def _cap(self, items: list[str]) -> list[str]:
-        return items if self.max_candidates is None else items[: self.max_candidates]
-
     def relations(self, entity: str, direction: Direction) -> list[str]:
-        """Distinct relations of ``entity`` in one direction, filtered, sorted, capped."""
+        """Distinct relations of ``entity`` in one direction, filtered, sorted."""
         e = iri(entity)
         check_direction(direction)
         pattern = f"{e} ?r ?x" if direction == "out" else f"?x ?r {e}"
@@ -111,7 +110,7 @@ class SparqlKG:
                      if not self.noise.drops_edge(*self._edge(entity, node(row["r"]), node(row["x"]), direction))}
         else:
             found = {node(row["r"]) for row in self.select(f"SELECT DISTINCT ?r WHERE {{ {pattern} }}")}
-        return self._cap(sorted(r for r in found if keep_relation(r, self.filters)))
+        return sorted(r for r in found if keep_relation(r, self.filters))
 
     def neighbors(self, entity: str, relation: str, direction: Direction) -> list[str]:
         """Distinct nodes across ``relation`` from ``entity``: ids, or quoted literal values."""
@@ -122,7 +121,7 @@ class SparqlKG:
         found = [node(row["x"]) for row in rows]
         if self.noise.drop_relations:
             found = [x for x in found if not self.noise.drops_edge(*self._edge(entity, relation, x, direction))]
-        return self._cap(found)
+        return found
 
     def names(self, ids: list[str]) -> dict[str, str]:
         """A readable label per node: its name (English first), a literal's value, or for an

@@ -12,7 +12,7 @@ import os
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import httpx
 import litellm
@@ -22,10 +22,20 @@ from kgx.failures import InfraError
 from kgx.llm import providers
 from kgx.llm.cache import ResponseCache, cache_key
 from kgx.llm.ratelimit import RateLimiter, share
-from kgx.llm.structured import (JSON_OBJECT_SCHEMA, PROBE_MAX_TOKENS, PROBE_MESSAGES, PROMPTED, StructuredModes,
-                                backbone_key, parse_json, response_format, with_schema_instruction)
-from kgx.llm.usage import Meter, Usage
-from kgx.trace import LLMEvent, Trace
+from kgx.llm.structured import (
+    JSON_OBJECT_SCHEMA,
+    PROBE_MAX_TOKENS,
+    PROBE_MESSAGES,
+    PROMPTED,
+    StructuredModes,
+    backbone_key,
+    response_format,
+)
+from kgx.llm.usage import Meter
+from kgx.trace import Trace
+
+if TYPE_CHECKING:
+    from kgx.llm.question import QuestionLLM
 
 # (exception, kind, retried): the first that matches wins, so subclasses come before their bases.
 # Only what may pass by itself is retried; a refused key, a missing model or a request the
@@ -195,6 +205,8 @@ class LLMClient:
         return self.modes.chosen(self.backbones())
 
     def bind(self, meter: Meter, trace: Trace) -> "QuestionLLM":
+        from kgx.llm.question import QuestionLLM
+
         return QuestionLLM(self, meter, trace)
 
     def mode(self, cfg: LLMConfig) -> str:
@@ -299,100 +311,3 @@ def _provider_message(exc: Exception) -> str:
     """The provider's own words, without litellm's boilerplate around them."""
     text = str(getattr(exc, "message", "") or exc)
     return text.replace("litellm.", "", 1)[:1000]
-
-
-class QuestionLLM:
-    """``ctx.llm`` for one question: every call is metered per stage and traced."""
-
-    def __init__(self, client: LLMClient, meter: Meter, trace: Trace):
-        self.client = client
-        self.meter = meter
-        self.trace = trace
-
-    def __call__(self, stage: str, messages: Messages, *, temperature: Optional[float] = None,
-                 schema: Optional[dict[str, Any]] = None, n: int = 1,
-                 validate: Optional[Validator] = None, retries: Optional[int] = None) -> Any:
-        """Text, or the parsed JSON when a schema is given; a list of n results when n > 1.
-
-        ``validate`` may normalise the parsed value or raise ValueError (e.g. a relation that
-        is not among the candidates); either failure is retried like invalid JSON, at most
-        ``retries`` times (default: the backbone's ``parse_retries``).
-        """
-        if n > 1:
-            return [self._one(stage, messages, temperature, schema, validate, sample, retries)
-                    for sample in range(n)]
-        return self._one(stage, messages, temperature, schema, validate, 0, retries)
-
-    def retries(self, stage: str) -> int:
-        """The stage backbone's ``parse_retries``, for a method that runs its own retry loop
-        (e.g. asking only for what a short reply missed)."""
-        return self.client.backbone(stage).parse_retries
-
-    def retry_step(self, stage: str) -> float:
-        """The stage backbone's ``retry_temperature_step``: how much warmer each retry asks."""
-        return self.client.backbone(stage).retry_temperature_step
-
-    def discard(self, stage: str, reason: str, **data: Any) -> None:
-        """Count a part of an accepted reply that had to be dropped (e.g. one invented relation
-        among valid ones) as a parse failure, without spending a retry on it."""
-        self.meter.record(stage, Usage(parse_failures=1))
-        self.trace.note(stage, f"discarded: {reason}", **data)
-
-    def _one(self, stage: str, messages: Messages, temperature: Optional[float],
-             schema: Optional[dict[str, Any]], validate: Optional[Validator], sample: int,
-             retries: Optional[int] = None) -> Any:
-        cfg = self.client.backbone(stage)
-        prompted = schema is not None and self.client.mode(cfg) == PROMPTED
-        if prompted:
-            messages = with_schema_instruction(messages, schema)
-        base = cfg.temperature if temperature is None else temperature
-        checked = schema is not None or validate is not None
-        attempts = (cfg.parse_retries if retries is None else retries) + 1 if checked else 1
-        reason = ""
-        text = ""
-        for attempt in range(attempts):
-            temp = min(2.0, base + attempt * cfg.retry_temperature_step)
-            try:
-                done = self.client.complete(cfg, messages, temp, None if prompted else schema, sample)
-            except LLMError as exc:
-                self._record(stage, cfg, messages, temp, None, attempt, str(exc))
-                raise
-            text = done.text
-            try:
-                value = parse_json(text, schema) if schema is not None else text
-                if validate is not None:
-                    value = validate(value)
-            except ValueError as exc:
-                reason = str(exc)
-                self._record(stage, cfg, messages, temp, done, attempt, reason)
-                continue
-            self._record(stage, cfg, messages, temp, done, attempt, "")
-            return value
-        raise OutputError(stage, f"invalid output after {attempts} tries: {reason}", text)
-
-    def _record(self, stage: str, cfg: LLMConfig, messages: Messages, temperature: float,
-                done: Optional[Completion], attempt: int, error: str) -> None:
-        usage = Usage(calls=1, parse_failures=int(bool(error) and done is not None))
-        if done is not None:
-            usage.input_tokens = done.input_tokens
-            usage.output_tokens = done.output_tokens
-            usage.latency_s = done.latency_s
-            usage.retries = done.retries
-            if done.cached:
-                usage.cached_calls = 1
-            else:
-                usage.billed_calls = 1
-                usage.billed_input_tokens = done.input_tokens
-                usage.billed_output_tokens = done.output_tokens
-                if done.cost_usd is None:
-                    usage.unpriced_calls = 1
-                else:
-                    usage.cost_usd = done.cost_usd
-        self.meter.record(stage, usage)
-        self.trace.add(LLMEvent(
-            stage=stage, model=cfg.model, messages=messages, response=done.text if done else "",
-            temperature=temperature, input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens, latency_s=usage.latency_s,
-            cost_usd=None if done is None else (0.0 if done.cached else done.cost_usd),
-            cached=bool(done and done.cached), retries=usage.retries, attempt=attempt, error=error,
-        ))

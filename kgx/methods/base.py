@@ -14,7 +14,7 @@ from typing import Callable, Optional
 
 from kgx.config import MethodConfig
 from kgx.kg.metered import MeteredKG
-from kgx.llm.client import QuestionLLM
+from kgx.llm.question import QuestionLLM
 from kgx.trace import Trace
 from kgx.types import Prediction, Question
 
@@ -38,7 +38,7 @@ METHODS: dict[str, Method] = {}
 def register(name: str, config: type[MethodConfig], stages: tuple[str, ...],
              check: Optional[Callable[[MethodConfig], None]] = None) -> Callable[[Answer], Answer]:
     def add(fn: Answer) -> Answer:
-        if name in METHODS and METHODS[name].answer is not fn:
+        if METHODS.get(name) is not None and METHODS[name].answer is not fn:
             raise ValueError(f"method '{name}' is registered twice")
         METHODS[name] = Method(name, fn, config, tuple(stages), check)
         return fn

@@ -22,17 +22,17 @@ can have its own backbone (``llm.stages.<stage>``, the paper's Table 4).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Collection, Optional
 
 from kgx.config import ConfigError, MethodConfig, check_temperature
-from kgx.explain import Edge, Graph, Node
+from kgx.explain import Graph
 from kgx.kg.freebase import Direction, is_literal
-from kgx.llm.client import OutputError
 from kgx.methods import cgpe_prompts as prompts
+from kgx.methods import kit
 from kgx.methods.base import Context, register
-from kgx.methods.kit import braces
+from kgx.methods.cgpe_paths import Candidate, Path, grouped, merges, path_triples
+from kgx.methods.cgpe_phrases import phrases, same_characters
 from kgx.types import Prediction, Question
 
 
@@ -59,7 +59,8 @@ class CGPEConfig(MethodConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.at_least(1, "max_clues", "max_clue_words", "search_limit", "max_steps", "max_paths", "max_relations", "max_neighbors", "max_candidates", "max_answers")
+        self.at_least(1, "max_clues", "max_clue_words", "search_limit", "max_steps", "max_paths",
+                      "max_relations", "max_neighbors", "max_candidates", "max_answers")
         if self.rough_top_k is not None and self.rough_top_k < 1:
             raise ConfigError(f"method.rough_top_k={self.rough_top_k}: must be at least 1 (or null)")
         check_temperature("method.temperature", self.temperature)
@@ -71,85 +72,6 @@ STAGE_CLUES, STAGE_EXPLORE, STAGE_ANSWER = "clue_extraction", "path_exploration"
 # each ending can be counted) and the trace's last "ended: ..." note.
 COVERAGE, MERGED, DEAD_END = "clue_coverage", "merged", "dead_end"
 NO_CLUES, NO_INITIAL_NODE = "no_clues", "no_initial_node"
-
-# Words that carry no clue on their own; clue phrases are the runs of words between them.
-FUNCTION_WORDS = frozenset(
-    "a an the of in on at to for by with from and or but is was are were be been being am what which "
-    "who whom whose where when why how did does do done has have had that this these those it its "
-    "as into than then there their his her him he she they them we you i me my our your 's ' "
-    "also any some all many much more most can could would should will shall may might "
-    "not no yes if about after before during under over between".split())
-# Words that may sit inside a capitalised name ("Lord of the Rings", "Pride and Prejudice").
-NAME_JOINERS = frozenset("of the and de la du von van der a an in on for to".split())
-
-
-# --------------------------------------------------------------------------- paths
-
-
-@dataclass(frozen=True)
-class Path:
-    """Nodes in walking order, the clue each node used, and the edges joining consecutive nodes:
-    ``links[i]`` holds (relation, direction) pairs seen from ``nodes[i]`` ("out": the KG edge
-    points from ``nodes[i]`` to ``nodes[i + 1]``)."""
-
-    nodes: tuple[str, ...]
-    clues: tuple[str, ...]
-    links: tuple[tuple[tuple[str, Direction], ...], ...] = ()
-
-    def unused(self, clues: list[str]) -> list[str]:
-        return [c for c in clues if c not in self.clues]
-
-    def covers(self, clues: list[str]) -> bool:
-        return not self.unused(clues)
-
-    def extend(self, node: str, clue: str, edges: tuple[tuple[str, Direction], ...]) -> "Path":
-        return Path(self.nodes + (node,), self.clues + (clue,), self.links + (edges,))
-
-    def reversed(self) -> "Path":
-        flipped = tuple(tuple((r, "in" if d == "out" else "out") for r, d in link) for link in reversed(self.links))
-        return Path(self.nodes[::-1], self.clues[::-1], flipped)  # type: ignore[arg-type]
-
-
-def merge(a: Path, b: Path, clues: list[str]) -> Optional[Path]:
-    """Sec. 3.5: two paths from one initial node that went opposite ways, joined at it, when
-    they share no other node or clue and together use every clue."""
-    if a.nodes[0] != b.nodes[0] or len(a.nodes) < 2 or len(b.nodes) < 2:
-        return None
-    if set(a.nodes[1:]) & set(b.nodes[1:]) or set(a.clues[1:]) & set(b.clues[1:]):
-        return None
-    joined = b.reversed()
-    joined = Path(joined.nodes + a.nodes[1:], joined.clues + a.clues[1:], joined.links + a.links)
-    return joined if joined.covers(clues) else None
-
-
-def merges(children: list[Path], states: list[Path], clues: list[str]) -> list[Path]:
-    """The distinct merged paths that new path states make with any state reached so far, each
-    read in one direction (the smaller node sequence), so that a pair met twice counts once."""
-    found: dict[tuple[str, ...], Path] = {}
-    for child in children:
-        for other in states:
-            if other is not child and (m := merge(child, other, clues)):
-                m = m if m.nodes <= m.nodes[::-1] else m.reversed()
-                found.setdefault(m.nodes, m)
-    return list(found.values())
-
-
-@dataclass
-class Candidate:
-    """A neighbour of the node a path is at: the edges that reach it, its name and its label."""
-
-    entity: str
-    name: str
-    label: str
-    edges: list[tuple[str, Direction]]
-
-    @property
-    def text(self) -> str:
-        return f"({self.label}, {self.name})"
-
-    def pair(self, edge: tuple[str, Direction]) -> str:
-        relation, direction = edge
-        return f"({relation if direction == 'out' else relation + ' (reverse)'}, {self.label})"
 
 
 @dataclass
@@ -193,18 +115,11 @@ def extract_clues(question: Question, ctx: Context) -> list[str]:
     if not spans:
         ctx.trace.note(STAGE_CLUES, "the question has no content words to take clues from")
         return []
-    try:
-        reply = ctx.llm(STAGE_CLUES, prompts.clues(question.text), temperature=p.temperature,
-                        schema=prompts.clues_schema(list(spans), p.max_clues), retries=p.max_retries)
-    except OutputError as exc:
-        ctx.trace.note(STAGE_CLUES, "no valid clues after the retries", error=str(exc))
+    reply = kit.ask(ctx, STAGE_CLUES, prompts.clues(question.text), temperature=p.temperature,
+                    schema=prompts.clues_schema(list(spans), p.max_clues), note="no valid clues after the retries")
+    if reply is None:
         return []
-    chosen = []
-    for text in dict.fromkeys(reply["clues"]):
-        if text in spans:
-            chosen.append(text)
-        else:
-            ctx.llm.discard(STAGE_CLUES, "clue is not a phrase of the question", clue=text)
+    chosen = kit.pick(ctx, STAGE_CLUES, reply["clues"], list(spans), "clue is not a phrase of the question")
     kept = [c for c in chosen if not any(o != c and spans[o][0] <= spans[c][0] and spans[c][1] <= spans[o][1]
                                          for o in chosen)]
     clues = sorted(kept, key=lambda c: spans[c])
@@ -221,11 +136,8 @@ def initial_nodes(clues: list[str], ctx: Context) -> list[Path]:
     hits = {clue: ctx.kg.search(clue, limit=p.search_limit) for clue in clues}
     found = sorted({h for ids in hits.values() for h in ids})
     names = ctx.kg.names(found) if found else {}
-    roots = [Path((h,), (clue,)) for clue, ids in hits.items() for h in ids
-             if same_characters(names.get(h, ""), clue)]
-    if len(roots) > p.max_paths:
-        ctx.trace.note(STAGE_EXPLORE, "initial nodes capped", total=len(roots), kept=p.max_paths)
-        roots = roots[: p.max_paths]
+    named = [Path((h,), (clue,)) for clue, ids in hits.items() for h in ids if same_characters(names.get(h, ""), clue)]
+    roots = kit.cap(ctx, STAGE_EXPLORE, named, p.max_paths, "initial nodes")
     ctx.trace.note(STAGE_EXPLORE, f"{len(roots)} initial nodes",
                    roots=[{"node": r.nodes[0], "name": names.get(r.nodes[0], ""), "clue": r.clues[0]} for r in roots])
     return roots
@@ -258,10 +170,7 @@ def explore(question: Question, clues: list[str], roots: list[Path], ctx: Contex
             if p.termination and (done or merged):
                 run.chosen, run.reason = (done, COVERAGE) if done else (merged, MERGED)
                 return run
-        if len(following) > p.max_paths:
-            ctx.trace.note(STAGE_EXPLORE, "paths capped", total=len(following), kept=p.max_paths)
-            following = following[: p.max_paths]
-        frontier = following
+        frontier = kit.cap(ctx, STAGE_EXPLORE, following, p.max_paths, "paths")
     if complete:
         run.chosen, run.reason = complete, COVERAGE
         return run
@@ -304,13 +213,13 @@ def neighbours(path: Path, ctx: Context) -> list[Candidate]:
     node = path.nodes[-1]
     if is_literal(node):
         return []
-    edges: dict[str, list[tuple[str, Direction]]] = {}
+    edges: dict[str, list[kit.Hop]] = {}
     directions: tuple[Direction, ...] = ("out", "in")
     for direction in directions:
         for relation in ctx.kg.relations(node, direction, limit=p.max_relations):
             for other in ctx.kg.neighbors(node, relation, direction, limit=p.max_neighbors):
                 if other not in path.nodes:
-                    edges.setdefault(other, []).append((relation, direction))
+                    edges.setdefault(other, []).append(kit.Hop(relation, direction))
     if not edges:
         return []
     names = ctx.kg.names(list(edges))
@@ -326,21 +235,20 @@ def character_matching(candidates: list[Candidate], unused: list[str]) -> list[t
 def fuzzy_matching(question: Question, here: str, unused: list[str], candidates: list[Candidate],
                    ctx: Context) -> list[Candidate]:
     """Prune the (relation, label) pairs the LLM finds unrelated to every unused clue; a
-    candidate keeps the edges whose pair survived."""
+    candidate keeps the hops whose pair survived."""
     p: CGPEConfig = ctx.params
-    pairs = list(dict.fromkeys(c.pair(e) for c in candidates for e in c.edges))
-    try:
-        reply = ctx.llm(STAGE_EXPLORE, prompts.fuzzy(question.text, here, unused, pairs),
-                        schema=prompts.fuzzy_schema(pairs), temperature=p.temperature, retries=p.max_retries)
-    except OutputError as exc:
-        ctx.trace.note(STAGE_EXPLORE, "fuzzy matching: no valid reply; nothing kept", error=str(exc))
+    pairs = list(dict.fromkeys(c.pair(hop) for c in candidates for hop in c.edges))
+    reply = kit.ask(ctx, STAGE_EXPLORE, prompts.fuzzy(question.text, here, unused, pairs),
+                    schema=prompts.fuzzy_schema(pairs), temperature=p.temperature,
+                    note="fuzzy matching: no valid reply; nothing kept")
+    if reply is None:
         return []
-    kept = set(chosen(reply["keep"], pairs, "fuzzy matching", ctx))
+    kept = set(kit.pick(ctx, STAGE_EXPLORE, reply["keep"], pairs, "fuzzy matching: not among the options"))
     survivors = []
     for c in candidates:
-        edges = [e for e in c.edges if c.pair(e) in kept]
-        if edges:
-            survivors.append(Candidate(c.entity, c.name, c.label, edges))
+        hops = [hop for hop in c.edges if c.pair(hop) in kept]
+        if hops:
+            survivors.append(Candidate(c.entity, c.name, c.label, hops))
     ctx.trace.note(STAGE_EXPLORE, f"fuzzy matching kept {len(kept)} of {len(pairs)} (relation, label) pairs",
                    kept=sorted(kept), candidates=len(survivors))
     return survivors
@@ -352,22 +260,14 @@ def rough_matching(question: Question, here: str, unused: list[str], candidates:
     and with ``rough_top_k`` only the k best-scored pairs stay."""
     p: CGPEConfig = ctx.params
     groups = grouped(candidates)
-    options = list(groups)
-    if len(options) > p.max_candidates:
-        ctx.trace.note(STAGE_EXPLORE, "rough matching: candidates capped", total=len(options), kept=p.max_candidates)
-        options = options[: p.max_candidates]
-    try:
-        reply = ctx.llm(STAGE_EXPLORE, prompts.rough(question.text, here, unused, options),
-                        schema=prompts.rough_schema(options), temperature=p.temperature, retries=p.max_retries)
-    except OutputError as exc:
-        ctx.trace.note(STAGE_EXPLORE, "rough matching: no valid reply; nothing kept", error=str(exc))
+    options = kit.cap(ctx, STAGE_EXPLORE, list(groups), p.max_candidates, "rough matching: candidates")
+    reply = kit.ask(ctx, STAGE_EXPLORE, prompts.rough(question.text, here, unused, options),
+                    schema=prompts.rough_schema(options), temperature=p.temperature,
+                    note="rough matching: no valid reply; nothing kept")
+    if reply is None:
         return []
-    scores: dict[str, int] = {}
-    for item in reply["scores"]:
-        if item["candidate"] not in options or item["candidate"] in scores:
-            ctx.llm.discard(STAGE_EXPLORE, "rough matching: unknown or repeated candidate", candidate=item["candidate"])
-            continue
-        scores[item["candidate"]] = int(item["score"])
+    scores = {o: int(s) for o, s in by_candidate(ctx, reply["scores"], "score", options,
+                                                 "rough matching: unknown or repeated candidate").items()}
     ranked = sorted((o for o in options if scores.get(o, 0) > 0), key=lambda o: -scores[o])
     if p.rough_top_k is not None:
         ranked = ranked[: p.rough_top_k]
@@ -382,41 +282,51 @@ def exact_matching(question: Question, here: str, unused: list[str], candidates:
     p: CGPEConfig = ctx.params
     groups = grouped(candidates)
     options = list(groups)
-    try:
-        reply = ctx.llm(STAGE_EXPLORE, prompts.exact(question.text, here, unused, options),
-                        schema=prompts.exact_schema(options, unused), temperature=p.temperature, retries=p.max_retries)
-    except OutputError as exc:
-        ctx.trace.note(STAGE_EXPLORE, "exact matching: no valid reply; nothing matched", error=str(exc))
+    reply = kit.ask(ctx, STAGE_EXPLORE, prompts.exact(question.text, here, unused, options),
+                    schema=prompts.exact_schema(options, unused), temperature=p.temperature,
+                    note="exact matching: no valid reply; nothing matched")
+    if reply is None:
         return []
-    matched: dict[str, str] = {}
-    for item in reply["matches"]:
-        if item["candidate"] not in groups or item["clue"] not in unused or item["candidate"] in matched:
-            ctx.llm.discard(STAGE_EXPLORE, "exact matching: unknown or repeated candidate, or unknown clue",
-                            candidate=item["candidate"], clue=item["clue"])
-            continue
-        matched[item["candidate"]] = item["clue"]
+    matched = by_candidate(ctx, reply["matches"], "clue", options,
+                           "exact matching: unknown or repeated candidate, or unknown clue", allowed=unused)
     ctx.trace.note(STAGE_EXPLORE, f"exact matching chose {len(matched)} of {len(options)} (label, entity) pairs",
                    matches=matched)
     return [(c, clue) for option, clue in matched.items() for c in groups[option]]
 
 
+def by_candidate(ctx: Context, items: list[dict[str, Any]], key: str, options: list[str], why: str,
+                 allowed: Optional[Collection[str]] = None) -> dict[str, Any]:
+    """``item[key]`` per candidate, from the first item naming each offered candidate. An item
+    naming another candidate or one named before, or whose value is not ``allowed``, is
+    discarded and counted: a candidate gets one score and one clue."""
+    out: dict[str, Any] = {}
+    for item in items:
+        candidate, value = item["candidate"], item[key]
+        if candidate in options and candidate not in out and (allowed is None or value in allowed):
+            out[candidate] = value
+        else:
+            ctx.llm.discard(STAGE_EXPLORE, why, candidate=candidate, **{key: value})
+    return out
+
+
 def respond(question: Question, ctx: Context, run: Exploration, names: dict[str, str]) -> Prediction:
     """Sec. 3.5: the chosen path(s) go to the LLM as triples. Without a triple, the question is
-    still answered, from the model alone, and marked ``fallback``."""
+    still answered, from the model alone, and marked ``fallback``; a reply that stays invalid
+    is an ``error`` that keeps the evidence and how exploration ended."""
     p: CGPEConfig = ctx.params
     triples = list(dict.fromkeys(t for path in run.chosen for t in path_triples(path, names)))
-    status = "ok" if triples else "fallback"
     if run.clues:
         ctx.trace.explanation = explanation(question, run, names).to_dict()
-    try:
-        reply = ctx.llm(STAGE_ANSWER, prompts.answer(question.text, triples),
-                        schema=prompts.answer_schema(p.max_answers), temperature=p.temperature, retries=p.max_retries)
-    except OutputError as exc:
-        return Prediction(answer="", evidence=triples, status="error", reason=f"{run.reason}; answer: {exc}",
-                          stats=ending(run))
-    answers = [a.strip() for a in reply["answers"] if a.strip()]
-    return Prediction(answer=braces(answers), answers=answers, evidence=triples, status=status, reason=run.reason,
-                      stats=ending(run))
+
+    def answered(reply: dict[str, Any]) -> Prediction:
+        answers = kit.clean_answers(reply["answers"])
+        return Prediction(answer=kit.braces(answers), answers=answers, evidence=triples,
+                          status="ok" if triples else "fallback", reason=run.reason, stats=ending(run))
+
+    return kit.ask(ctx, STAGE_ANSWER, prompts.answer(question.text, triples), temperature=p.temperature,
+                   schema=prompts.answer_schema(p.max_answers), validate=answered,
+                   fallback=lambda exc: Prediction(answer="", evidence=triples, status="error",
+                                                   reason=f"{run.reason}; answer: {exc}", stats=ending(run)))
 
 
 def ending(run: Exploration) -> dict[str, float]:
@@ -425,102 +335,18 @@ def ending(run: Exploration) -> dict[str, float]:
             for way in (COVERAGE, MERGED, DEAD_END, NO_CLUES, NO_INITIAL_NODE)}
 
 
-# --------------------------------------------------------------------------- helpers
-
-
-def phrases(text: str, max_words: int) -> dict[str, tuple[int, int]]:
-    """The question's candidate clues with their word spans [start, end): the runs of words
-    between function words (split where capitalisation changes, so that "Ginger Rogers act"
-    gives the name apart), capitalised names joined across "of"/"the"/"and" or led by a capital
-    "The"/"A"/"An" inside the sentence ("The Killing Room"), and every shorter phrase inside the
-    runs, so that a model can pick "movie" out of "movie co-directors"."""
-    words = [w for w in (_strip(t) for t in re.sub(r"(\w)('s|’s)\b", r"\1 \2", text).split()) if w]
-    runs: list[tuple[int, int]] = []
-    start = None
-    for i, word in enumerate(words + [""]):
-        content = bool(word) and word.lower() not in FUNCTION_WORDS
-        if start is not None and (not content or _capital(word) != _capital(words[i - 1])):
-            runs.append((start, i))
-            start = None
-        if content and start is None:
-            start = i
-    joined = [(a[0], b[1]) for a, b in zip(runs, runs[1:])
-              if _capital(words[a[1] - 1]) and _capital(words[b[0]])
-              and all(w.lower() in NAME_JOINERS for w in words[a[1]:b[0]])]
-    titled = [(a - 1, b) for a, b in [*runs, *joined] if a > 1 and words[a - 1] in ("The", "A", "An")]
-    spans: dict[str, tuple[int, int]] = {}
-    for start, end in [*runs, *joined, *titled] + [(i, j) for a, b in runs for i in range(a, b)
-                                                   for j in range(i + 1, b + 1)]:
-        if end - start <= max_words:
-            spans.setdefault(" ".join(words[start:end]), (start, end))
-    return spans
-
-
-def _strip(token: str) -> str:
-    return token.strip(".,;:!?\"()[]{}")
-
-
-def _capital(word: str) -> bool:
-    return bool(word) and word[0].isupper()
-
-
-def same_characters(name: str, clue: str) -> bool:
-    """Character matching: equal after case, underscores and punctuation are set aside."""
-    return bool(name) and _fold(name) == _fold(clue)
-
-
-def _fold(text: str) -> str:
-    return " ".join(re.sub(r"[\W_]+", " ", text.lower()).split())
-
-
-def grouped(candidates: list[Candidate]) -> dict[str, list[Candidate]]:
-    """Candidates by their (label, entity) text: the model cannot tell apart what reads the same."""
-    groups: dict[str, list[Candidate]] = {}
-    for c in candidates:
-        groups.setdefault(c.text, []).append(c)
-    return groups
-
-
-def chosen(values: list[Any], options: list[str], step: str, ctx: Context) -> list[str]:
-    """The distinct replies that are among ``options``; any other is discarded and counted."""
-    out = []
-    for value in dict.fromkeys(values):
-        if value in options:
-            out.append(value)
-        else:
-            ctx.llm.discard(STAGE_EXPLORE, f"{step}: not among the options", value=value)
-    return out
-
-
-def path_triples(path: Path, names: dict[str, str]) -> list[str]:
-    """The path's edges as (subject, relation, object) with names, in the KG's direction."""
-    out = []
-    for i, link in enumerate(path.links):
-        a, b = names.get(path.nodes[i], path.nodes[i]), names.get(path.nodes[i + 1], path.nodes[i + 1])
-        out += [f"({a}, {r}, {b})" if d == "out" else f"({b}, {r}, {a})" for r, d in link]
-    return out
-
-
 def explanation(question: Question, run: Exploration, names: dict[str, str]) -> Graph:
-    """The chosen path(s), laid out from the first node; the clues and the ending beside them."""
-    graph = Graph(title=question.text, side=[f"Clues: {'; '.join(run.clues)}", f"Ended: {run.reason}"])
-    seen: dict[str, Node] = {}
-    edges: dict[tuple[str, str], set[str]] = {}  # parallel edges share one arrow
+    """The chosen path(s), each node at its place on the first path that reaches it: the ends
+    are the answers, the other initial nodes topics; the clues, the ending and each path with
+    its clues beside them. Arrows are sorted so that a drawing does not depend on path order."""
+    depth: dict[str, int] = {}
     for path in run.chosen:
-        for depth, node in enumerate(path.nodes):
-            if node not in seen:
-                seen[node] = Node(node, names.get(node, node), depth)
-                graph.nodes.append(seen[node])
-        for i, link in enumerate(path.links):
-            for relation, direction in link:
-                a, b = path.nodes[i], path.nodes[i + 1]
-                edges.setdefault((a, b) if direction == "out" else (b, a), set()).add(relation)
-    for node in seen.values():
-        node.role = "topic" if node.id in run.roots else ""
-    for path in run.chosen:
-        seen[path.nodes[-1]].role = "answer"
-    graph.edges = [Edge(a, b, "; ".join(sorted(rs))) for (a, b), rs in sorted(edges.items())]
-    graph.text = "\n".join(t for path in run.chosen for t in path_triples(path, names))
-    graph.side += [" -> ".join(f"{names.get(n, n)} [{c}]" for n, c in zip(path.nodes, path.clues))
-                   for path in run.chosen]
-    return graph
+        for i, node in enumerate(path.nodes):
+            depth.setdefault(node, i)
+    ends = {path.nodes[-1] for path in run.chosen}
+    triples = sorted({t for path in run.chosen for t in path.triples()}, key=lambda t: (t[0], t[2], t[1]))
+    side = [f"Clues: {'; '.join(run.clues)}", f"Ended: {run.reason}"]
+    side += [" -> ".join(f"{names.get(n, n)} [{c}]" for n, c in zip(path.nodes, path.clues)) for path in run.chosen]
+    return kit.picture(question.text, triples, names, depth, topics=run.roots - ends,
+                       answers=[names.get(n, n) for n in ends], side=side,
+                       text="\n".join(t for path in run.chosen for t in path_triples(path, names)))

@@ -4,13 +4,15 @@ Each prompt keeps the paper's inputs (question, topic entities, the inference pa
 relations or entities, the directed subgraph) and asks for the paper's output as JSON, so that
 choices can be constrained to the candidates and replies checked: topic entities, triples, path
 and answer (F.2); relations (F.3) and entities (F.4) per subgraph; answerable and answer (F.5).
-The question comes last, on its own ``Question:`` line.
+The question comes last, on its own ``Question:`` line. The schemas of the F.2 and F.5 replies
+stand beside their prompts, which name the same keys.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
-Messages = list[dict[str, str]]
+from kgx.llm.client import Messages
+from kgx.methods.kit import answers_schema
 
 PATH_FORMAT = "topic entity -> relation -> entity -> relation -> ... -> answer"
 
@@ -44,6 +46,18 @@ def inference_paths(question: str, triples: int) -> Messages:
         "Work through the question below step by step.\n" + "\n".join(steps)
         + f"\nReply with a JSON object with the keys {keys}.\nQuestion: {question}",
     )
+
+
+def ipg_schema(triples: int, max_answers: int) -> dict[str, Any]:
+    """F.2's reply, as the prompt above names its keys (``triples`` only when asked for)."""
+    strings = {"type": "string", "minLength": 1, "maxLength": 300}
+    props: dict[str, Any] = {"topic_entities": {"type": "array", "items": {"type": "string", "maxLength": 120},
+                                                "minItems": 1, "maxItems": 5}}
+    if triples:
+        props["triples"] = {"type": "array", "items": strings, "minItems": 1, "maxItems": triples}
+    props["paths"] = {"type": "array", "items": strings, "minItems": 1, "maxItems": 3}
+    props["answers"] = answers_schema(max_answers)
+    return {"type": "object", "properties": props, "required": list(props)}
 
 
 def relations(question: str, topics: Sequence[str], inference: Optional[Sequence[str]],
@@ -99,3 +113,11 @@ def evaluation(question: str, paths: Sequence[str], inference: Optional[Sequence
           '"answers" (the answer entities if answerable, else your best guess).'
         + f"\nQuestion: {question}",
     )
+
+
+def evaluation_schema(max_answers: int) -> dict[str, Any]:
+    """F.5's reply, as the prompt above names its keys."""
+    return {"type": "object", "required": ["answerable", "reasoning", "answers"], "properties": {
+        "answerable": {"type": "boolean"},
+        "reasoning": {"type": "string", "maxLength": 600},
+        "answers": answers_schema(max_answers)}}

@@ -13,7 +13,6 @@ neighbours are CVT nodes reaches the CVT's attributes too, so it covers two hops
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -21,9 +20,10 @@ from kgx.config import MethodConfig, check_choice, check_temperature
 from kgx.explain import Edge, Graph, Node
 from kgx.kg.freebase import is_literal
 from kgx.llm.client import OutputError
+from kgx.methods import kit
 from kgx.methods import lmp_prompts as prompts
 from kgx.methods.base import Context, register
-from kgx.methods.kit import answers_schema, braces
+from kgx.methods.kit import Hop
 from kgx.methods.lmp_samplers import check_available, rank
 from kgx.types import Prediction, Question
 
@@ -55,18 +55,6 @@ class LMPConfig(MethodConfig):
         check_choice("method.answer_style", self.answer_style, ("hits", "f1"))
 
 
-@dataclass(frozen=True)
-class Option:
-    """A relation leaving an entity; incoming edges are offered too, marked ``(reverse)``."""
-
-    relation: str
-    direction: str  # out | in
-
-    @property
-    def label(self) -> str:
-        return self.relation if self.direction == "out" else f"{self.relation} (reverse)"
-
-
 @dataclass
 class Fact:
     """A node of the facts graph: the topic entity, or a hyper-entity pooled by one relation."""
@@ -75,14 +63,16 @@ class Fact:
     text: str  # the summarised fact (the topic's name for the root)
     depth: int
     members: list[str]  # entity ids pooled into this node
-    option: Optional[Option] = None
+    hop: Optional[Hop] = None  # the relation that pooled it
     parents: list[str] = field(default_factory=list)
     aggregated: str = ""
-    triples: list[tuple[str, str, str]] = field(default_factory=list)  # (head, relation, tail) names
+    walked: list[tuple[str, str]] = field(default_factory=list)  # (head, tail) names, in the hop's direction
     through_cvt: bool = False  # members are unnamed nodes described by their attributes
 
-
-RETRY_STEP = 0.2  # App. A.7: each retry raises the temperature by 0.2
+    @property
+    def triples(self) -> list[tuple[str, str, str]]:
+        """The walked pairs as the KG stores them."""
+        return [self.hop.triple(head, tail) for head, tail in self.walked] if self.hop else []
 
 
 class NoKnowledge(Exception):
@@ -126,17 +116,16 @@ def answer(question: Question, ctx: Context) -> Prediction:
     if not graphs and not reasons:
         reasons.append("message passing found no facts")
     knowledge = "\n".join(readout(g, p) for g in graphs)
-    evidence = [f"({h}, {r}, {t})" for g in graphs for f in g.facts for h, r, t in f.triples]
+    evidence = [kit.triple_text(*t) for g in graphs for f in g.facts for t in f.triples]
     evidence += [f.text for g in graphs for f in g.facts[1:]]
     if graphs:
         ctx.trace.explanation = explanation(question, graphs, knowledge).to_dict()
+    schema = {"type": "object", "properties": {"answers": kit.answers_schema(p.max_answers)}, "required": ["answers"]}
     reply = ctx.llm("answer", prompts.answer(question.text, knowledge or "(none)", p.answer_style),
-                    temperature=p.temperature, schema={"type": "object",
-                                                       "properties": {"answers": answers_schema(p.max_answers)},
-                                                       "required": ["answers"]})
-    answers = list(dict.fromkeys(a for a in map(unnumbered, reply["answers"]) if a))
+                    temperature=p.temperature, schema=schema, retries=kit.retries(ctx))
+    answers = kit.clean_answers(reply["answers"])
     layers = max((f.depth for g in graphs for f in g.facts), default=0)
-    return Prediction(answer=braces(answers), answers=answers, evidence=evidence,
+    return Prediction(answer=kit.braces(answers), answers=answers, evidence=evidence,
                       status="ok" if graphs else "fallback", reason="" if graphs else "; ".join(reasons),
                       stats={"layers": float(layers)})
 
@@ -149,75 +138,65 @@ def message_passing(question: Question, topic: str, name: str, ctx: Context) -> 
     hops, depth = 0, 0
     while hops < p.depth and frontier:
         depth += 1
-        options = {f.id: candidate_options(f, ctx) for f in frontier}
+        options = {f.id: candidate_hops(f, ctx) for f in frontier}
         if not any(options.values()):
             if depth == 1:
                 raise NoKnowledge(f"topic entity {topic} ({name}) has no relations in the KG")
             ctx.trace.note("lmp", f"layer {depth}: the frontier has no relations; stopping", topic=topic)
             break
         chosen = sample(question, graph, frontier, options, ctx)
-        new = [aggregate(graph, frontier, options, option, depth, ctx) for option in chosen]
-        new = [f for f in new if f.triples]
-        summaries = transform(question, graph, frontier, new, ctx)
-        for fact, summary in zip(new, summaries):
-            fact.text = summary
+        aggregated = [aggregate(frontier, options, hop, depth, ctx) for hop in chosen]
+        aggregated = [f for f in aggregated if f.walked]
+        new = pool(aggregated, transform(question, graph, frontier, aggregated, ctx))
         graph.facts.extend(new)
         hops += 2 if any(f.through_cvt for f in new) else 1
         frontier = [f for f in new if any(not is_literal(m) for m in f.members)]
     return graph
 
 
-def candidate_options(fact: Fact, ctx: Context) -> list[Option]:
-    """Relations of the pooled entities, both directions, capped at ``method.max_relations``."""
-    p: LMPConfig = ctx.params
-    found: dict[Option, None] = {}
+def candidate_hops(fact: Fact, ctx: Context) -> list[Hop]:
+    """Relations of the pooled entities, both directions, except straight back along the hop that
+    pooled them; capped at ``method.max_relations``."""
+    found: dict[Hop, None] = {}
     for entity in fact.members:
         if is_literal(entity):
             continue
         for direction in ("out", "in"):
             for relation in ctx.kg.relations(entity, direction):
-                if fact.option is None or Option(relation, _reverse(direction)) != fact.option:
-                    found[Option(relation, direction)] = None
-    options = list(found)
-    if len(options) > p.max_relations:
-        ctx.trace.note("sampling", "relation options capped", fact=fact.id, total=len(options),
-                       kept=p.max_relations)
-    return options[: p.max_relations]
+                hop = Hop(relation, direction)
+                if fact.hop is None or hop.reverse() != fact.hop:
+                    found[hop] = None
+    return kit.cap(ctx, "sampling", list(found), ctx.params.max_relations, "relation options", fact=fact.id)
 
 
-def sample(question: Question, graph: FactsGraph, frontier: list[Fact], options: dict[str, list[Option]],
-           ctx: Context) -> list[Option]:
+def sample(question: Question, graph: FactsGraph, frontier: list[Fact], options: dict[str, list[Hop]],
+           ctx: Context) -> list[Hop]:
     """Eq. (1): TopK of the frontier's relations given the question and the previous facts."""
     p: LMPConfig = ctx.params
-    by_label = {o.label: o for opts in options.values() for o in opts}
+    by_label = {hop.label: hop for hops in options.values() for hop in hops}
     labels = list(by_label)
     k = min(p.width, len(labels))
     if p.sampler != "llm":
         return [by_label[label] for label, _ in rank(p.sampler, question.text, labels, k)]
     chosen: list[str] = []
     retries = ctx.llm.retries("sampling") if p.max_retries is None else p.max_retries
+    step = ctx.llm.retry_step("sampling")
     for attempt in range(retries + 1):
         # App. A.7: a short reply is pooled with the next attempt's, which is asked only for the
-        # relations still missing, at a temperature 0.2 higher, until K are chosen.
+        # relations still missing, one retry step warmer, until K are chosen.
         rest = [label for label in labels if label not in chosen]
         need = min(k - len(chosen), len(rest))
         if graph.facts[1:]:
             messages = prompts.sample_deeper(question.text, graph.topic_name, [
-                (f.text, [o.label for o in options[f.id] if o.label in rest]) for f in frontier], need)
+                (f.text, [hop.label for hop in options[f.id] if hop.label in rest]) for f in frontier], need)
         else:
             messages = prompts.sample_first(question.text, graph.topic_name, rest, need)
-        schema = {"type": "object", "required": ["relations"], "properties": {"relations": {
-            "type": "array", "items": {"enum": rest}, "minItems": need, "maxItems": need}}}
-        try:
-            reply = ctx.llm("sampling", messages, temperature=min(2.0, p.temperature + RETRY_STEP * attempt),
-                            schema=schema, retries=0)
-        except OutputError:
+        reply = kit.choose(ctx, "sampling", messages, {"relations": rest}, low=need, high=need,
+                           temperature=min(2.0, p.temperature + step * attempt), retries_=0,
+                           why="relation not among the candidates", note=f"attempt {attempt + 1} chose nothing")
+        if not reply:  # invalid output (counted by the client, noted by choose): the next attempt asks again
             continue
-        for label in reply["relations"]:
-            if label not in by_label:
-                ctx.llm.discard("sampling", "relation not among the candidates", relation=label)
-            elif label not in chosen:
-                chosen.append(label)
+        chosen += reply["relations"]
         if chosen and len(labels) <= p.width:  # every candidate is kept; the reply only ranks them
             chosen += [label for label in labels if label not in chosen]
         if len(chosen) >= k:
@@ -231,61 +210,61 @@ def sample(question: Question, graph: FactsGraph, frontier: list[Fact], options:
     return [by_label[label] for label in chosen]
 
 
-def aggregate(graph: FactsGraph, frontier: list[Fact], options: dict[str, list[Option]], option: Option,
-              depth: int, ctx: Context) -> Fact:
+def aggregate(frontier: list[Fact], options: dict[str, list[Hop]], hop: Hop, depth: int, ctx: Context) -> Fact:
     """Eq. (2), App. A.4: one line per head entity with all its neighbours through the relation."""
     p: LMPConfig = ctx.params
-    parents = [f for f in frontier if option in options[f.id]]
+    parents = [f for f in frontier if hop in options[f.id]]
     heads = [e for f in parents for e in f.members if not is_literal(e)]
-    reached = {h: ctx.kg.neighbors(h, option.relation, option.direction, limit=p.max_neighbors) for h in heads}
+    reached = {h: ctx.kg.neighbors(h, hop.relation, hop.direction, limit=p.max_neighbors) for h in heads}
     reached = {h: tails for h, tails in reached.items() if tails}
     names = ctx.kg.names(list(dict.fromkeys([*reached, *(t for ts in reached.values() for t in ts)])))
-    lines, triples = [], []
+    verb = "has relation" if hop.direction == "out" else "is reached by the reverse of relation"
+    lines, walked = [], []
     for head, tails in reached.items():
         tail_names = [names.get(t, t) for t in tails]
-        if option.direction == "out":
-            triples += [(names.get(head, head), option.relation, t) for t in tail_names]
-        else:
-            triples += [(t, option.relation, names.get(head, head)) for t in tail_names]
-        if p.aggregation:
-            verb = "has relation" if option.direction == "out" else "is reached by the reverse of relation"
-            lines.append(f"The entity {names.get(head, head)} {verb} {option.relation} with following "
-                         f"entities: {', '.join(tail_names)}.")
-    if not p.aggregation:
-        lines = [f"({h}, {r}, {t})" for h, r, t in triples]
-    members = list(dict.fromkeys(t for ts in reached.values() for t in ts))
-    unnamed = any(_unnamed(names.get(m, m)) for m in members if not is_literal(m))
-    return Fact(id=f"{depth}:{option.label}", text="", depth=depth, members=members, option=option,
-                parents=[f.id for f in parents], aggregated=" ".join(lines), triples=triples,
-                through_cvt=unnamed)
+        walked += [(names.get(head, head), t) for t in tail_names]
+        lines.append(f"The entity {names.get(head, head)} {verb} {hop.relation} with following "
+                     f"entities: {', '.join(tail_names)}.")
+    fact = Fact(id=f"{depth}:{hop.label}", text="", depth=depth, hop=hop, parents=[f.id for f in parents],
+                members=list(dict.fromkeys(t for ts in reached.values() for t in ts)), walked=walked)
+    fact.aggregated = " ".join(lines if p.aggregation else [kit.triple_text(*t) for t in fact.triples])
+    fact.through_cvt = any(_unnamed(names.get(m, m)) for m in fact.members if not is_literal(m))
+    return fact
 
 
-def transform(question: Question, graph: FactsGraph, frontier: list[Fact], new: list[Fact],
+def transform(question: Question, graph: FactsGraph, frontier: list[Fact], aggregated: list[Fact],
               ctx: Context) -> list[str]:
     """Eq. (3), App. A.5: exactly K summaries in order, or the retry policy, or no knowledge."""
     p: LMPConfig = ctx.params
-    if not new:
+    if not aggregated:
         return []
     if not p.transformation:
-        return [f.aggregated for f in new]
-    k = len(new)
+        return [f.aggregated for f in aggregated]
+    k = len(aggregated)
     background = [f.text for f in frontier if f.depth > 0]
 
     def exactly_k(reply: Any) -> list[str]:
-        summaries = [unnumbered(s) for s in reply["facts"]]
+        summaries = [kit.unnumbered(s) for s in reply["facts"]]
         if len(summaries) != k or not all(summaries):
             raise ValueError(f"{len(summaries)} non-empty summaries for {k} facts")
         return summaries
 
+    def no_knowledge(exc: OutputError) -> list[str]:
+        raise NoKnowledge(f"transformation failed: {exc}") from exc
+
     schema = {"type": "object", "required": ["facts"], "properties": {"facts": {
         "type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 200},
         "minItems": k, "maxItems": k}}}
-    try:
-        return ctx.llm("transformation", prompts.transform(question.text, graph.topic_name,
-                                                           [f.aggregated for f in new], background),
-                       temperature=p.temperature, schema=schema, validate=exactly_k, retries=p.max_retries)
-    except OutputError as exc:
-        raise NoKnowledge(f"transformation failed: {exc}") from exc
+    messages = prompts.transform(question.text, graph.topic_name, [f.aggregated for f in aggregated], background)
+    return kit.ask(ctx, "transformation", messages, schema=schema, temperature=p.temperature,
+                   validate=exactly_k, fallback=no_knowledge)
+
+
+def pool(aggregated: list[Fact], summaries: list[str]) -> list[Fact]:
+    """Each relation's neighbours become one hyper-entity whose text is its summary."""
+    for fact, summary in zip(aggregated, summaries):
+        fact.text = summary
+    return aggregated
 
 
 # --------------------------------------------------------------------------- readout
@@ -315,13 +294,11 @@ def readout(graph: FactsGraph, p: LMPConfig) -> str:
 
 
 def paths(graph: FactsGraph) -> list[str]:
-    """LMP-path (Table 5): the facts graph's triples chained into paths from the topic entity."""
-    into: dict[str, tuple[str, str, str]] = {}
+    """LMP-path (Table 5): the facts graph's walked triples chained into paths from the topic entity."""
+    into: dict[str, tuple[str, str, str]] = {}  # "depth:name" -> (the node it was reached from, relation, arrow)
     for fact in graph.facts[1:]:
-        for head, relation, tail in fact.triples:
-            near, far = (head, tail) if fact.option and fact.option.direction == "out" else (tail, head)
-            into.setdefault(f"{fact.depth}:{far}", (f"{fact.depth - 1}:{near}", relation,
-                                                    "->" if fact.option.direction == "out" else "<-"))
+        for near, far in fact.walked:
+            into.setdefault(f"{fact.depth}:{far}", (f"{fact.depth - 1}:{near}", fact.hop.relation, fact.hop.arrow))
     has_child = {parent for parent, _, _ in into.values()}
     out = []
     for node in into:
@@ -343,19 +320,10 @@ def explanation(question: Question, graphs: list[FactsGraph], outline: str) -> G
         for fact in fg.facts:
             g.nodes.append(Node(f"{i}/{fact.id}", fact.text, fact.depth, "topic" if fact.depth == 0 else ""))
             for parent in fact.parents:
-                g.edges.append(Edge(f"{i}/{parent}", f"{i}/{fact.id}", fact.option.label if fact.option else ""))
+                g.edges.append(Edge(f"{i}/{parent}", f"{i}/{fact.id}", fact.hop.label if fact.hop else ""))
     return g
-
-
-def unnumbered(text: str) -> str:
-    """Small models echo the numbered-list habit ("1. Canberra") inside JSON strings."""
-    return re.sub(r"^\s*\d+[.)]\s+(?=\S)", "", text).strip()
 
 
 def _unnamed(label: str) -> bool:
     """``ctx.kg.names`` describes an unnamed node as ``(attribute: value; ...)``."""
     return label.startswith("(") and label.endswith(")")
-
-
-def _reverse(direction: str) -> str:
-    return "in" if direction == "out" else "out"

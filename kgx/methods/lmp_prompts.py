@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-Messages = list[dict[str, str]]
+from kgx.llm.client import Messages
 
 
 def _user(text: str) -> Messages:

@@ -6,7 +6,6 @@ of means. Both need only the per-question scores in each run's ``predictions.jso
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import random
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from kgx.metrics import QUESTION_METRICS
+from kgx.predlog import PredictionLog
 from kgx.report.runs import ReportError, client
 
 
@@ -86,12 +86,13 @@ def compare_scores(a: dict[str, float], b: dict[str, float], metric: str = "hits
 
 
 def question_scores(run_id: str, metric: str = "hits1", uri: Optional[str] = None) -> dict[str, float]:
-    """Question id -> ``metric`` score, from the run's ``predictions.jsonl`` artifact."""
+    """Question id -> ``metric`` score, from the run's ``predictions.jsonl`` artifact (the last
+    record of each id, as the run counted it)."""
     if metric not in QUESTION_METRICS:
         raise ReportError(f"'{metric}' is not scored per question; choose one of {list(QUESTION_METRICS)}")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(_download(client(uri), run_id, tmp))
-        return {r["id"]: float(r["scores"][metric]) for r in map(json.loads, path.read_text().splitlines())}
+        return {qid: float(r.scores[metric]) for qid, r in PredictionLog(path).read().latest.items()}
 
 
 def _download(mlflow: Any, run_id: str, where: str) -> str:

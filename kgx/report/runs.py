@@ -24,7 +24,7 @@ SHORT_KEYS = {"method": "method.name", "dataset": "dataset.name", "llm": "llm.na
 REPLICATE_GROUP = "run."
 
 
-# Every kgx run carries its config hash (kgx.run); sweep parents and foreign runs do not.
+# Every kgx run carries its config hash (kgx.lifecycle); sweep parents and foreign runs do not.
 IDENTITY_TAG = "config_hash"
 
 

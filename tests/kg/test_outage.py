@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from kgx.config import to_run_spec
 from kgx.kg import BUNDLED_KG, build_store
 from kgx.kg.endpoint import EndpointKG, KGUnavailable
 from kgx.kg.serve import OxigraphServer
 from kgx.run import execute
+from kgx.spec import to_run_spec
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +58,8 @@ def test_the_endpoint_dies_mid_run_and_the_rerun_completes_it(store, compose_cfg
     assert again.status == "FINISHED" and again.summary["errors"] == 0
     assert again.retried == len(first.failures) and again.resumed == len(first.records) - len(first.failures)
     assert again.summary["hits1_tog"] == clean.summary["hits1_tog"]
-    assert {r["id"]: r["prediction"]["answers"] for r in again.records} == \
-           {r["id"]: r["prediction"]["answers"] for r in clean.records}
+    assert {r.id: r.prediction.answers for r in again.records} == \
+           {r.id: r.prediction.answers for r in clean.records}
 
 
 def test_half_a_second_timeout_means_half_a_second():

@@ -95,9 +95,15 @@ def test_ids_that_could_inject_are_refused(kg, bad):
         kg.neighbors(JFK, bad, "out")
 
 
-def test_candidate_cap(store):
-    capped = EmbeddedKG(store, max_candidates=2)
-    assert capped.relations(JFK, "out") == EmbeddedKG(store).relations(JFK, "out")[:2]
+def test_the_kg_candidate_cap_is_recorded_like_a_method_cap(store):
+    from kgx.kg.metered import MeteredKG
+    from kgx.trace import Trace
+
+    trace = Trace()
+    capped = MeteredKG(EmbeddedKG(store), trace, max_candidates=2)
+    full = EmbeddedKG(store).relations(JFK, "out")
+    assert capped.relations(JFK, "out") == full[:2] and capped.relations(JFK, "out", limit=1) == full[:1]
+    assert [e.capped_from for e in trace.events] == [len(full), len(full)] and capped.usage.capped == 2
 
 
 def test_noise_is_reproducible_by_seed_and_removes_its_share(store):

@@ -26,7 +26,6 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kgx.config import to_run_spec
 from kgx.kg import BUNDLED_KG, EmbeddedKG, EndpointKG, build_store
 from kgx.kg.build import name_id
 from kgx.kg.endpoint import KGUnavailable
@@ -34,6 +33,7 @@ from kgx.kg.freebase import NS, iri, is_literal
 from kgx.kg.serve import ServerError, free_port
 from kgx.kg.virtuoso import VirtuosoServer
 from kgx.run import execute
+from kgx.spec import to_run_spec
 from tests.helpers import kgx_env
 from tests.kg.test_protocol import AUSTRALIA, CALLS, JFK, RFK
 
@@ -196,7 +196,7 @@ def test_method_predicts_the_same_on_virtuoso(server, method, compose_cfg, in_tm
             f"method={method}", "llm=scripted", "run.progress=false", "dataset.limit=8", f"run.output_dir={out}",
             f"run.tracking_uri=sqlite:///{out}/mlflow.db", *kg)), in_tmp)
         assert outcome.status == "FINISHED" and outcome.summary["errors"] == 0, (name, outcome.failures)
-        return {r["id"]: r["prediction"]["answers"] for r in outcome.records}
+        return {r.id: r.prediction.answers for r in outcome.records}
 
     embedded = answers("embedded")
     assert len(embedded) == 8 and any(embedded.values())

@@ -6,9 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from kgx.config import LocalModelConfig, llm_config
+from kgx.config import LocalModelConfig
 from kgx.llm.client import LLMClient
 from kgx.llm.usage import Meter
+from kgx.spec import llm_config
 from kgx.trace import Trace
 
 pytestmark = pytest.mark.local_model

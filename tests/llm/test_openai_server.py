@@ -120,7 +120,7 @@ def clients(monkeypatch: pytest.MonkeyPatch) -> list[LLMClient]:
 
 
 def by_id(outcome: Any, field: str) -> dict[str, Any]:
-    return {r["id"]: r["prediction"][field] if field == "answers" else r["usage"][field] for r in outcome.records}
+    return {r.id: r.prediction.answers if field == "answers" else getattr(r.usage, field) for r in outcome.records}
 
 
 @pytest.mark.parametrize("method", ["io", "lmp"])
@@ -135,12 +135,12 @@ def test_a_served_model_answers_as_the_same_model_in_process(run, in_tmp, server
     assert served.status == "FINISHED" and served.summary["errors"] == 0 and len(served.records) == 3
     assert clients[0].structured_modes() == {"vllm": "json_object_schema"}
     assert mlflow_run(in_tmp, served.run_id).data.tags["structured_output"] == "vllm=json_object_schema"
-    assert all(r["usage"]["input_tokens"] > 0 and r["usage"]["billed_calls"] > 0 for r in served.records)
+    assert all(r.usage.input_tokens > 0 and r.usage.billed_calls > 0 for r in served.records)
     assert by_id(served, "answers") == by_id(local, "answers")
     # One tokenizer and one chat template: the server counts what the in-process model counts.
     assert by_id(served, "input_tokens") == by_id(local, "input_tokens")
     assert by_id(served, "output_tokens") == by_id(local, "output_tokens")
-    latency = {name: sum(r["latency_s"] for r in out.records) for name, out in (("served", served), ("local", local))}
+    latency = {name: sum(r.latency_s for r in out.records) for name, out in (("served", served), ("local", local))}
     print(f"\n{method}: run {served_s:.1f} s served, {local_s:.1f} s in-process; question latency "
           f"{latency['served']:.1f} s served, {latency['local']:.1f} s in-process; tokens in/out "
           f"{sum(by_id(served, 'input_tokens').values())}/{sum(by_id(served, 'output_tokens').values())} served, "

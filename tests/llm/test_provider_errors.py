@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from kgx.config import llm_config
 from kgx.llm.client import LLMClient, LLMError
 from kgx.llm.usage import Meter
+from kgx.spec import llm_config
 from kgx.trace import Trace
 from tests.llm.fake_server import OK, FakeServer
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from kgx.llm.client import parse_json
 from kgx.llm.scripted import instance, reply
+from kgx.llm.structured import parse_json
 
 QUESTION = "which person directed the movies starred by John Krasinski"
 RELATIONS = ["film.film.genre (reverse)", "film.film.directed_by (reverse)", "film.film.starring (reverse)",

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from kgx.config import ConfigError, LLMConfig, llm_config, to_run_spec
+from kgx.config import ConfigError, LLMConfig
 from kgx.llm.client import LLMClient, LLMError
 from kgx.llm.structured import PROBE_SCHEMA
 from kgx.llm.usage import Meter
+from kgx.spec import llm_config, to_run_spec
 from kgx.trace import Trace
 from tests.llm.fake_server import FakeServer, completion
 

@@ -5,30 +5,15 @@ import random
 
 import pytest
 
+from kgx.methods import Context, cot, get
 from kgx.methods.cot import CoTConfig
 from kgx.methods.io import IOConfig
 from kgx.methods.sc import SCConfig
-from kgx.methods import Context, get
-from kgx.methods import cot
 from kgx.trace import Trace
 from kgx.types import Question
+from tests.doubles import FakeLLM
 
 Q = Question(id="q1", text="What is the capital of Australia?", answers=[["Canberra"]])
-
-
-class FakeLLM:
-    """Returns canned replies in order and records what it was asked."""
-
-    def __init__(self, *replies):
-        self.replies = list(replies)
-        self.calls = []
-
-    def __call__(self, stage, messages, **kw):
-        self.calls.append((stage, messages, kw))
-        n = kw.get("n", 1)
-        if n > 1:
-            return [self.replies.pop(0) for _ in range(n)]
-        return self.replies.pop(0)
 
 
 def ctx(llm, params):
@@ -36,11 +21,11 @@ def ctx(llm, params):
 
 
 def test_io_asks_once_and_formats_answers_in_braces():
-    llm = FakeLLM({"answers": [" Canberra ", "Sydney"]})
+    llm = FakeLLM(answer=[{"answers": [" Canberra ", "Sydney"]}])
     p = get("io")(Q, ctx(llm, IOConfig()))
     assert p.answers == ["Canberra", "Sydney"] and p.answer == "{Canberra, Sydney}"
-    stage, messages, kw = llm.calls[0]
-    assert stage == "answer" and messages[-1]["content"] == f"Question: {Q.text}" and "schema" in kw
+    [call] = llm.calls
+    assert call.stage == "answer" and call.prompt == f"Question: {Q.text}" and call.schema is not None
 
 
 @pytest.mark.parametrize("shots", [0, 1, 3])
@@ -52,7 +37,7 @@ def test_cot_prompt_carries_the_requested_exemplars(shots):
 
 
 def test_cot_answer_keeps_the_reasoning_and_the_braced_answer():
-    llm = FakeLLM({"reasoning": "Australia's capital is Canberra.", "answers": ["Canberra"]})
+    llm = FakeLLM(answer=[{"reasoning": "Australia's capital is Canberra.", "answers": ["Canberra"]}])
     p = get("cot")(Q, ctx(llm, CoTConfig()))
     assert p.answer == "Australia's capital is Canberra. So the answer is {Canberra}."
     assert p.answers == ["Canberra"]
@@ -61,7 +46,8 @@ def test_cot_answer_keeps_the_reasoning_and_the_braced_answer():
 def test_self_consistency_takes_the_majority_after_normalisation():
     samples = [{"reasoning": "r", "answers": a} for a in (["Sydney"], ["canberra"], ["The Canberra."],
                                                             ["Sydney"], ["Canberra"])]
-    llm = FakeLLM(*samples)
+    llm = FakeLLM(answer=samples)
     p = get("sc")(Q, ctx(llm, SCConfig(n=5, temperature=0.7)))
     assert p.answers == ["canberra"] and p.reason == "majority 3/5"
-    assert llm.calls[0][2]["n"] == 5 and llm.calls[0][2]["temperature"] == 0.7
+    assert [call.sample for call in llm.calls] == [0, 1, 2, 3, 4]  # one call with n=5: five samples
+    assert {call.temperature for call in llm.calls} == {0.7}

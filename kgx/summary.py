@@ -61,6 +61,7 @@ def summarize(records: Sequence[Record], wall_s: float, spent: Sequence[Record] 
         "cached_calls": float(used.cached_calls),
         "billed_tokens": float(paid.billed_input_tokens + paid.billed_output_tokens),
         "parse_failures": float(used.parse_failures),
+        "truncated": float(used.truncated),
         "retries": float(used.retries),
         "kg_queries_per_q": mean(kg.queries),
         "kg_latency_s_per_q": mean(kg.latency_s),

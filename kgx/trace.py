@@ -27,6 +27,8 @@ class LLMEvent:
     retries: int = 0  # transient-error retries spent on this call
     attempt: int = 0  # 0 = first try; >0 = retry after invalid output
     error: str = ""  # parse/validation failure or final transport error
+    max_tokens: int = 0  # the request's generation limit (0: not recorded, traces before it was)
+    truncated: bool = False  # the provider cut the reply at max_tokens
     kind: str = "llm"
 
 

@@ -32,6 +32,7 @@ class Call:
     retries: Optional[int]
     attempt: int = 0  # 0 = first try, then one more per invalid reply
     sample: int = 0  # self-consistency's n samples
+    max_tokens: Optional[int] = None  # the reply size the stage asked room for (None: the backbone's)
 
     @property
     def prompt(self) -> str:
@@ -60,15 +61,17 @@ class FakeLLM:
 
     def __call__(self, stage: str, messages: list[dict[str, str]], *, temperature: Optional[float] = None,
                  schema: Optional[dict[str, Any]] = None, n: int = 1,
-                 validate: Optional[Callable[[Any], Any]] = None, retries: Optional[int] = None) -> Any:
+                 validate: Optional[Callable[[Any], Any]] = None, retries: Optional[int] = None,
+                 max_tokens: Optional[int] = None) -> Any:
         if n > 1:
-            return [self._one(stage, messages, temperature, schema, validate, retries, sample) for sample in range(n)]
-        return self._one(stage, messages, temperature, schema, validate, retries, 0)
+            return [self._one(stage, messages, temperature, schema, validate, retries, sample, max_tokens)
+                    for sample in range(n)]
+        return self._one(stage, messages, temperature, schema, validate, retries, 0, max_tokens)
 
-    def _one(self, stage, messages, temperature, schema, validate, retries, sample) -> Any:
+    def _one(self, stage, messages, temperature, schema, validate, retries, sample, max_tokens) -> Any:
         reason, value = "", None
         for attempt in range((DEFAULT_RETRIES if retries is None else retries) + 1):
-            call = Call(stage, messages, schema, temperature, retries, attempt, sample)
+            call = Call(stage, messages, schema, temperature, retries, attempt, sample, max_tokens)
             self.calls.append(call)
             value = self._reply(call)
             try:

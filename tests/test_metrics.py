@@ -338,7 +338,7 @@ def test_score_error_status_is_zero_everywhere():
 RUN_METRICS: tuple[str, ...] = (
     *QUESTION_METRICS, "llm_calls_per_q", "input_tokens_per_q", "output_tokens_per_q", "total_tokens_per_q",
     "latency_s_per_q", "latency_s_p95", "cost_usd", "billed_calls", "cached_calls", "billed_tokens",
-    "parse_failures", "retries", "kg_queries_per_q", "kg_latency_s_per_q", "kg_capped_per_q", "fallback_rate",
+    "parse_failures", "truncated", "retries", "kg_queries_per_q", "kg_latency_s_per_q", "kg_capped_per_q", "fallback_rate",
     "errors", "errors.infra", "n_questions", "wall_s",
 )
 

@@ -127,6 +127,7 @@ class Completion:
     cost_usd: Optional[float]
     cached: bool
     retries: int
+    truncated: bool = False  # the provider stopped at max_tokens (finish_reason "length")
 
 
 class LLMClient:
@@ -144,6 +145,7 @@ class LLMClient:
         self.modes = StructuredModes(self._probe_send)
         self.limiters = {cfg.name: RateLimiter(share(cfg.rpm), share(cfg.tpm), sleep=sleep)
                          for cfg in self.backbones() if cfg.rpm or cfg.tpm}
+        self._ceilings: dict[str, Optional[int]] = {}
 
     def backbone(self, stage: str) -> LLMConfig:
         return self.stages.get(stage, self.default)
@@ -213,48 +215,78 @@ class LLMClient:
         """How ``cfg`` gets a reply's schema: json_schema, json_object_schema or prompted."""
         return self.modes.of(cfg)
 
+    def ceiling(self, cfg: LLMConfig) -> Optional[int]:
+        """The most tokens ``cfg``'s model may generate in one reply, None when unknown: the
+        context window for the in-process model (llama.cpp clips further to what the prompt
+        leaves of it), else litellm's ``max_output_tokens`` for a model in its map."""
+        if cfg.model.startswith(providers.LOCAL + "/"):
+            return cfg.local.n_ctx
+        if cfg.model not in self._ceilings:
+            try:
+                self._ceilings[cfg.model] = litellm.get_model_info(cfg.model).get("max_output_tokens")
+            except Exception:  # not in litellm's map (served models, kgx's scripted double)
+                self._ceilings[cfg.model] = None
+        return self._ceilings[cfg.model]
+
+    def limit(self, cfg: LLMConfig, asked: Optional[int]) -> int:
+        """A request's max_tokens: the backbone's ``llm.max_tokens``, or more when a stage
+        expects a longer reply (``asked``), but never more than the model allows."""
+        if asked is None or asked <= cfg.max_tokens:
+            return cfg.max_tokens
+        top = self.ceiling(cfg)
+        return asked if top is None else max(cfg.max_tokens, min(asked, top))
+
     def complete(self, cfg: LLMConfig, messages: Messages, temperature: float,
-                 response_schema: Optional[dict[str, Any]], sample: int) -> Completion:
+                 response_schema: Optional[dict[str, Any]], sample: int,
+                 max_tokens: Optional[int] = None) -> Completion:
         """One call, from the cache or the provider; ``response_schema`` goes to response_format
-        in the backbone's form (callers prompt with it instead for the prompted form)."""
+        in the backbone's form (callers prompt with it instead for the prompted form), and
+        ``max_tokens`` is a stage's expected reply size (see ``limit``)."""
         seed = self.seed + sample
+        limit = self.limit(cfg, max_tokens)
         mode = self.mode(cfg) if response_schema is not None else PROMPTED
         # The in-process model's settings (its file, threads, batch) can change its text.
         local = {"local": dataclasses.asdict(cfg.local)} if cfg.model.startswith(providers.LOCAL + "/") else {}
         # A server may enforce the two forms differently; json_schema keys stay as they were.
         form = {"form": mode} if mode == JSON_OBJECT_SCHEMA else {}
+        # The limit sent: the backbone's own unless a stage asked for more, so keys made before
+        # stages could ask stay valid.
         key = cache_key(model=cfg.model, api_base=cfg.api_base, messages=messages,
                         temperature=temperature, schema=response_schema, seed=seed,
-                        sample=sample, max_tokens=cfg.max_tokens, extra=cfg.extra, **local, **form)
+                        sample=sample, max_tokens=limit, extra=cfg.extra, **local, **form)
         start = time.perf_counter()
         if cfg.cache and self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 return Completion(hit["text"], hit["input_tokens"], hit["output_tokens"],
-                                  time.perf_counter() - start, 0.0, True, 0)
+                                  time.perf_counter() - start, 0.0, True, 0, bool(hit.get("truncated")))
         limiter = self.limiters.get(cfg.name)
         if limiter is not None:  # counted as the provider counts: prompt plus the completion budget
-            limiter.acquire(litellm.token_counter(model=cfg.model, messages=messages) + cfg.max_tokens)
-        response, retries = self._send(cfg, self._request(cfg, messages, temperature, response_schema, seed, mode))
+            limiter.acquire(litellm.token_counter(model=cfg.model, messages=messages) + limit)
+        request = self._request(cfg, messages, temperature, response_schema, seed, mode, limit)
+        response, retries = self._send(cfg, request)
         if response is None or not getattr(response, "choices", None):  # litellm gives None for some 422s
             raise LLMError(f"llm '{cfg.name}' ({cfg.model}): the provider rejected the request "
                            f"(no completion came back)", "llm.bad_request")
         text = response.choices[0].message.content or ""
         usage = response.usage
         completion = Completion(text, usage.prompt_tokens, usage.completion_tokens,
-                                time.perf_counter() - start, self._cost(cfg, response), False, retries)
+                                time.perf_counter() - start, self._cost(cfg, response), False, retries,
+                                response.choices[0].finish_reason == "length")
         if cfg.cache and self.cache is not None:
             self.cache.put(key, {"text": text, "input_tokens": completion.input_tokens,
-                                 "output_tokens": completion.output_tokens})
+                                 "output_tokens": completion.output_tokens, "truncated": completion.truncated})
         return completion
 
     def _request(self, cfg: LLMConfig, messages: Messages, temperature: float,
-                 response_schema: Optional[dict[str, Any]], seed: int, mode: str = PROMPTED) -> dict[str, Any]:
+                 response_schema: Optional[dict[str, Any]], seed: int, mode: str = PROMPTED,
+                 max_tokens: Optional[int] = None) -> dict[str, Any]:
         """litellm.completion's arguments; retries are ours, so litellm's own are off. ``extra``
         holds the rest: litellm sends OpenAI's own parameters by name and others (repeat_penalty,
-        top_k, min_p) as extra body fields to OpenAI-compatible servers."""
+        top_k, min_p) as extra body fields to OpenAI-compatible servers. ``max_tokens``: the
+        limit ``limit`` chose (default the backbone's)."""
         kwargs: dict[str, Any] = dict(
-            model=cfg.model, messages=messages, temperature=temperature, max_tokens=cfg.max_tokens,
+            model=cfg.model, messages=messages, temperature=temperature, max_tokens=max_tokens or cfg.max_tokens,
             timeout=cfg.timeout_s, seed=seed, num_retries=0, **cfg.extra,
         )
         if response_schema is not None and mode != PROMPTED:

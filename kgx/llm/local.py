@@ -284,6 +284,8 @@ class LocalLlama(CustomLLM):
         request: dict[str, Any] = {
             "messages": messages,
             "temperature": optional_params.get("temperature", 0.0),
+            # llama-cpp-python clips it to what the prompt leaves of n_ctx, and says "length" there
+            # (Llama._create_completion), so a stage's generous limit cannot overrun the context.
             "max_tokens": optional_params.get("max_tokens", 256),
             "seed": optional_params.get("seed", 0),
             **{name: optional_params[name] for name in SAMPLING if name in optional_params},

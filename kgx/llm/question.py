@@ -3,6 +3,8 @@
 Each call is metered per stage (``Usage``) and traced verbatim; structured output is parsed and
 checked against its schema and the method's validator, and invalid output is asked again at a
 temperature ``llm.retry_temperature_step`` higher (LMP App. A.7), at most the method's retries.
+A stage that expects a long reply asks for its size (``max_tokens``); a reply the provider cut
+at the limit is named so when it fails, and is asked again with twice the limit.
 """
 from __future__ import annotations
 
@@ -32,17 +34,20 @@ class QuestionLLM:
 
     def __call__(self, stage: str, messages: Messages, *, temperature: Optional[float] = None,
                  schema: Optional[dict[str, Any]] = None, n: int = 1,
-                 validate: Optional[Validator] = None, retries: Optional[int] = None) -> Any:
+                 validate: Optional[Validator] = None, retries: Optional[int] = None,
+                 max_tokens: Optional[int] = None) -> Any:
         """Text, or the parsed JSON when a schema is given; a list of n results when n > 1.
 
         ``validate`` may normalise the parsed value or raise ValueError (e.g. a relation that
         is not among the candidates); either failure is retried like invalid JSON, at most
-        ``retries`` times (default: the backbone's ``parse_retries``).
+        ``retries`` times (default: the backbone's ``parse_retries``). ``max_tokens`` is the
+        reply size the stage expects: the request asks for it where it exceeds the backbone's
+        ``llm.max_tokens`` (``LLMClient.limit``).
         """
         if n > 1:
-            return [self._one(stage, messages, temperature, schema, validate, sample, retries)
+            return [self._one(stage, messages, temperature, schema, validate, sample, retries, max_tokens)
                     for sample in range(n)]
-        return self._one(stage, messages, temperature, schema, validate, 0, retries)
+        return self._one(stage, messages, temperature, schema, validate, 0, retries, max_tokens)
 
     def retries(self, stage: str) -> int:
         """The stage backbone's ``parse_retries``, for a method that runs its own retry loop
@@ -61,8 +66,9 @@ class QuestionLLM:
 
     def _one(self, stage: str, messages: Messages, temperature: Optional[float],
              schema: Optional[dict[str, Any]], validate: Optional[Validator], sample: int,
-             retries: Optional[int] = None) -> Any:
+             retries: Optional[int] = None, max_tokens: Optional[int] = None) -> Any:
         cfg = self.client.backbone(stage)
+        limit = self.client.limit(cfg, max_tokens)
         prompted = schema is not None and self.client.mode(cfg) == PROMPTED
         if prompted:
             messages = with_schema_instruction(messages, schema)
@@ -74,9 +80,9 @@ class QuestionLLM:
         for attempt in range(attempts):
             temp = min(2.0, base + attempt * cfg.retry_temperature_step)
             try:
-                done = self.client.complete(cfg, messages, temp, None if prompted else schema, sample)
+                done = self.client.complete(cfg, messages, temp, None if prompted else schema, sample, limit)
             except LLMError as exc:
-                self._record(stage, cfg, messages, temp, None, attempt, str(exc))
+                self._record(stage, cfg, messages, temp, None, attempt, str(exc), limit)
                 raise
             text = done.text
             try:
@@ -84,16 +90,29 @@ class QuestionLLM:
                 if validate is not None:
                     value = validate(value)
             except ValueError as exc:
-                reason = str(exc)
-                self._record(stage, cfg, messages, temp, done, attempt, reason)
+                # A cut reply fails for want of room, whatever the JSON error says.
+                reason = f"truncated at max_tokens={limit} ({exc})" if done.truncated else str(exc)
+                self._record(stage, cfg, messages, temp, done, attempt, reason, limit)
+                if done.truncated and attempt + 1 < attempts:
+                    limit = self._widen(stage, cfg, limit)
                 continue
-            self._record(stage, cfg, messages, temp, done, attempt, "")
+            self._record(stage, cfg, messages, temp, done, attempt, "", limit)
             return value
         raise OutputError(stage, f"invalid output after {attempts} tries: {reason}", text)
 
+    def _widen(self, stage: str, cfg: LLMConfig, limit: int) -> int:
+        """The limit for the retry of a reply cut at ``limit``: asked again at the same limit it
+        would be cut again, so twice as many tokens, as far as the model allows."""
+        wider = self.client.limit(cfg, 2 * limit)
+        then = (f"the retry asks for max_tokens={wider}" if wider > limit
+                else "the retry cannot ask for more: the model allows no more")
+        self.trace.note(stage, f"reply truncated at max_tokens={limit}: {then}", max_tokens=wider)
+        return wider
+
     def _record(self, stage: str, cfg: LLMConfig, messages: Messages, temperature: float,
-                done: Optional[Completion], attempt: int, error: str) -> None:
-        usage = Usage(calls=1, parse_failures=int(bool(error) and done is not None))
+                done: Optional[Completion], attempt: int, error: str, max_tokens: int) -> None:
+        usage = Usage(calls=1, parse_failures=int(bool(error) and done is not None),
+                      truncated=int(bool(done and done.truncated)))
         if done is not None:
             usage.input_tokens = done.input_tokens
             usage.output_tokens = done.output_tokens
@@ -116,4 +135,5 @@ class QuestionLLM:
             output_tokens=usage.output_tokens, latency_s=usage.latency_s,
             cost_usd=None if done is None else (0.0 if done.cached else done.cost_usd),
             cached=bool(done and done.cached), retries=usage.retries, attempt=attempt, error=error,
+            max_tokens=max_tokens, truncated=bool(usage.truncated),
         ))

@@ -3,7 +3,8 @@
 Its replies are derived from the prompt alone: the question is the line after ``Question:``;
 enum choices are ranked by word overlap with it; free-text fields take the prompt line (outside
 the question) that overlaps it most. Token counts are real counts of the text (litellm's
-offline tokenizer), not placeholders. ``latency_s`` and ``failure_rate`` simulate a provider.
+offline tokenizer), not placeholders. ``latency_s`` and ``failure_rate`` simulate a provider,
+and so does ``max_tokens``: a longer reply is cut there and finishes with "length".
 """
 from __future__ import annotations
 
@@ -123,6 +124,15 @@ def reply(messages: list[dict[str, str]], schema: dict[str, Any] | None) -> str:
     return json.dumps(instance(schema, prompt, question))
 
 
+def cut(text: str, max_tokens: int | None) -> tuple[str, str]:
+    """``text`` within ``max_tokens`` tokens and the finish reason a provider would give:
+    "length" when it had to be cut, "stop" when it fits (or no limit was sent)."""
+    tokens = litellm.encode(model=TOKEN_MODEL, text=text)
+    if max_tokens is None or len(tokens) <= max_tokens:
+        return text, "stop"
+    return litellm.decode(model=TOKEN_MODEL, tokens=tokens[:max_tokens]), "length"
+
+
 class ScriptedLLM(CustomLLM):
     def prepare(self, options: dict[str, Any]) -> None:
         litellm.token_counter(model=TOKEN_MODEL, text="warm up the tokenizer")
@@ -138,10 +148,11 @@ class ScriptedLLM(CustomLLM):
             raise CustomLLMError(status_code=503, message="scripted transient failure")
         response_format = optional_params.get("response_format") or {}
         schema = response_format.get("json_schema", {}).get("schema")
-        text = reply(messages, schema)
+        text, finish = cut(reply(messages, schema), optional_params.get("max_tokens"))
         prompt_tokens = litellm.token_counter(model=TOKEN_MODEL, messages=messages)
         completion_tokens = litellm.token_counter(model=TOKEN_MODEL, text=text, count_response_tokens=True)
         model_response.choices[0].message.content = text
+        model_response.choices[0].finish_reason = finish
         model_response.usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                                      total_tokens=prompt_tokens + completion_tokens)
         model_response.model = model

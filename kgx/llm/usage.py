@@ -24,6 +24,7 @@ class Usage:
     unpriced_calls: int = 0  # billed calls whose price is unknown: cost_usd is then a lower bound
     retries: int = 0  # transient-error retries
     parse_failures: int = 0  # outputs that did not parse or validate
+    truncated: int = 0  # replies the provider cut at max_tokens (finish_reason "length")
 
     @property
     def total_tokens(self) -> int:

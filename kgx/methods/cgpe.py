@@ -14,7 +14,9 @@
          clue or is dropped; several survivors fork the path.
   4. Termination (Sec. 3.5): a path that uses every clue ends the exploration of all paths; a
      path without a next node ends; two paths that left one initial node in opposite directions
-     are merged when together they use every clue.
+     are merged when together they use every clue. A path ends or merges only after a step: an
+     initial node alone holds no triple (when its clue was the only one, its one step looks for
+     the answer to the question, ``prompts.ASKED``, the paper being silent on that case).
   5. Answering (one LLM call): the chosen path(s) as triples.
 
 Stages: ``clue_extraction``, ``path_exploration`` (all three matching calls), ``answer``; each
@@ -22,16 +24,26 @@ can have its own backbone (``llm.stages.<stage>``, the paper's Table 4).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Collection, Optional
 
 from kgx.config import ConfigError, MethodConfig, check_temperature
-from kgx.explain import Graph
 from kgx.kg.freebase import Direction, is_literal
 from kgx.methods import cgpe_prompts as prompts
 from kgx.methods import kit
 from kgx.methods.base import Context, register
-from kgx.methods.cgpe_paths import Candidate, Path, grouped, merges, path_triples
+from kgx.methods.cgpe_paths import (
+    COVERAGE,
+    MERGED,
+    NO_CLUES,
+    NO_INITIAL_NODE,
+    Candidate,
+    Exploration,
+    Path,
+    grouped,
+    merges,
+    path_triples,
+)
 from kgx.methods.cgpe_phrases import phrases, same_characters
 from kgx.types import Prediction, Question
 
@@ -68,24 +80,6 @@ class CGPEConfig(MethodConfig):
 
 STAGE_CLUES, STAGE_EXPLORE, STAGE_ANSWER = "clue_extraction", "path_exploration", "answer"
 
-# How exploration ended: the Prediction's ``reason`` (in predictions.jsonl, so a run's share of
-# each ending can be counted) and the trace's last "ended: ..." note.
-COVERAGE, MERGED, DEAD_END = "clue_coverage", "merged", "dead_end"
-NO_CLUES, NO_INITIAL_NODE = "no_clues", "no_initial_node"
-
-
-@dataclass
-class Exploration:
-    """One question's exploration: the initial nodes, every path state reached, the paths
-    chosen for the answer and why exploration ended (``reason``)."""
-
-    clues: list[str]
-    roots: set[str] = field(default_factory=set)
-    states: list[Path] = field(default_factory=list)
-    chosen: list[Path] = field(default_factory=list)
-    reason: str = DEAD_END
-    steps: int = 0
-
 
 # --------------------------------------------------------------------------- the algorithm
 
@@ -108,15 +102,36 @@ def answer(question: Question, ctx: Context) -> Prediction:
 
 
 def extract_clues(question: Question, ctx: Context) -> list[str]:
-    """Sec. 3.2: one call; the model picks the question's phrases that are clues. Phrases that
-    overlap in the question keep the longest, so that a name and a word inside it are one clue."""
+    """Sec. 3.2: one call; the model picks the question's phrases that are clues. A reply giving
+    a clue twice is asked again (a small model may repeat the topic entity for every clue,
+    leaving nothing to explore towards); when every try repeats one, each clue is kept once.
+    Phrases that overlap in the question keep the longest, so that a name and a word inside it
+    are one clue."""
     p: CGPEConfig = ctx.params
     spans = phrases(question.text, p.max_clue_words)
     if not spans:
         ctx.trace.note(STAGE_CLUES, "the question has no content words to take clues from")
         return []
+    repeating: list[dict[str, Any]] = []  # replies that gave a clue twice, for when no try does better
+
+    def once_each(reply: dict[str, Any]) -> dict[str, Any]:
+        repeated = sorted({c for c in reply["clues"] if reply["clues"].count(c) > 1})
+        if repeated:
+            repeating.append(reply)
+            raise ValueError(f"clues given more than once: {'; '.join(repeated)}")
+        return reply
+
+    def last_repeating(exc: Exception) -> Optional[dict[str, Any]]:
+        if not repeating:
+            ctx.trace.note(STAGE_CLUES, "no valid clues after the retries", error=str(exc))
+            return None
+        ctx.trace.note(STAGE_CLUES, "clues repeated after the retries: each used once", error=str(exc),
+                       clues=repeating[-1]["clues"])
+        return repeating[-1]
+
     reply = kit.ask(ctx, STAGE_CLUES, prompts.clues(question.text), temperature=p.temperature,
-                    schema=prompts.clues_schema(list(spans), p.max_clues), note="no valid clues after the retries")
+                    schema=prompts.clues_schema(list(spans), p.max_clues), validate=once_each,
+                    fallback=last_repeating)
     if reply is None:
         return []
     chosen = kit.pick(ctx, STAGE_CLUES, reply["clues"], list(spans), "clue is not a phrase of the question")
@@ -144,17 +159,15 @@ def initial_nodes(clues: list[str], ctx: Context) -> list[Path]:
 
 
 def explore(question: Question, clues: list[str], roots: list[Path], ctx: Context) -> Exploration:
-    """Sec. 3.4-3.5, breadth first: every live path takes one step per round. With termination,
-    the first step that completes a path (its forks included) or lets two paths merge ends all
-    exploration. Without it (Table 3), each path takes up to ``max_steps`` steps and the paths
-    using the most clues are chosen."""
+    """Sec. 3.4-3.5, breadth first: every live path takes one step per round, the initial nodes
+    included (none is complete: it holds no triple). With termination, the first step that
+    completes a path (its forks included) or lets two paths merge ends all exploration. Without
+    it (Table 3), each path takes up to ``max_steps`` steps and the paths using the most clues
+    are chosen."""
     p: CGPEConfig = ctx.params
     run = Exploration(clues, roots={r.nodes[0] for r in roots}, states=list(roots))
-    complete = [r for r in roots if r.covers(clues)]
-    frontier = [r for r in roots if not r.covers(clues)]
-    if complete and p.termination:
-        run.chosen, run.reason = complete, COVERAGE
-        return run
+    complete: list[Path] = []
+    frontier = roots
     while frontier:
         run.steps += 1
         following: list[Path] = []
@@ -181,9 +194,10 @@ def explore(question: Question, clues: list[str], roots: list[Path], ctx: Contex
 
 def next_nodes(question: Question, path: Path, clues: list[str], ctx: Context) -> list[Path]:
     """Sec. 3.4 for one path: the paths one node longer (several when exact matching forks);
-    none is a dead end."""
+    none is a dead end. Only an initial node can be live with every clue used (its clue was the
+    only one): its step matches the neighbours against the answer the question asks for."""
     p: CGPEConfig = ctx.params
-    unused = path.unused(clues)
+    unused = path.unused(clues) or [prompts.ASKED]
     candidates = neighbours(path, ctx)
     if not candidates:
         ctx.trace.note(STAGE_EXPLORE, "dead end: the node has no neighbours", node=path.nodes[-1])
@@ -316,37 +330,15 @@ def respond(question: Question, ctx: Context, run: Exploration, names: dict[str,
     p: CGPEConfig = ctx.params
     triples = list(dict.fromkeys(t for path in run.chosen for t in path_triples(path, names)))
     if run.clues:
-        ctx.trace.explanation = explanation(question, run, names).to_dict()
+        ctx.trace.explanation = run.picture(question.text, names).to_dict()
 
     def answered(reply: dict[str, Any]) -> Prediction:
         answers = kit.clean_answers(reply["answers"])
         return Prediction(answer=kit.braces(answers), answers=answers, evidence=triples,
-                          status="ok" if triples else "fallback", reason=run.reason, stats=ending(run))
+                          status="ok" if triples else "fallback", reason=run.reason, stats=run.ending())
 
     return kit.ask(ctx, STAGE_ANSWER, prompts.answer(question.text, triples), temperature=p.temperature,
                    schema=prompts.answer_schema(p.max_answers), validate=answered,
                    fallback=lambda exc: Prediction(answer="", evidence=triples, status="error",
-                                                   reason=f"{run.reason}; answer: {exc}", stats=ending(run)))
+                                                   reason=f"{run.reason}; answer: {exc}", stats=run.ending()))
 
-
-def ending(run: Exploration) -> dict[str, float]:
-    """How exploration ended, one 0/1 figure per way, so a run reports each as a share."""
-    return {f"ended_{way}": float(run.reason == way)
-            for way in (COVERAGE, MERGED, DEAD_END, NO_CLUES, NO_INITIAL_NODE)}
-
-
-def explanation(question: Question, run: Exploration, names: dict[str, str]) -> Graph:
-    """The chosen path(s), each node at its place on the first path that reaches it: the ends
-    are the answers, the other initial nodes topics; the clues, the ending and each path with
-    its clues beside them. Arrows are sorted so that a drawing does not depend on path order."""
-    depth: dict[str, int] = {}
-    for path in run.chosen:
-        for i, node in enumerate(path.nodes):
-            depth.setdefault(node, i)
-    ends = {path.nodes[-1] for path in run.chosen}
-    triples = sorted({t for path in run.chosen for t in path.triples()}, key=lambda t: (t[0], t[2], t[1]))
-    side = [f"Clues: {'; '.join(run.clues)}", f"Ended: {run.reason}"]
-    side += [" -> ".join(f"{names.get(n, n)} [{c}]" for n, c in zip(path.nodes, path.clues)) for path in run.chosen]
-    return kit.picture(question.text, triples, names, depth, topics=run.roots - ends,
-                       answers=[names.get(n, n) for n in ends], side=side,
-                       text="\n".join(t for path in run.chosen for t in path_triples(path, names)))

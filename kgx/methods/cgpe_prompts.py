@@ -15,6 +15,9 @@ from kgx.methods.kit import answers_schema
 
 Messages = list[dict[str, str]]
 
+# The one clue left to match when an initial node used every clue: its step looks for the answer.
+ASKED = "the answer to the question"
+
 SYSTEM = ("You help answer questions from a knowledge graph by following a path of nodes that "
           "match clues taken from the question. Reply in JSON only.")
 

@@ -12,6 +12,7 @@ paper's algorithm.
 """
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -72,14 +73,17 @@ def retries(ctx: "Context") -> Optional[int]:
 
 def ask(ctx: "Context", stage: str, messages: Messages, *, schema: Optional[dict[str, Any]] = None,
         temperature: Optional[float] = None, validate: Optional[Callable[[Any], Any]] = None,
-        fallback: Union[T, Callable[[OutputError], T]] = None, note: str = "", **data: Any) -> Any:
+        fallback: Union[T, Callable[[OutputError], T]] = None, note: str = "", max_tokens: Optional[int] = None,
+        **data: Any) -> Any:
     """One call at ``stage``, retried on invalid output as the client does (temperature up by
     ``llm.retry_temperature_step`` each time, at most the method's ``max_retries``). Output that
     stays invalid gives ``fallback``, after ``note`` (if any) is written to the trace with the
-    error; a callable fallback receives the :class:`OutputError` (to salvage its text or raise)."""
+    error; a callable fallback receives the :class:`OutputError` (to salvage its text or raise).
+    ``max_tokens`` is the stage's expected reply size: the request asks for at least that much, so a
+    long structured reply is not cut at the backbone's default ``llm.max_tokens``."""
     try:
         return ctx.llm(stage, messages, temperature=temperature, schema=schema, validate=validate,
-                       retries=retries(ctx))
+                       retries=retries(ctx), max_tokens=max_tokens)
     except OutputError as exc:
         if note:
             ctx.trace.note(stage, note, error=str(exc), **data)
@@ -134,6 +138,15 @@ def cap(ctx: "Context", stage: str, items: list[T], limit: Optional[int], what: 
         return items
     ctx.trace.note(stage, f"{what} capped", total=len(items), kept=limit, **data)
     return items[:limit]
+
+
+def few_shot(system: str, examples: Iterable[tuple[str, Any]], content: str) -> Messages:
+    """A system prompt, worked examples as user/assistant turns (the assistant's reply as the JSON
+    the schema asks for), then the real request: the published prompts' one-example-per-stage form."""
+    out = [{"role": "system", "content": system}]
+    for text, reply in examples:
+        out += [{"role": "user", "content": text}, {"role": "assistant", "content": json.dumps(reply)}]
+    return out + [{"role": "user", "content": content}]
 
 
 # --------------------------------------------------------------------------- answers

@@ -66,7 +66,9 @@ class KnowPathConfig(MethodConfig):
 
 
 def generate_inference_paths(question: Question, ctx: Context) -> InferencePath:
-    """Sec. 2.2 / F.2, one call. A reply that never parses as JSON is searched for arrow lines."""
+    """Sec. 2.2 / F.2, one call, asking for room for the whole reply (``prompts.ipg_tokens``: 15
+    triples alone outgrow a 256-token limit, issue 18). A reply that never parses as JSON is
+    searched for arrow lines."""
     p: KnowPathConfig = ctx.params
 
     def salvage(exc: OutputError) -> dict[str, Any]:
@@ -75,7 +77,8 @@ def generate_inference_paths(question: Question, ctx: Context) -> InferencePath:
         return {"paths": lines, "answers": []}
 
     reply = kit.ask(ctx, "ipg", prompts.inference_paths(question.text, p.triples), temperature=p.temperature_answer,
-                    schema=prompts.ipg_schema(p.triples, p.max_answers), fallback=salvage)
+                    schema=prompts.ipg_schema(p.triples, p.max_answers), fallback=salvage,
+                    max_tokens=prompts.ipg_tokens(p.triples, p.max_answers))
     found, unparsed = read_reply(reply, p.max_answers)
     for text, why in unparsed:
         ctx.trace.note("ipg", f"inference path does not parse: {why}", path=text)
@@ -211,7 +214,8 @@ class Verdict:
 
 
 def evaluate(state: Exploration, ctx: Context) -> Optional[Verdict]:
-    """Sec. 2.4 / F.5, one call at the answering temperature; None when it never gives valid output."""
+    """Sec. 2.4 / F.5, one call at the answering temperature, with room for its longest reply
+    (``prompts.evaluation_tokens``); None when it never gives valid output."""
     p: KnowPathConfig = ctx.params
 
     def valid(reply: Any) -> Verdict:
@@ -221,8 +225,8 @@ def evaluate(state: Exploration, ctx: Context) -> Optional[Verdict]:
         return Verdict(bool(reply["answerable"]), answers, reply["reasoning"].strip())
 
     return kit.ask(ctx, "evaluation", prompts.evaluation(state.question.text, state.lines(), state.guide),
-                   temperature=p.temperature_answer, schema=prompts.evaluation_schema(p.max_answers),
-                   validate=valid, note="no valid verdict; taken as not answerable")
+                   temperature=p.temperature_answer, schema=prompts.evaluation_schema(p.max_answers), validate=valid,
+                   max_tokens=prompts.evaluation_tokens(p.max_answers), note="no valid verdict; taken as not answerable")
 
 
 def evidence(state: Exploration) -> list[str]:

@@ -5,7 +5,8 @@ relations or entities, the directed subgraph) and asks for the paper's output as
 choices can be constrained to the candidates and replies checked: topic entities, triples, path
 and answer (F.2); relations (F.3) and entities (F.4) per subgraph; answerable and answer (F.5).
 The question comes last, on its own ``Question:`` line. The schemas of the F.2 and F.5 replies
-stand beside their prompts, which name the same keys.
+stand beside their prompts, which name the same keys, and so do the reply sizes the two calls ask
+for (``ipg_tokens``, ``evaluation_tokens``), which a small backbone's ``llm.max_tokens`` would cut.
 """
 from __future__ import annotations
 
@@ -15,6 +16,24 @@ from kgx.llm.client import Messages
 from kgx.methods.kit import answers_schema
 
 PATH_FORMAT = "topic entity -> relation -> entity -> relation -> ... -> answer"
+MAX_TOPICS = 5  # topic entities an IPG reply may name
+MAX_PATHS = 3  # inference paths an IPG reply may give
+REASONING_CHARS = 600  # the evaluation's reasoning
+
+# Token budgets of reply parts, about twice what hand-written replies for the paper's Canberra case
+# took, counted with litellm.token_counter(model="gpt-3.5-turbo", text=...) and SmolLM2's own
+# tokenizer (in brackets): 15 triples such as "(Australian House of Representatives, majority party,
+# Australian Labor Party)" took 8-14 tokens each as JSON strings, mean 11.4 (12.7); paths of 2-3
+# hops 16-23 (the same); entity names 3-8; 510 characters of reasoning 114 (130), 3.9-4.5
+# characters a token; braces, keys and separators 19, about 35 pretty-printed. The whole IPG reply
+# (15 triples, 3 paths, one topic entity, one answer; FULL_IPG in tests/methods/test_knowpath.py)
+# took 257 (264) tokens compact, 293 (300) with indent=2: more than llm=local's max_tokens of 256
+# (issue 18). SmolLM2-135M's own replies to demo-004..014 took 107-496 tokens, one looped to 685.
+TRIPLE_TOKENS = 25
+PATH_TOKENS = 50
+NAME_TOKENS = 12  # a topic entity or an answer
+CHARS_PER_TOKEN = 3
+JSON_TOKENS = 40
 
 
 def _messages(system: str, user: str) -> Messages:
@@ -52,12 +71,20 @@ def ipg_schema(triples: int, max_answers: int) -> dict[str, Any]:
     """F.2's reply, as the prompt above names its keys (``triples`` only when asked for)."""
     strings = {"type": "string", "minLength": 1, "maxLength": 300}
     props: dict[str, Any] = {"topic_entities": {"type": "array", "items": {"type": "string", "maxLength": 120},
-                                                "minItems": 1, "maxItems": 5}}
+                                                "minItems": 1, "maxItems": MAX_TOPICS}}
     if triples:
         props["triples"] = {"type": "array", "items": strings, "minItems": 1, "maxItems": triples}
-    props["paths"] = {"type": "array", "items": strings, "minItems": 1, "maxItems": 3}
+    props["paths"] = {"type": "array", "items": strings, "minItems": 1, "maxItems": MAX_PATHS}
     props["answers"] = answers_schema(max_answers)
     return {"type": "object", "properties": props, "required": list(props)}
+
+
+def ipg_tokens(triples: int, max_answers: int) -> int:
+    """The tokens an F.2 reply may take in full: ``triples`` triples, every path, topic entity and
+    answer the schema allows, and the JSON around them (budgets measured above); 685 for the
+    paper's 15 triples and 5 answers."""
+    return (triples * TRIPLE_TOKENS + MAX_PATHS * PATH_TOKENS + (MAX_TOPICS + max_answers) * NAME_TOKENS
+            + JSON_TOKENS)
 
 
 def relations(question: str, topics: Sequence[str], inference: Optional[Sequence[str]],
@@ -119,5 +146,11 @@ def evaluation_schema(max_answers: int) -> dict[str, Any]:
     """F.5's reply, as the prompt above names its keys."""
     return {"type": "object", "required": ["answerable", "reasoning", "answers"], "properties": {
         "answerable": {"type": "boolean"},
-        "reasoning": {"type": "string", "maxLength": 600},
+        "reasoning": {"type": "string", "maxLength": REASONING_CHARS},
         "answers": answers_schema(max_answers)}}
+
+
+def evaluation_tokens(max_answers: int) -> int:
+    """The tokens an F.5 reply may take in full (budgets measured above): 300 with 5 answers, so a
+    long reasoning with many answers does not hit a 256-token backbone limit."""
+    return REASONING_CHARS // CHARS_PER_TOKEN + max_answers * NAME_TOKENS + JSON_TOKENS

@@ -1,29 +1,37 @@
 """LMP: language message passing (Wan et al., "Digest the Knowledge", Sec. 3 and App. A).
 
 For each topic entity, layer by layer (Alg. 1):
-  1. Sampling: choose the top-K relations leaving the previous layer (LLM, BM25 or SBERT);
+  1. Sampling: choose the top-K relations leaving the previous layer (LLM, BM25 or SBERT), all of
+     them, the way back included (Eq. 1 samples the l-hop relations and excludes none);
   2. Aggregation: for each chosen relation, one line per head entity naming all its neighbours
-     (no LLM; unnamed CVT nodes are described by their attributes, App. C.3);
+     (no LLM; unnamed CVT nodes are described by their attributes, App. C.3), except entities
+     already pooled, which the readout lists already;
   3. Transformation: one LLM call summarises the K aggregated facts for the question;
   4. Pooling: the neighbours reached through one relation become one hyper-entity whose text is
      that summary.
-Then the facts graph is read out depth-first as a numbered outline (Alg. 2) and given to the
-final answer call. ``method.depth`` counts hops as in the paper's Table 7: a layer whose
-neighbours are CVT nodes reaches the CVT's attributes too, so it covers two hops (App. C.2).
+Then the facts graph is read out depth-first as a numbered outline (Alg. 2, ``lmp_readout``) and
+given to the final answer call. ``method.depth`` counts hops as in the paper's Table 7: a layer
+whose neighbours are CVT nodes reaches the CVT's attributes too, so it covers two hops (App. C.2).
+
+Calls (Sec. 4.4's 2L + 1): at most one sampling and one transformation call per layer and topic
+entity, then one answer call, plus the retries of App. A.7. Fewer with ``sampler`` bm25/sbert or
+``transformation=False`` (no such call), with ``sample_when_trivial=False`` (no sampling call in
+a layer offering at most K relations), or when message passing stops early.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from kgx.config import MethodConfig, check_choice, check_temperature
-from kgx.explain import Edge, Graph, Node
 from kgx.kg.freebase import is_literal
 from kgx.llm.client import OutputError
 from kgx.methods import kit
 from kgx.methods import lmp_prompts as prompts
 from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
+from kgx.methods.lmp_readout import explanation, readout
 from kgx.methods.lmp_samplers import check_available, rank
 from kgx.types import Prediction, Question
 
@@ -45,6 +53,9 @@ class LMPConfig(MethodConfig):
     max_neighbors: int = 30  # per head entity and relation; hubs are cut and the cut recorded
     max_relations: int = 80  # candidate relations offered to the sampler per layer
     max_answers: int = 5
+    # True (the paper): the model ranks the candidates even when there are no more than K of them;
+    # False: such a layer keeps them all without a sampling call (one call fewer per such layer)
+    sample_when_trivial: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -145,8 +156,8 @@ def message_passing(question: Question, topic: str, name: str, ctx: Context) -> 
             ctx.trace.note("lmp", f"layer {depth}: the frontier has no relations; stopping", topic=topic)
             break
         chosen = sample(question, graph, frontier, options, ctx)
-        aggregated = [aggregate(frontier, options, hop, depth, ctx) for hop in chosen]
-        aggregated = [f for f in aggregated if f.walked]
+        aggregated = [aggregate(graph, frontier, options, hop, depth, ctx) for hop in chosen]
+        aggregated = [f for f in aggregated if f.members]
         new = pool(aggregated, transform(question, graph, frontier, aggregated, ctx))
         graph.facts.extend(new)
         hops += 2 if any(f.through_cvt for f in new) else 1
@@ -155,17 +166,16 @@ def message_passing(question: Question, topic: str, name: str, ctx: Context) -> 
 
 
 def candidate_hops(fact: Fact, ctx: Context) -> list[Hop]:
-    """Relations of the pooled entities, both directions, except straight back along the hop that
-    pooled them; capped at ``method.max_relations``."""
+    """Every relation of the pooled entities, both directions, capped at ``method.max_relations``.
+    The reverse of the hop that pooled them is offered too: Eq. (1) samples all the l-hop relations,
+    and "films with the same director as X" walks back along the relation it came by (what that
+    would only repeat, :func:`aggregate` leaves out)."""
     found: dict[Hop, None] = {}
     for entity in fact.members:
         if is_literal(entity):
             continue
         for direction in ("out", "in"):
-            for relation in ctx.kg.relations(entity, direction):
-                hop = Hop(relation, direction)
-                if fact.hop is None or hop.reverse() != fact.hop:
-                    found[hop] = None
+            found.update((Hop(relation, direction), None) for relation in ctx.kg.relations(entity, direction))
     return kit.cap(ctx, "sampling", list(found), ctx.params.max_relations, "relation options", fact=fact.id)
 
 
@@ -178,6 +188,10 @@ def sample(question: Question, graph: FactsGraph, frontier: list[Fact], options:
     k = min(p.width, len(labels))
     if p.sampler != "llm":
         return [by_label[label] for label, _ in rank(p.sampler, question.text, labels, k)]
+    if not p.sample_when_trivial and len(labels) <= p.width:
+        ctx.trace.note("sampling", f"{len(labels)} relations for K={p.width}: all kept without a call",
+                       relations=labels)
+        return list(by_label.values())
     chosen: list[str] = []
     retries = ctx.llm.retries("sampling") if p.max_retries is None else p.max_retries
     step = ctx.llm.retry_step("sampling")
@@ -210,12 +224,19 @@ def sample(question: Question, graph: FactsGraph, frontier: list[Fact], options:
     return [by_label[label] for label in chosen]
 
 
-def aggregate(frontier: list[Fact], options: dict[str, list[Hop]], hop: Hop, depth: int, ctx: Context) -> Fact:
-    """Eq. (2), App. A.4: one line per head entity with all its neighbours through the relation."""
+def aggregate(graph: FactsGraph, frontier: list[Fact], options: dict[str, list[Hop]], hop: Hop, depth: int,
+              ctx: Context) -> Fact:
+    """Eq. (2), App. A.4: one line per head entity with all its new neighbours through the relation.
+    Entities pooled at earlier layers (the topic among them) are left out of the members, the
+    lines and the walked pairs, and their number noted: the readout lists them already, and a way
+    back (director -> films) must not offer the question's own film as a new answer."""
     p: LMPConfig = ctx.params
+    pooled = {m for f in graph.facts for m in f.members}
     parents = [f for f in frontier if hop in options[f.id]]
     heads = [e for f in parents for e in f.members if not is_literal(e)]
     reached = {h: ctx.kg.neighbors(h, hop.relation, hop.direction, limit=p.max_neighbors) for h in heads}
+    dropped = {t for tails in reached.values() for t in tails} & pooled
+    reached = {h: [t for t in tails if t not in pooled] for h, tails in reached.items()}
     reached = {h: tails for h, tails in reached.items() if tails}
     names = ctx.kg.names(list(dict.fromkeys([*reached, *(t for ts in reached.values() for t in ts)])))
     verb = "has relation" if hop.direction == "out" else "is reached by the reverse of relation"
@@ -229,12 +250,20 @@ def aggregate(frontier: list[Fact], options: dict[str, list[Hop]], hop: Hop, dep
                 members=list(dict.fromkeys(t for ts in reached.values() for t in ts)), walked=walked)
     fact.aggregated = " ".join(lines if p.aggregation else [kit.triple_text(*t) for t in fact.triples])
     fact.through_cvt = any(_unnamed(names.get(m, m)) for m in fact.members if not is_literal(m))
+    if dropped:
+        ctx.trace.note("lmp", f"layer {depth}: {len(dropped)} entities already pooled left out of {hop.label}",
+                       fact=fact.id, dropped=len(dropped), kept=len(fact.members))
     return fact
 
 
 def transform(question: Question, graph: FactsGraph, frontier: list[Fact], aggregated: list[Fact],
               ctx: Context) -> list[str]:
-    """Eq. (3), App. A.5: exactly K summaries in order, or the retry policy, or no knowledge."""
+    """Eq. (3), App. A.5: K summaries in the facts' order, under the retry policy of App. A.7.
+
+    A reply with another count than K stays a failure of the whole call: no knowledge for this
+    topic, as the paper says. A summary that would erase its fact (see :func:`unusable`) fails the
+    call too, so it is asked again; if it still does, the facts whose summaries stayed unusable keep
+    their aggregated text, noted in the trace, rather than losing what the layer found."""
     p: LMPConfig = ctx.params
     if not aggregated:
         return []
@@ -242,22 +271,45 @@ def transform(question: Question, graph: FactsGraph, frontier: list[Fact], aggre
         return [f.aggregated for f in aggregated]
     k = len(aggregated)
     background = [f.text for f in frontier if f.depth > 0]
+    names = {graph.topic_name, *(name for f in frontier for _, name in f.walked)}  # the heads' names
+    last: list[Optional[str]] = []  # the latest reply with K summaries, None where unusable
 
-    def exactly_k(reply: Any) -> list[str]:
+    def k_usable(reply: Any) -> list[str]:
         summaries = [kit.unnumbered(s) for s in reply["facts"]]
-        if len(summaries) != k or not all(summaries):
-            raise ValueError(f"{len(summaries)} non-empty summaries for {k} facts")
+        if len(summaries) != k:
+            raise ValueError(f"{len(summaries)} summaries for {k} facts")
+        flaws = [unusable(s, names) for s in summaries]
+        last[:] = [None if flaw else s for s, flaw in zip(summaries, flaws)]
+        bad = [f"fact {i}: {flaw}" for i, flaw in enumerate(flaws, 1) if flaw]
+        if bad:
+            raise ValueError(f"{k - len(bad)} usable summaries for {k} facts ({'; '.join(bad)})")
         return summaries
 
-    def no_knowledge(exc: OutputError) -> list[str]:
-        raise NoKnowledge(f"transformation failed: {exc}") from exc
+    def salvage(exc: OutputError) -> list[str]:
+        if not last:
+            raise NoKnowledge(f"transformation failed: {exc}") from exc
+        ctx.trace.note("transformation", "unusable summaries replaced by the aggregated text", error=str(exc),
+                       facts=[f.id for f, s in zip(aggregated, last) if s is None])
+        return [s or f.aggregated for f, s in zip(aggregated, last)]
 
     schema = {"type": "object", "required": ["facts"], "properties": {"facts": {
-        "type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 200},
-        "minItems": k, "maxItems": k}}}
+        "type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": k, "maxItems": k}}}
     messages = prompts.transform(question.text, graph.topic_name, [f.aggregated for f in aggregated], background)
     return kit.ask(ctx, "transformation", messages, schema=schema, temperature=p.temperature,
-                   validate=exactly_k, fallback=no_knowledge)
+                   validate=k_usable, fallback=salvage)
+
+
+def unusable(summary: str, names: set[str]) -> str:
+    """Why a summary would erase its fact ("" if it would not): empty, only punctuation or
+    brackets, or just the name of the topic or of a frontier entity (also as the prompt's own
+    ``topic: <name>`` line echoed), case-insensitive. The empty case is judged here rather than
+    by the schema so that the retry message counts it with the others."""
+    if not summary.strip():
+        return "empty"
+    if not re.search(r"\w", summary):
+        return "only punctuation"
+    bare = re.sub(r"^\s*topic\s*:", "", summary, flags=re.I).strip(" \t.,;:!?\"'()[]{}").casefold()
+    return "a copy of the entity name" if bare in {n.casefold() for n in names} else ""
 
 
 def pool(aggregated: list[Fact], summaries: list[str]) -> list[Fact]:
@@ -265,63 +317,6 @@ def pool(aggregated: list[Fact], summaries: list[str]) -> list[Fact]:
     for fact, summary in zip(aggregated, summaries):
         fact.text = summary
     return aggregated
-
-
-# --------------------------------------------------------------------------- readout
-
-
-def readout(graph: FactsGraph, p: LMPConfig) -> str:
-    """Alg. 2: DFS from the topic, numbering children 1., 1.1, 1.1.2 ...; or an ablation's text."""
-    if p.evidence == "path":
-        return "\n".join(paths(graph))
-    if not p.readout:
-        last = max(f.depth for f in graph.facts)
-        return "\n".join(f"- {f.text}" for f in graph.layer(last))
-    numbers: dict[str, tuple[int, ...]] = {graph.facts[0].id: ()}
-    stack = [graph.facts[0]]
-    while stack:
-        top = stack.pop()
-        for idx, child in enumerate(graph.children(top), 1):
-            if child.id not in numbers:
-                numbers[child.id] = (*numbers[top.id], idx)
-                stack.append(child)
-    by_id = {f.id: f for f in graph.facts}
-    lines = [f"{graph.topic_name}:"]
-    for fid, number in sorted(numbers.items(), key=lambda item: item[1]):
-        if number:
-            lines.append(f"{'  ' * (len(number) - 1)}{'.'.join(map(str, number))}. {by_id[fid].text}")
-    return "\n".join(lines)
-
-
-def paths(graph: FactsGraph) -> list[str]:
-    """LMP-path (Table 5): the facts graph's walked triples chained into paths from the topic entity."""
-    into: dict[str, tuple[str, str, str]] = {}  # "depth:name" -> (the node it was reached from, relation, arrow)
-    for fact in graph.facts[1:]:
-        for near, far in fact.walked:
-            into.setdefault(f"{fact.depth}:{far}", (f"{fact.depth - 1}:{near}", fact.hop.relation, fact.hop.arrow))
-    has_child = {parent for parent, _, _ in into.values()}
-    out = []
-    for node in into:
-        if node in has_child:
-            continue
-        parts, current = [], node
-        while current in into:
-            parent, relation, arrow = into[current]
-            parts.append(f" {arrow} {relation} {arrow} {current.split(':', 1)[1]}")
-            current = parent
-        out.append(current.split(":", 1)[1] + "".join(reversed(parts)))
-    return out
-
-
-def explanation(question: Question, graphs: list[FactsGraph], outline: str) -> Graph:
-    """The facts graphs as one picture (paper Fig. 5): nodes are summarised facts."""
-    g = Graph(title=question.text, text=outline)
-    for i, fg in enumerate(graphs):
-        for fact in fg.facts:
-            g.nodes.append(Node(f"{i}/{fact.id}", fact.text, fact.depth, "topic" if fact.depth == 0 else ""))
-            for parent in fact.parents:
-                g.edges.append(Edge(f"{i}/{parent}", f"{i}/{fact.id}", fact.hop.label if fact.hop else ""))
-    return g
 
 
 def _unnamed(label: str) -> bool:

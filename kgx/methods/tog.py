@@ -2,7 +2,8 @@
 
 From the topic entities, at each depth (Sec. 2.1):
   1. ``relation_prune``: per frontier entity, one call keeps up to N of its relations (both
-     directions), each with a score, the scores adding up to 1;
+     directions), each with a score, the scores adding up to 1 (kgx normalises, and notes,
+     scores that do not: the model's ranking is kept);
   2. ``entity_score``: per frontier entity, one call scores every candidate entity reached
      through the kept relations (ToG-R, Sec. 2.2: entities are kept at random instead);
   3. the top N paths by relation score x entity score are kept; their ends are the next frontier;
@@ -61,7 +62,7 @@ class ToGConfig(MethodConfig):
     sample_above: int = 20  # ToG: a relation with at least this many candidates is sampled to num_retain_entity
     max_neighbors: int = 100  # KG cap per (entity, relation) before sampling; cuts are recorded
     max_relations: int = 100  # KG cap on candidate relations per entity and direction; cuts are recorded
-    score_tolerance: float = 0.05  # relation scores must add up to 1 within this
+    score_tolerance: float = 0.05  # relation scores off 1 by more are normalised and noted (stat.scores_normalised)
     fallback: str = "paths"  # at max depth, answer from the paths | cot: without them (the published code)
     exemplars: bool = True  # one worked example per stage, as the published prompts have (False: zero-shot)
     max_answers: int = 5
@@ -104,7 +105,10 @@ def start(question: Question, ctx: Context) -> list[Path]:
 
 
 def relation_prune(question: Question, path: Path, search: Search, ctx: Context) -> list[tuple[Hop, float]]:
-    """Up to N relations at the path's end with scores adding up to 1."""
+    """Up to N relations at the path's end with scores adding up to 1. Scores that do not are
+    the model's ranking all the same: they are normalised, noted with their sum and counted,
+    not re-asked. Only a reply that stays unusable (an unknown or repeated relation, no positive
+    score) falls back to the first N candidates."""
     p = ctx.params
     entity = path.end
     try:
@@ -123,11 +127,16 @@ def relation_prune(question: Question, path: Path, search: Search, ctx: Context)
         ctx.trace.note("relation_prune", f"{p.prune} scores", entity=entity, scores=ranked)
         return [(by_label[label], s) for (label, _), s in zip(ranked, shares([s for _, s in ranked]))]
     prompt = relation_prompt(question.text, search.name(entity), labels, k)
-    chosen = kit.ask(ctx, "relation_prune", messages("relation_prune", prompt, p.exemplars),
-                     schema=scored_schema("relations", "relation", labels, 1, k), temperature=p.temperature_explore,
-                     validate=relation_scores(labels, p.score_tolerance),
-                     fallback=[(label, 1.0 / k) for label in labels[:k]],
-                     note=f"fell back to the first {k} candidates, equal scores", entity=entity)
+    chosen, total = kit.ask(ctx, "relation_prune", messages("relation_prune", prompt, p.exemplars),
+                            schema=scored_schema("relations", "relation", labels, 1, k),
+                            temperature=p.temperature_explore, validate=relation_scores(labels),
+                            fallback=([(label, 1.0 / k) for label in labels[:k]], 1.0),
+                            note=f"no usable scores: fell back to the first {k} candidates, equal scores",
+                            entity=entity)
+    if abs(total - 1.0) > p.score_tolerance:
+        search.normalised += 1
+        ctx.trace.note("relation_prune", f"relation scores added up to {total:.3f}: normalised", entity=entity,
+                       total=total, scores=chosen)
     return [(by_label[label], score) for label, score in chosen]
 
 
@@ -144,6 +153,13 @@ def neighbours(path: Path, hop: Hop, search: Search, ctx: Context, random_entiti
         ctx.trace.note("entity_score", f"{len(found)} candidates through {hop.label}: {keep} kept at random",
                        entity=path.end, relation=hop.label)
     return ctx.rng.sample(found, keep)
+
+
+def score_tokens(labels: list[str]) -> int:
+    """Room for one ``{"entity": label, "score": 0.25}`` item per candidate: the label's length in
+    tokens (about 3 characters each) plus 15 for the item's JSON, and 40 for the frame. A hub of 20
+    long film titles needs ~600 tokens, more than a 512-token default (demo-038 was cut there)."""
+    return 40 + sum(15 + len(label) // 3 for label in labels)
 
 
 def entity_score(question: Question, path: Path, candidates: list[Candidate], search: Search,
@@ -170,7 +186,7 @@ def entity_score(question: Question, path: Path, candidates: list[Candidate], se
     scores = kit.ask(ctx, "entity_score", messages("entity_score", prompt, p.exemplars),
                      schema=scored_schema("scores", "entity", labels, len(labels), len(labels)),
                      temperature=p.temperature_explore, validate=entity_scores(labels),
-                     fallback={label: 1.0 for label in labels},
+                     fallback={label: 1.0 for label in labels}, max_tokens=score_tokens(labels),
                      note="fell back to equal scores within each relation", entity=path.end)
     out = []
     for group in groups.values():
@@ -238,8 +254,10 @@ def conclude(question: Question, search: Search, why: str, ctx: Context) -> Pred
 
 
 def finish(question: Question, prediction: Prediction, search: Search, ctx: Context) -> Prediction:
-    """The kept paths as a picture in the trace, answers marked."""
+    """The kept paths as a picture in the trace, answers marked; how many relation_prune replies
+    were normalised as a stat, so that a run shows how often the model's scores missed 1."""
     ctx.trace.explanation = search.picture(question.text, prediction.answers, [prediction.reason]).to_dict()
+    prediction.stats["scores_normalised"] = float(search.normalised)
     return prediction
 
 

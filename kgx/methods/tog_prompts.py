@@ -3,14 +3,14 @@
 One system prompt and one worked example per stage, as the published prompts carry them; the
 candidates are listed one per line (``- ...``) and the question comes last. Relation and entity
 scores come back as scored selections constrained to the candidates, and the checks below refuse
-what a schema cannot: a candidate scored twice, one left unscored, scores not adding up to 1.
+what a schema cannot: a candidate scored twice, one left unscored, relation scores none of which
+is positive. Relation scores that do not add up to 1 are normalised, not refused.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
 
-from kgx.methods.kit import answers_schema
+from kgx.methods.kit import answers_schema, few_shot
 
 EXPLORE = "You help answer a question by walking a knowledge graph, one hop at a time."
 
@@ -95,12 +95,7 @@ SYSTEMS = {"relation_prune": RELATION_TASK, "entity_score": ENTITY_TASK, "reason
 
 
 def messages(stage: str, content: str, exemplars: bool) -> list[dict[str, str]]:
-    out = [{"role": "system", "content": SYSTEMS[stage]}]
-    for text, reply in EXAMPLES[stage] if exemplars else []:
-        out.append({"role": "user", "content": text})
-        out.append({"role": "assistant", "content": json.dumps(reply)})
-    out.append({"role": "user", "content": content})
-    return out
+    return few_shot(SYSTEMS[stage], EXAMPLES[stage] if exemplars else [], content)
 
 
 def scored_schema(field: str, key: str, labels: list[str], low: int, high: int) -> dict[str, Any]:
@@ -138,16 +133,18 @@ def unique_choices(items: list[dict[str, Any]], key: str, labels: list[str]) -> 
     return scores
 
 
-def relation_scores(labels: list[str], tolerance: float) -> Callable[[Any], list[tuple[str, float]]]:
-    """The chosen relations with their scores normalised to 1; the reply's own scores must add up
-    to 1 within ``tolerance`` (the paper asks for exactly that)."""
+def relation_scores(labels: list[str]) -> Callable[[Any], tuple[list[tuple[str, float]], float]]:
+    """The chosen relations in the reply's order, their scores as shares of their sum, and that
+    sum. The paper asks for scores adding up to 1; a small model's often do not, yet their
+    ranking is still its choice, so they are normalised (the caller notes a sum off 1), not
+    refused and re-asked. A reply with no positive score leaves nothing to rank by: invalid."""
 
-    def check(reply: Any) -> list[tuple[str, float]]:
+    def check(reply: Any) -> tuple[list[tuple[str, float]], float]:
         scores = unique_choices(reply["relations"], "relation", labels)
         total = sum(scores.values())
-        if abs(total - 1.0) > tolerance:
-            raise ValueError(f"relation scores add up to {total:.3f}, not 1")
-        return [(label, score / total) for label, score in scores.items()]
+        if total <= 0:
+            raise ValueError("no relation has a positive score")
+        return [(label, score / total) for label, score in scores.items()], total
 
     return check
 

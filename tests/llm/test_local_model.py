@@ -1,14 +1,18 @@
-"""The real local backbone (SmolLM2-135M through llama.cpp): run in CI, about half a minute.
+"""The real local backbone (SmolLM2-135M through llama.cpp): run in CI, about a minute.
 The crash probe runs for real too, with its markers in a temp dir so it is not skipped."""
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 
 import pytest
 
-from kgx.config import LocalModelConfig
+from kgx.config import DatasetConfig, LocalModelConfig
+from kgx.datasets import load
 from kgx.llm.client import LLMClient
 from kgx.llm.usage import Meter
+from kgx.methods import Context
+from kgx.methods.knowpath import KnowPathConfig, generate_inference_paths
 from kgx.spec import llm_config
 from kgx.trace import Trace
 
@@ -51,3 +55,15 @@ def test_temperature_zero_is_deterministic_across_calls():
 def test_options_choose_the_threads():
     value, usage, _ = ask(replace(LOCAL, local=LocalModelConfig(n_threads=1)), schema=SCHEMA)
     assert value["relation"] in RELATIONS and usage.parse_failures == 0
+
+
+def test_knowpaths_ipg_reply_fits_the_room_it_asks_for():
+    """Issue 18: at llm=local's max_tokens of 256 this reply (262 tokens, about 20 s) was cut."""
+    [question] = [q for q in load(DatasetConfig()) if q.id == "demo-007"]
+    meter, trace = Meter(), Trace()
+    ctx = Context(llm=LLMClient(replace(llm_config("local"), cache=False), {}, None).bind(meter, trace),
+                  params=KnowPathConfig(), rng=random.Random(0), trace=trace, kg=None)
+    generate_inference_paths(question, ctx)
+    [event] = [e for e in trace.events if e.kind == "llm"]
+    assert event.max_tokens == 685 and 256 < event.output_tokens < 685
+    assert not event.truncated and not event.error and meter.total().truncated == 0

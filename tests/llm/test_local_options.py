@@ -1,6 +1,7 @@
 """``llm.local`` reaches llama.cpp: the file, the knobs and the AMX-safe default, one model per
-distinct settings, each probed first; a bad model_path fails naming the setting. No model runs:
-llama_cpp.Llama is a fake that reads its model parameters as the real one does."""
+distinct settings, each probed first, and a stage's generation limit; a bad model_path fails
+naming the setting. No model runs: llama_cpp.Llama is a fake that reads its model parameters as
+the real one does."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,6 +12,10 @@ import pytest
 
 from kgx.config import LocalModelConfig
 from kgx.llm import local, providers
+from kgx.llm.client import LLMClient
+from kgx.llm.usage import Meter
+from kgx.spec import llm_config
+from kgx.trace import Trace
 
 
 class FakeLlama:
@@ -125,3 +130,16 @@ def test_a_bad_model_path_names_the_setting_and_the_file(probed, tmp_path, conte
         local.LocalLlama().prepare(options(model_path=str(path)))
     assert f"llm.local.model_path={path}" in str(caught.value)
     assert FakeLlama.made == [] and probed == []
+
+
+def test_a_stage_limit_reaches_create_chat_completion_within_the_context(probed, monkeypatch):
+    """Above n_ctx the client caps it; llama-cpp-python clips it further to what the prompt leaves."""
+    providers.register()
+    handler = providers._handlers[providers.LOCAL]
+    monkeypatch.setattr(handler, "_models", {})
+    cfg = dataclasses.replace(llm_config("local"), cache=False, max_tokens=256, local=LocalModelConfig(n_ctx=1024))
+    llm = LLMClient(cfg, {}, None).bind(Meter(), Trace())
+    for asked in (None, 685, 5000):
+        assert llm("answer", [{"role": "user", "content": "hi"}], max_tokens=asked) == "Canberra"
+    [model] = handler._models.values()
+    assert [request["max_tokens"] for request in model.requests] == [256, 685, 1024]

@@ -21,9 +21,10 @@ from kgx.methods import Context, get
 from kgx.methods import cgpe_paths as paths
 from kgx.methods.cgpe import CGPEConfig
 from kgx.methods.cgpe_phrases import phrases
+from kgx.methods.cgpe_prompts import ASKED
 from kgx.methods.kit import Hop
 from kgx.spec import to_run_spec
-from kgx.trace import Trace
+from kgx.trace import LLMEvent, Trace
 from kgx.types import Question
 from tests.doubles import Call, FakeLLM
 
@@ -52,17 +53,18 @@ def chain(tmp_path_factory):
     return EmbeddedKG(build_store([src], "nt", tmp_path_factory.mktemp("kg") / "chain"))
 
 
-def matcher(clues: list[str], keep: Callable[[str], bool] = lambda o: True,
+def matcher(clues: list[str] | list[list[str]], keep: Callable[[str], bool] = lambda o: True,
             score: Callable[[str], int] = lambda o: 5,
             match: Optional[Callable[[str, list[str]], Optional[str]]] = None,
             answers: tuple[str, ...] = ("Canberra",), check_schema: bool = True) -> FakeLLM:
-    """The LLM double answering by rules: the clues, then each matching step decided by a rule
-    over the option text, then the answers."""
+    """The LLM double answering by rules: the clues (a list of replies: one per try, the last
+    repeated), then each matching step decided by a rule over the option text, then the answers."""
     match = match or (lambda option, unused: unused[0])
+    tries = clues if clues and isinstance(clues[0], list) else [clues]
 
     def reply(call: Call) -> dict[str, Any]:
         if call.stage == "clue_extraction":
-            return {"clues": clues}
+            return {"clues": tries[min(call.attempt, len(tries) - 1)]}
         if call.stage == "answer":
             return {"answers": list(answers)}
         props = call.schema["properties"]
@@ -262,6 +264,93 @@ def test_types_label_entities_by_notable_type_and_skip_untyped(demo, chain):
     assert demo.types(["m.0_kk", "m.04k0", '"AU"']) == {"m.0_kk": "Country", "m.04k0": "City/Town/Village"}
     assert demo.types(["m.08l3"]) == {"m.08l3": "Dated Integer"}  # a CVT: type.object.type, no notable type
     assert chain.types(["m.a"]) == {}
+
+
+# --------------------------------------------------------------------------- one clue, repeated clues
+
+
+def ended(trace: Trace) -> tuple[str, int]:
+    """How exploration ended and after how many rounds of steps (the last exploration note)."""
+    note = trace.notes("path_exploration")[-1]
+    return note.message, note.data["steps"]
+
+
+def test_an_initial_node_alone_covers_no_clue():
+    root = paths.Path(("m.a",), ("Alpha",))
+    assert root.unused(["Alpha"]) == [] and not root.covers(["Alpha"])
+    assert root.extend("m.b", ASKED, (Hop("x.chain.next", "out"),)).covers(["Alpha"])
+    assert not root.extend("m.b", "Beta", (Hop("x.chain.next", "out"),)).covers(["Alpha", "Gamma"])
+
+
+def test_a_clue_given_twice_is_asked_again_and_a_distinct_reply_used(demo):
+    llm = matcher([["Australia", "Australia"], ["capital", "Australia"]], keep=lambda o: "country.capital" in o,
+                  score=lambda o: 9 if "Canberra" in o else 0)
+    ctx = context(llm, demo)
+    p = get("cgpe")(CAPITAL, ctx)
+    assert [c.attempt for c in llm.calls if c.stage == "clue_extraction"] == [0, 1]
+    assert [(n.message, n.data) for n in ctx.trace.notes("clue_extraction")] == [
+        ("2 clues", {"clues": ["capital", "Australia"]})]
+    assert p.evidence == ["(Australia, location.country.capital, Canberra)"] and p.reason == "clue_coverage"
+
+
+def test_one_clue_after_the_retries_still_takes_a_step_towards_the_answer(demo):
+    """The topic entity as every clue: used once, its initial node takes one step, matching the
+    neighbours against the answer to the question, before clue coverage can end exploration."""
+    llm = matcher([["Australia", "Australia"]], keep=lambda o: "country.capital" in o,
+                  score=lambda o: 9 if "Canberra" in o else 0)
+    ctx = context(llm, demo, max_retries=2)
+    p = get("cgpe")(CAPITAL, ctx)
+    assert [c.attempt for c in llm.calls if c.stage == "clue_extraction"] == [0, 1, 2]
+    assert [(n.message, n.data.get("clues")) for n in ctx.trace.notes("clue_extraction")] == [
+        ("clues repeated after the retries: each used once", ["Australia", "Australia"]), ("1 clues", ["Australia"])]
+    assert stages(llm) == {"clue_extraction": 3, "path_exploration": 3, "answer": 1}
+    fuzzy, rough, exact = [c for c in llm.calls if c.stage == "path_exploration"]
+    assert f"Clues the path has not used yet: {ASKED}\n" in fuzzy.prompt
+    assert exact.schema["properties"]["matches"]["items"]["properties"]["clue"]["enum"] == [ASKED]
+    assert ended(ctx.trace) == ("ended: clue_coverage", 1)
+    assert (p.reason, p.status) == ("clue_coverage", "ok")
+    assert p.evidence == ["(Australia, location.country.capital, Canberra)"]
+    assert p.stats["ended_clue_coverage"] == 1.0 and sum(p.stats.values()) == 1.0
+    assert ctx.trace.explanation["side"][-1] == f"Australia [Australia] -> Canberra [{ASKED}]"
+
+
+def test_one_clue_whose_step_finds_nothing_is_a_dead_end_not_coverage(demo):
+    llm = matcher(["Australia"])
+    ctx = context(llm, demo, llm_pruning=False)
+    p = get("cgpe")(CAPITAL, ctx)
+    assert stages(llm) == {"clue_extraction": 1, "answer": 1}
+    assert ended(ctx.trace) == ("ended: dead_end", 1)
+    assert (p.reason, p.status, p.evidence) == ("dead_end", "fallback", [])
+    assert p.stats["ended_dead_end"] == 1.0 and p.stats["ended_clue_coverage"] == 0.0
+    assert "dead end: no candidate is named like an unused clue" in [n.message for n in ctx.trace.notes()]
+
+
+def test_without_termination_a_one_clue_initial_node_steps_too(chain):
+    llm = matcher(["Beta"], match=lambda o, unused: unused[0] if "Gamma" in o else None)
+    ctx = context(llm, chain, termination=False)
+    p = get("cgpe")(Question(id="q", text="What comes after Beta?"), ctx)
+    assert stages(llm)["path_exploration"] == 3 and ended(ctx.trace) == ("ended: clue_coverage", 1)
+    assert p.evidence == ["(Beta, x.chain.next, Gamma)"]
+
+
+def test_the_client_asks_again_warmer_when_clues_repeat(demo):
+    """Through the real client: every try repeats the clue, each at a higher temperature; the
+    parse failures are counted, and the distinct clue is used."""
+    cfg = LLMConfig(name="scripted", model="kgx-scripted/overlap", structured_output=True,
+                    input_cost_per_token=0.0, output_cost_per_token=0.0, backoff_s=0.0)
+    twice = LLMConfig(**{**cfg.__dict__, "name": "twice",
+                         "extra": {"mock_response": '{"clues": ["Australia", "Australia"]}'}})
+    meter, trace = Meter(), Trace()
+    llm = LLMClient(cfg, {"clue_extraction": twice}, None, sleep=lambda s: None).bind(meter, trace)
+    p = get("cgpe")(CAPITAL, Context(llm=llm, params=CGPEConfig(max_retries=2), rng=random.Random(0), trace=trace,
+                                     kg=MeteredKG(demo, trace)))
+    clue_calls = [e for e in trace.events if isinstance(e, LLMEvent) and e.stage == "clue_extraction"]
+    assert [(e.attempt, e.temperature) for e in clue_calls] == [(0, 0.0), (1, 0.2), (2, 0.4)]
+    assert all("clues given more than once: Australia" in e.error for e in clue_calls)
+    assert (meter.stages["clue_extraction"].calls, meter.stages["clue_extraction"].parse_failures) == (3, 3)
+    assert [n.data["clues"] for n in trace.notes("clue_extraction")] == [["Australia", "Australia"], ["Australia"]]
+    assert (meter.stages["path_exploration"].calls, meter.stages["path_exploration"].parse_failures) == (3, 0)
+    assert ended(trace) == ("ended: clue_coverage", 1) and p.reason == "clue_coverage" and len(p.evidence) == 2
 
 
 # --------------------------------------------------------------------------- backbones and configs

@@ -5,16 +5,20 @@ import json
 import random
 from pathlib import Path
 
+import litellm
 import pytest
 
 from kgx.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
 from kgx.datasets import load
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
+from kgx.llm import scripted
 from kgx.llm.client import LLMClient, OutputError
+from kgx.llm.scripted import reply
 from kgx.llm.usage import Meter
 from kgx.methods import Context, get
 from kgx.methods.kit import clean_answers
+from kgx.methods import knowpath_prompts as prompts
 from kgx.methods.knowpath import KnowPathConfig
 from kgx.methods.knowpath_parse import parse_path
 from kgx.metrics import answer_recall
@@ -52,10 +56,11 @@ def fake_ctx(demo_kg, rounds=ROUND, ipg_replies=(IPG,), check_schema=True, **par
                    kg=MeteredKG(demo_kg, trace)), llm
 
 
-def scripted_ctx(demo_kg, **params):
+def scripted_ctx(demo_kg, max_tokens=512, **params):
     trace, meter = Trace(), Meter()
     client = LLMClient(LLMConfig(name="scripted", model="kgx-scripted/overlap", structured_output=True,
-                                 input_cost_per_token=0.0, output_cost_per_token=0.0), {}, None)
+                                 max_tokens=max_tokens, input_cost_per_token=0.0, output_cost_per_token=0.0),
+                       {}, None)
     return Context(llm=client.bind(meter, trace), params=KnowPathConfig(**params), rng=random.Random(0),
                    trace=trace, kg=MeteredKG(demo_kg, trace)), meter
 
@@ -367,6 +372,70 @@ def test_the_scripted_backbone_stops_when_a_path_covers_the_question(demo_kg):
     assert "(Australia, location.country.capital, Canberra)" in p.evidence
 
 
+# --------------------------------------------------------------------------- reply sizes (issue 18)
+
+FULL_IPG = {  # what a capable model writes for the paper's case: 15 triples, 3 paths
+    "topic_entities": ["Canberra"],
+    "triples": ["(Canberra, capital of, Australia)", "(Australia, has capital, Canberra)",
+                "(Australia, form of government, federal parliamentary constitutional monarchy)",
+                "(Australia, legislature, Parliament of Australia)",
+                "(Parliament of Australia, lower house, Australian House of Representatives)",
+                "(Australian House of Representatives, majority party, Australian Labor Party)",
+                "(Australian Labor Party, leader, Anthony Albanese)",
+                "(Anthony Albanese, office held, Prime Minister of Australia)",
+                "(Australian Labor Party, in government since, 2022)", "(Liberal Party of Australia, status, opposition)",
+                "(Canberra, located in, Australian Capital Territory)",
+                "(Australian Capital Territory, part of, Australia)", "(Australia, head of state, Charles III)",
+                "(2022 Australian federal election, won by, Australian Labor Party)",
+                "(Australian Senate, upper house of, Parliament of Australia)"],
+    "paths": ["Canberra -> capital of -> Australia -> majority party -> Australian Labor Party",
+              "Canberra -> located in -> Australian Capital Territory -> part of -> Australia -> governed by -> "
+              "Australian Labor Party",
+              "Canberra -> capital of -> Australia -> legislature -> Parliament of Australia -> majority party -> "
+              "Australian Labor Party"],
+    "answers": ["Australian Labor Party"]}
+
+
+def test_ipg_and_evaluation_ask_for_room_for_their_whole_reply(demo_kg):
+    ctx, llm = fake_ctx(demo_kg)
+    get("knowpath")(CANBERRA, ctx)
+    asked = {(call.stage, call.max_tokens) for call in llm.calls}
+    assert asked == {("ipg", 685), ("relation", None), ("entity", None), ("evaluation", 300)}
+    assert prompts.ipg_tokens(0, 5) == 310 and prompts.ipg_tokens(30, 1) == 1012
+
+
+def test_ipg_with_15_triples_is_no_longer_cut_at_a_256_token_backbone_limit(demo_kg, monkeypatch):
+    """Issue 18: the full reply outgrows llm=local's max_tokens of 256, so IPG asks for more."""
+    def write(messages, schema):
+        return json.dumps(FULL_IPG, indent=2) if schema and "triples" in schema["properties"] else reply(messages, schema)
+
+    monkeypatch.setattr(scripted, "reply", write)
+    size = litellm.token_counter(model="gpt-3.5-turbo", text=json.dumps(FULL_IPG, indent=2))
+    assert 256 < size < prompts.ipg_tokens(15, 5)
+    ctx, meter = scripted_ctx(demo_kg, max_tokens=256, triples=15, exploration=False)
+    p = get("knowpath")(CANBERRA, ctx)
+    [event] = [e for e in ctx.trace.events if e.kind == "llm"]
+    assert (event.max_tokens, event.truncated, event.output_tokens) == (685, False, size)
+    assert (meter.total().truncated, meter.total().parse_failures) == (0, 0)
+    assert notes(ctx, "ipg")[-1][2]["paths"] == FULL_IPG["paths"]
+    assert (p.status, p.answers) == ("ok", ["Australian Labor Party"])
+
+
+def test_an_ipg_reply_longer_than_its_estimate_is_asked_again_with_twice_the_room(demo_kg, monkeypatch):
+    long = [t[:-1] + ", as stated in the 2022 Australian federal election results published by the Australian "
+            "Electoral Commission, which also list every seat, candidate and party vote count)" for t in FULL_IPG["triples"]]
+    written = json.dumps({**FULL_IPG, "triples": long}, indent=2)
+    monkeypatch.setattr(scripted, "reply", lambda messages, schema: written)
+    assert 685 < litellm.token_counter(model="gpt-3.5-turbo", text=written) < 2 * 685
+    ctx, meter = scripted_ctx(demo_kg, max_tokens=256, exploration=False, max_retries=1)
+    p = get("knowpath")(CANBERRA, ctx)
+    first, second = [e for e in ctx.trace.events if e.kind == "llm"]
+    assert first.error.startswith("truncated at max_tokens=685 (invalid JSON") and second.error == ""
+    assert ("ipg", "reply truncated at max_tokens=685: the retry asks for max_tokens=1370",
+            {"max_tokens": 1370}) in notes(ctx, "ipg")
+    assert meter.total().truncated == 1 and p.answers == ["Australian Labor Party"]
+
+
 # --------------------------------------------------------------------------- configs, sweeps, runs
 
 
@@ -395,7 +464,7 @@ def test_ablation_variants_compose(compose_cfg, variant, method, ipg, exploratio
     ("knowpath_temperature", "method.temperature_explore", "0.2,0.4,0.6,0.8,1.0"),
     ("knowpath_triples", "method.triples", "0,15,30,45"),
     ("knowpath_ablation", "+experiment", "knowpath_full,knowpath_wo_ipg,knowpath_wo_se,knowpath_io"),
-    ("knowpath_cost", "method", "io,cot,sc,lmp,knowpath"),
+    ("knowpath_cost", "method", "io,cot,sc,lmp,knowpath,pog"),
 ])
 def test_sweeps_name_the_papers_grids(monkeypatch, sweep, param, values):
     from hydra import compose, initialize_config_dir

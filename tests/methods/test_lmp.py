@@ -1,4 +1,5 @@
-"""LMP on the bundled demo KG: call bounds, aggregation, readout, ablations, samplers, bad input."""
+"""LMP on the bundled demo KG and a tiny built one: call bounds, the way back, aggregation, unusable
+summaries, readout, ablations, samplers, bad input."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,8 @@ from kgx.config import ConfigError, KGConfig
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.methods import Context, get, kit
-from kgx.methods.lmp import LMPConfig
+from kgx.kg.build import name_id
+from kgx.methods.lmp import LMPConfig, unusable
 from kgx.spec import to_run_spec
 from kgx.trace import Trace
 from kgx.types import Question
@@ -19,15 +21,19 @@ from tests.doubles import FakeLLM
 AUSTRALIA = Question("demo-001", "What is the capital of Australia?", {"m.0_kk": "Australia"}, [["Canberra"]])
 RFK = Question("q-rfk", "When did Robert F. Kennedy start as Attorney General?", {"m.08qesu": "Robert F. Kennedy"},
                [["1961-01-21"]])
+CHOSEN = Question("q-chosen", "which films share the director of The Chosen",
+                  {name_id("The Chosen"): "The Chosen"}, [["The Journey of Natty Gann"]])
 TWO_TOPICS = Question("demo-032", "Which of John F. Kennedy's siblings were born in Boston?",
                       {"m.0src6": "John F. Kennedy", "m.073kstk": "Boston"}, [["Robert F. Kennedy"]])
 
 
-def prefer(*words):
-    """A sampling responder: candidates containing any of ``words`` first, then in order."""
+def prefer(*words, last=()):
+    """A sampling responder: candidates containing any of ``words`` first, those containing any of
+    ``last`` last, the rest in order between."""
     def respond(call):
         spec = call.schema["properties"]["relations"]
-        ranked = sorted(spec["items"]["enum"], key=lambda o: not any(w in o for w in words))
+        ranked = sorted(spec["items"]["enum"],
+                        key=lambda o: (any(w in o for w in last), not any(w in o for w in words)))
         return {"relations": ranked[: spec["maxItems"]]}
     return respond
 
@@ -49,6 +55,20 @@ def kg(tmp_path_factory):
     return open_kg(KGConfig(), tmp_path_factory.mktemp("cache"))
 
 
+@pytest.fixture(scope="module")
+def films(tmp_path_factory):
+    """A MetaQA-style KG: The Chosen has three relations; its director made one other film."""
+    kb = tmp_path_factory.mktemp("films") / "kb.txt"
+    kb.write_text("The Chosen|directed_by|Jeremy Kagan\nThe Journey of Natty Gann|directed_by|Jeremy Kagan\n"
+                  "The Chosen|starred_actors|Robby Benson\nThe Chosen|release_year|1981\n")
+    return open_kg(KGConfig(name="films", sources=[str(kb)], format="metaqa"), kb.parent / "cache")
+
+
+def outline(llm):
+    """The knowledge the answer call was given."""
+    return llm.calls[-1].prompt.split("facts:\n", 1)[1].split("\nQuestion:")[0]
+
+
 def run(question, kg, llm, **params):
     trace = Trace()
     ctx = Context(llm=llm, params=LMPConfig(**params), rng=random.Random(0), trace=trace, kg=MeteredKG(kg, trace))
@@ -57,8 +77,9 @@ def run(question, kg, llm, **params):
 
 @pytest.mark.parametrize("question, depth", [(AUSTRALIA, 1), (AUSTRALIA, 2), (TWO_TOPICS, 1), (TWO_TOPICS, 2)])
 def test_calls_are_two_per_layer_and_topic_plus_one(kg, question, depth):
-    llm = fake(sampling=prefer("place_of_birth", "capital", "people_born_here"))
-    prediction, _ = run(question, kg, llm, depth=depth, width=1)  # no CVT relation is chosen
+    # no CVT relation is chosen, nor a way back (which may reach nothing new: no transformation call)
+    llm = fake(sampling=prefer("place_of_birth", "capital", "people_born_here", last=("(reverse)",)))
+    prediction, _ = run(question, kg, llm, depth=depth, width=1)
     t = len(question.topic_entities)
     assert len(llm.calls) == 2 * depth * t + 1
     assert llm.stages().count("sampling") == depth * t and llm.stages()[-1] == "answer"
@@ -271,3 +292,128 @@ def test_local_model_runs_lmp_within_the_call_bound(compose_cfg, in_tmp):
     assert record["status"] in ("ok", "fallback") and record["calls"] <= 2 * 1 * 1 + 1 + retries
     assert set(record["stages"]) <= {"sampling", "transformation", "answer"} and "answer" in record["stages"]
     assert record["usage"]["input_tokens"] > 100
+
+
+# --------------------------------------------------------------------------- the way back (issue 18)
+
+
+def test_the_way_back_is_offered_and_reaches_the_other_films_without_the_topic(films):
+    llm = fake(sampling=prefer("directed_by"))
+    prediction, ctx = run(CHOSEN, films, llm, depth=2, width=1)
+    assert llm.stages() == ["sampling", "transformation", "sampling", "transformation", "answer"]
+    second = llm.calls[2].schema["properties"]["relations"]["items"]["enum"]
+    assert second == ["film.film.directed_by (reverse)"]  # the director's only relation: the way back
+    assert "1. fact: summary of The entity The Chosen has relation film.film.directed_by" in llm.calls[2].prompt
+    assert llm.calls[3].prompt.split("facts:\n", 1)[1] == (
+        "1. The entity Jeremy Kagan is reached by the reverse of relation film.film.directed_by with following "
+        "entities: The Journey of Natty Gann.")
+    top, first, second = outline(llm).splitlines()
+    assert top == "The Chosen:" and first.startswith("1. summary of The entity The Chosen has relation")
+    assert second.startswith("  1.1. summary of The entity Jeremy Kagan is reached by the reverse")
+    assert prediction.evidence.count("(The Chosen, film.film.directed_by, Jeremy Kagan)") == 1
+    assert "(The Journey of Natty Gann, film.film.directed_by, Jeremy Kagan)" in prediction.evidence
+    [dropped] = [n for n in ctx.trace.notes("lmp") if "already pooled" in n.message]
+    assert dropped.data == {"fact": "2:film.film.directed_by (reverse)", "dropped": 1, "kept": 1}
+    assert prediction.stats == {"layers": 2.0} and prediction.status == "ok"
+
+
+def test_a_way_back_to_pooled_entities_only_adds_no_fact(kg):
+    llm = fake(sampling=prefer("capital"))
+    prediction, ctx = run(AUSTRALIA, kg, llm, depth=2, width=1)
+    assert "location.country.capital (reverse)" in llm.calls[2].schema["properties"]["relations"]["items"]["enum"]
+    assert llm.stages() == ["sampling", "transformation", "sampling", "answer"]  # Canberra leads back to Australia
+    [only] = outline(llm).splitlines()[1:]
+    assert only.startswith("1. summary of The entity Australia has relation location.country.capital")
+    [dropped] = [n for n in ctx.trace.notes("lmp") if "already pooled" in n.message]
+    assert dropped.data == {"fact": "2:location.country.capital (reverse)", "dropped": 1, "kept": 0}
+    assert prediction.stats == {"layers": 1.0} and prediction.status == "ok"
+
+
+# --------------------------------------------------------------------------- unusable summaries (issue 18)
+
+
+@pytest.mark.parametrize("summary, flaw", [
+    ("", "empty"), ("   ", "empty"), ("] {", "only punctuation"), ("...", "only punctuation"),
+    ("The Chosen", "a copy of the entity name"), ("the chosen.", "a copy of the entity name"),
+    ("topic: The Chosen", "a copy of the entity name"), ("JEREMY KAGAN", "a copy of the entity name"),
+    ("The Chosen was directed by Jeremy Kagan.", ""), ("1981", "")])
+def test_a_summary_that_erases_its_fact_is_unusable(summary, flaw):
+    assert unusable(summary, {"The Chosen", "Jeremy Kagan"}) == flaw
+
+
+def test_unusable_summaries_are_retried_then_replaced_by_their_aggregated_text(films):
+    bad = {"facts": ["Jeremy Kagan directed it", "It came out in 1981", "The Chosen"]}
+    llm = fake(sampling=prefer("directed_by", "release_year", "starring"), transformation=[bad, bad])
+    prediction, ctx = run(CHOSEN, films, llm, width=3, max_retries=1)
+    assert llm.stages() == ["sampling", "transformation", "transformation", "answer"]
+    [note] = ctx.trace.notes("transformation")
+    assert note.data["facts"] == ["1:film.film.starring"]
+    assert note.data["error"].endswith("2 usable summaries for 3 facts (fact 3: a copy of the entity name)")
+    assert outline(llm).splitlines() == [
+        "The Chosen:", "1. Jeremy Kagan directed it", "2. It came out in 1981",
+        "3. The entity The Chosen has relation film.film.starring with following entities: Robby Benson."]
+    assert prediction.status == "ok" and "Robby Benson" in " ".join(prediction.evidence)
+
+
+def test_empty_and_bracket_summaries_reach_the_validator_and_are_counted(films):
+    llm = fake(sampling=prefer("directed_by", "release_year"), transformation=[{"facts": ["", "] {"]}])
+    prediction, ctx = run(CHOSEN, films, llm, width=2, max_retries=0)
+    [note] = ctx.trace.notes("transformation")
+    assert note.data["error"].endswith("0 usable summaries for 2 facts (fact 1: empty; fact 2: only punctuation)")
+    assert note.data["facts"] == ["1:film.film.directed_by", "1:film.film.release_year"]
+    assert "Jeremy Kagan" in outline(llm) and "1981" in outline(llm) and prediction.status == "ok"
+
+
+def test_a_copied_name_is_asked_again_and_the_good_reply_kept(films):
+    good = {"facts": ["Jeremy Kagan directed it", "It came out in 1981", "Robby Benson stars"]}
+    llm = fake(sampling=prefer("directed_by", "release_year", "starring"),
+               transformation=[{"facts": ["The Chosen"] * 3}, good])
+    prediction, ctx = run(CHOSEN, films, llm, width=3)
+    assert llm.stages().count("transformation") == 2 and not ctx.trace.notes("transformation")
+    assert outline(llm).splitlines()[1:] == ["1. Jeremy Kagan directed it", "2. It came out in 1981",
+                                             "3. Robby Benson stars"]
+
+
+def test_a_copy_of_a_frontier_entity_name_is_unusable_at_layer_two(films):
+    first = {"facts": ["Jeremy Kagan directed The Chosen"]}
+    llm = fake(sampling=prefer("directed_by"), transformation=[first, {"facts": ["Jeremy Kagan"]}])
+    prediction, ctx = run(CHOSEN, films, llm, depth=2, width=1, max_retries=0)
+    [note] = ctx.trace.notes("transformation")
+    assert note.data["facts"] == ["2:film.film.directed_by (reverse)"]
+    assert outline(llm).splitlines()[-1] == ("  1.1. The entity Jeremy Kagan is reached by the reverse of relation "
+                                             "film.film.directed_by with following entities: The Journey of Natty Gann.")
+
+
+# --------------------------------------------------------------------------- method.sample_when_trivial
+
+
+def test_by_default_the_model_ranks_even_a_trivial_choice(films):
+    llm = fake(sampling=prefer("directed_by"))
+    run(CHOSEN, films, llm, width=3)
+    assert llm.stages() == ["sampling", "transformation", "answer"]
+    assert sorted(llm.calls[0].schema["properties"]["relations"]["items"]["enum"]) == [
+        "film.film.directed_by", "film.film.release_year", "film.film.starring"]
+
+
+def test_sample_when_trivial_false_keeps_no_more_than_k_relations_without_a_call(films):
+    llm = fake()
+    prediction, ctx = run(CHOSEN, films, llm, depth=2, width=3, sample_when_trivial=False)
+    assert llm.stages() == ["transformation", "transformation", "answer"]  # 2L + 1 less one call per trivial layer
+    kept = [n for n in ctx.trace.notes("sampling") if "without a call" in n.message]
+    assert [n.message for n in kept] == ["3 relations for K=3: all kept without a call"] * 2
+    assert sorted(kept[1].data["relations"]) == [  # only the director's way back reaches something new
+        "film.film.directed_by (reverse)", "film.film.release_year (reverse)", "film.film.starring (reverse)"]
+    assert "(The Journey of Natty Gann, film.film.directed_by, Jeremy Kagan)" in prediction.evidence
+    assert prediction.status == "ok"
+
+
+def test_sample_when_trivial_false_still_samples_among_more_than_k(kg):
+    llm = fake()
+    run(AUSTRALIA, kg, llm, width=3, sample_when_trivial=False)
+    assert llm.stages() == ["sampling", "transformation", "answer"]
+
+
+def test_sample_when_trivial_is_a_method_setting(compose_cfg):
+    spec = to_run_spec(compose_cfg("method=lmp", "method.sample_when_trivial=false"))
+    assert spec.method.sample_when_trivial is False
+    assert to_run_spec(compose_cfg("method=lmp")).method.sample_when_trivial is True

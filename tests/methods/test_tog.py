@@ -18,6 +18,7 @@ from kgx.llm.usage import Meter
 from kgx.methods import Context, get, tog, tog_prompts
 from kgx.methods.cot import messages as cot_messages
 from kgx.methods.tog import ToGConfig, ToGRConfig
+from kgx.methods.tog_search import Path, Search
 from kgx.spec import to_run_spec
 from kgx.trace import Trace
 from kgx.types import Question
@@ -191,7 +192,7 @@ def test_scripted_backbone_runs_end_to_end_within_the_bound(kg):
 
 
 @pytest.mark.parametrize("reply", [
-    '{"relations": [{"relation": "location.country.capital", "score": 0.5}]}',  # adds up to 0.5
+    '{"relations": [{"relation": "location.country.capital", "score": 0}]}',  # no positive score
     '{"relations": [{"relation": "location.country.capital", "score": 0.5}, '
     '{"relation": "location.country.capital", "score": 0.5}]}',  # the same relation twice
     "I would pick the capital relation.",  # no JSON
@@ -203,12 +204,104 @@ def test_bad_relation_scores_are_parse_failures_then_the_candidates_order(kg, re
                           stages={"relation_prune": bad})
     pruning = meter.stages["relation_prune"]
     assert (pruning.calls, pruning.parse_failures) == (tries, tries)  # bounded, every try counted
-    assert notes(trace, "relation_prune") == ["fell back to the first 3 candidates, equal scores"]
+    assert notes(trace, "relation_prune") == ["no usable scores: fell back to the first 3 candidates, equal scores"]
     assert [r for _, r, _ in neighbour_queries(trace)] == [  # the first three offered, out-relations sorted first
         "government.governmental_jurisdiction.governing_officials",
         "government.governmental_jurisdiction.government_bodies",
         "government.governmental_jurisdiction.majority_party"]
-    assert p.status == "ok" and p.evidence
+    assert p.status == "ok" and p.evidence and p.stats == {"scores_normalised": 0.0}
+
+
+def test_a_lone_relation_scored_below_1_is_kept_at_1_without_a_retry(kg):
+    """Through the real client: the sum-to-1 rule normalises, it does not re-ask."""
+    reply = '{"relations": [{"relation": "location.country.capital", "score": 0.5}]}'
+    half = LLMConfig(**{**SCRIPTED.__dict__, "name": "half", "extra": {"mock_response": reply}})
+    p, trace, meter = run(kg, AUSTRALIA, ToGConfig(depth=1), stages={"relation_prune": half})
+    pruning = meter.stages["relation_prune"]
+    assert (pruning.calls, pruning.parse_failures, pruning.retries) == (1, 0, 0)
+    [note] = trace.notes("relation_prune")
+    assert (note.message, note.data) == ("relation scores added up to 0.500: normalised", {
+        "entity": "m.0_kk", "total": 0.5, "scores": [("location.country.capital", 1.0)]})
+    assert [r for _, r, _ in neighbour_queries(trace)] == ["location.country.capital"]
+    assert p.evidence == ["(Australia, location.country.capital, Canberra)"]
+    assert p.stats == {"scores_normalised": 1.0}
+
+
+JAPAN = Question("q", "Which language is spoken in Japan?", {"m.0kiv": "Japan"}, [["Japanese Language"]])
+
+
+def prune_japan(kg, replies: list):
+    """relation_prune alone at Japan, the double replying from ``replies`` in turn."""
+    llm, trace = FakeLLM(relation_prune=replies), Trace()
+    ctx = Context(llm=llm, params=ToGConfig(max_retries=2), rng=random.Random(0), trace=trace,
+                  kg=MeteredKG(kg, trace))
+    search = Search(JAPAN.topic_entities)
+    return tog.relation_prune(JAPAN, Path("m.0kiv"), search, ctx), llm, trace, search
+
+
+def scored(*pairs) -> dict:
+    return {"relations": [{"relation": r, "score": s} for r, s in pairs]}
+
+
+def test_relation_scores_off_1_keep_the_models_choice_normalised(kg):
+    kept, llm, trace, search = prune_japan(kg, [scored(("location.country.official_language", 0.6),
+                                                       ("location.statistical_region.population", 0.3),
+                                                       ("location.location.contains (reverse)", 0.3))])
+    assert [(h.label, s) for h, s in kept] == [("location.country.official_language", pytest.approx(0.5)),
+                                              ("location.statistical_region.population", pytest.approx(0.25)),
+                                              ("location.location.contains (reverse)", pytest.approx(0.25))]
+    assert len(llm.calls) == 1 and search.normalised == 1
+    [note] = trace.notes("relation_prune")
+    assert note.message == "relation scores added up to 1.200: normalised"
+    assert note.data["entity"] == "m.0kiv" and note.data["total"] == pytest.approx(1.2)
+
+
+def test_relation_scores_within_the_tolerance_are_normalised_unnoted(kg):
+    kept, llm, trace, search = prune_japan(kg, [scored(("location.country.official_language", 0.7),
+                                                       ("location.country.capital", 0.27))])
+    assert [(h.label, s) for h, s in kept] == [("location.country.official_language", pytest.approx(0.7 / 0.97)),
+                                              ("location.country.capital", pytest.approx(0.27 / 0.97))]
+    assert (len(llm.calls), search.normalised, notes(trace, "relation_prune")) == (1, 0, [])
+
+
+@pytest.mark.parametrize("bad", [
+    scored(("location.country.official_language", 0.0), ("location.country.capital", 0.0)),  # nothing to rank by
+    scored(("location.country.official_language", 0.6), ("location.country.language", 0.4)),  # not a candidate
+    scored(("location.country.official_language", 0.5), ("location.country.official_language", 0.5)),  # twice
+])
+def test_unusable_relation_scores_are_retried_before_any_fallback(kg, bad):
+    good = scored(("location.country.official_language", 2 / 3), ("location.location.area", 1 / 3))
+    kept, llm, trace, _ = prune_japan(kg, [bad, bad, good])
+    assert [c.attempt for c in llm.calls] == [0, 1, 2]  # the client asks each retry warmer
+    assert [h.label for h, _ in kept] == ["location.country.official_language", "location.location.area"]
+    assert notes(trace, "relation_prune") == []
+    kept, llm, trace, search = prune_japan(kg, [bad, bad, bad])
+    assert len(llm.calls) == 3 and search.normalised == 0
+    assert notes(trace, "relation_prune") == ["no usable scores: fell back to the first 3 candidates, equal scores"]
+    assert [(h.label, s) for h, s in kept] == [("location.country.capital", pytest.approx(1 / 3)),
+                                              ("location.country.currency_used", pytest.approx(1 / 3)),
+                                              ("location.country.form_of_government", pytest.approx(1 / 3))]
+
+
+def test_normalised_scorings_are_counted_per_question(kg):
+    def script(stage, prompt):
+        if stage == "relation_prune" and "Topic entity: Tokyo" in prompt:  # 1.5: normalised to 0.6 and 0.4
+            return {"relations": [{"relation": "location.country.capital (reverse)", "score": 0.9},
+                                  {"relation": "location.location.containedby", "score": 0.6}]}
+        if stage == "relation_prune":  # at Japan: 1.1
+            return {"relations": [{"relation": "location.country.currency_used", "score": 0.5},
+                                  {"relation": "location.country.official_language", "score": 0.6}]}
+        return tokyo_script(stage, prompt)
+
+    llm = fake(script)
+    p, trace, _ = run(kg, TOKYO, ToGConfig(), llm)
+    assert llm.stages() == ["relation_prune", "reasoning", "relation_prune", "reasoning"]  # one entity each
+    assert notes(trace, "relation_prune") == ["relation scores added up to 1.500: normalised",
+                                              "relation scores added up to 1.100: normalised"]
+    assert p.stats == {"scores_normalised": 2.0} and p.answers == ["Japanese yen"]
+    # the model's ranking decides the beam: official language 0.6/1.1 before the yen's 0.5/1.1
+    assert p.evidence[2:4] == ["(Japan, location.country.official_language, Japanese Language)",
+                               "(Japan, location.country.currency_used, Japanese yen)"]
 
 
 def test_entity_scores_that_miss_a_candidate_fall_back_to_equal_shares(kg):
@@ -230,17 +323,17 @@ def test_entity_scores_that_miss_a_candidate_fall_back_to_equal_shares(kg):
 @pytest.mark.parametrize("reply, error", [
     ({"relations": [{"relation": "a", "score": 0.6}, {"relation": "zzz", "score": 0.4}]}, "not a candidate"),
     ({"relations": [{"relation": "a", "score": 0.5}, {"relation": "a", "score": 0.5}]}, "scored twice"),
-    ({"relations": [{"relation": "a", "score": 0.6}, {"relation": "b", "score": 0.6}]}, "add up to 1.200"),
+    ({"relations": [{"relation": "a", "score": 0.0}, {"relation": "b", "score": 0.0}]}, "no relation has a positive"),
 ])
 def test_relation_replies_are_checked_against_the_candidates(reply, error):
     with pytest.raises(ValueError, match=error):
-        tog_prompts.relation_scores(["a", "b", "c"], 0.05)(reply)
+        tog_prompts.relation_scores(["a", "b", "c"])(reply)
 
 
-def test_relation_scores_within_tolerance_are_normalised():
-    reply = {"relations": [{"relation": "b", "score": 0.6}, {"relation": "a", "score": 0.37}]}
-    assert tog_prompts.relation_scores(["a", "b", "c"], 0.05)(reply) == [("b", pytest.approx(0.6 / 0.97)),
-                                                                   ("a", pytest.approx(0.37 / 0.97))]
+def test_relation_scores_are_normalised_in_the_replys_order_with_their_sum():
+    reply = {"relations": [{"relation": "b", "score": 0.6}, {"relation": "a", "score": 0.6},
+                           {"relation": "c", "score": 0.0}]}
+    assert tog_prompts.relation_scores(["a", "b", "c"])(reply) == ([("b", 0.5), ("a", 0.5), ("c", 0.0)], 1.2)
     with pytest.raises(ValueError, match="not scored"):
         tog_prompts.entity_scores(["x", "y"])({"scores": [{"entity": "x", "score": 1.0}]})
 

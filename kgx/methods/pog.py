@@ -1,0 +1,359 @@
+"""Plan-on-Graph (Chen et al., "Plan-on-Graph: Self-Correcting Adaptive Planning of Large Language
+Model on Knowledge Graphs", NeurIPS 2024; released code liyichen-cly/PoG, main_freebase.py).
+
+Per question:
+  0. ``decomposition`` (Task Decomposition, the Guidance mechanism): one call splits the question into sub-objectives.
+Then from the topic entities, at each depth d = 1..D (Path Exploration):
+  1. ``relation_exploration``: per frontier entity, one call chooses up to ``width`` of its
+     relations (both directions), guided by the question and the sub-objectives;
+  2. ``entity_pruning``: per frontier entity, one call keeps, per chosen relation, up to
+     ``entity_width`` of the entities it reaches (``prune=bm25|sbert``: ranked, no call);
+  3. ``memory`` (Memory Updating): one call rewrites what is known per sub-objective from the new triples;
+  4. ``reasoning`` (Evaluation): one call says whether memory and triples suffice and, if
+     so, answers;
+  5. reflection (the Reflection mechanism, self-correction; d < D only): one ``reflection`` call decides whether
+     entities met at earlier depths should join the next frontier and why; if so, one ``backtrack``
+     call chooses which.
+At the depth limit, or when a depth finds nothing new, one ``answer`` call answers from the memory
+and the triples (without any: from the model's own knowledge, status ``fallback``, as for a
+question without topic entity).
+
+Call bound, retries of invalid output not counted: with F = ``max_frontier`` entities explored per
+depth, P = 2 calls per frontier entity (1 with prune=bm25|sbert) and r = 2 reflection calls per
+depth before the last (0 with ``max_backtracks=0``):
+
+    1 + D(PF + 2) + r(D - 1) + 1,  i.e. 2FD + 4D = 56 at the defaults (F = 5, D = 4).
+
+Where the paper leaves a choice open or the released code departs from it, kgx chooses: the
+released code caps neither relations, entities nor frontier ("as few as possible"); kgx caps them
+(``width``, ``entity_width``, ``max_frontier``) so that the bound holds. Entities are pruned in one
+call per frontier entity, not one per (entity, relation), and above ``max_entities`` candidates
+the released sentence-encoder cut is a bm25 cut unless ``prune=sbert``. A backtracked entity that
+was explored before is offered only relations not tried from it. At max depth the released code
+answers by plain CoT without the triples; kgx answers from memory and triples, as its early stop
+(``half_stop``) does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from kgx.config import ConfigError, MethodConfig, check_choice, check_temperature
+from kgx.kg.freebase import DIRECTIONS, is_literal
+from kgx.methods import kit
+from kgx.methods import pog_prompts as prompts
+from kgx.methods.base import Context, register
+from kgx.methods.kit import Hop
+from kgx.methods.lmp_samplers import check_available, rank
+from kgx.methods.pog_memory import Link, Memory, distinct_labels, interleave, unnecessary
+from kgx.types import Prediction, Question
+
+STAGES = ("decomposition", "relation_exploration", "entity_pruning", "memory", "reasoning", "reflection",
+          "backtrack", "answer")
+
+
+@dataclass
+class PoGConfig(MethodConfig):
+    """Plan-on-Graph: sub-objectives guide the exploration, a memory records what is known, and
+    reflection backtracks to entities met earlier. Defaults are the released run's (main_freebase.py)
+    where it has one; the caps it lacks keep the call bound (see the module docstring)."""
+
+    name: str = "pog"
+    depth: int = 4  # D: maximum exploration depth (released --depth 4)
+    width: int = 3  # relations kept per frontier entity (Path Exploration; released: no cap)
+    entity_width: int = 3  # entities kept per (entity, relation) (Path Exploration; released: no cap)
+    max_frontier: int = 5  # F: entities explored per depth, reflection's additions first (released: no cap)
+    temperature_explore: float = 0.3  # relation exploration (released --temperature_exploration 0.3)
+    temperature_reason: float = 0.3  # every other stage, entity pruning included (released --temperature_reasoning)
+    prune: str = "llm"  # llm | bm25 | sbert: who prunes entities (bm25/sbert: no entity_pruning call)
+    remove_unnecessary_rel: bool = True  # released flag: drop type.object.type/name, common.*, freebase.*, sameAs
+    max_subobjectives: int = 4  # sub-objectives kept from decomposition (Task Decomposition: "as few as possible")
+    max_backtracks: int = 5  # reflections that may add entities (released: reverse_rec time < 5); 0: w/o reflection
+    max_added: int = 3  # entities one backtrack call may add (Reflection; released: no cap)
+    max_entities: int = 70  # candidates shown per relation or backtrack call, best ranked (released: SBERT top 70)
+    max_relations: int = 100  # KG cap on relations per entity and direction; cuts are recorded
+    max_neighbors: int = 100  # KG cap per (entity, relation); cuts are recorded
+    exemplars: bool = True  # one worked example per stage, as the released prompts carry (False: zero-shot)
+    max_answers: int = 5
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.at_least(1, "depth", "width", "entity_width", "max_frontier", "max_subobjectives", "max_added",
+                      "max_entities", "max_relations", "max_neighbors", "max_answers")
+        if self.max_backtracks < 0:
+            raise ConfigError(f"method.max_backtracks={self.max_backtracks}: must be >= 0")
+        check_temperature("method.temperature_explore", self.temperature_explore)
+        check_temperature("method.temperature_reason", self.temperature_reason)
+        check_choice("method.prune", self.prune, ("llm", "bm25", "sbert"))
+
+
+def call_bound(params: PoGConfig) -> int:
+    """At most 1 + D(PF + 2) + r(D - 1) + 1 calls per question (module docstring): decomposition;
+    per depth one relation_exploration and (prune=llm) one entity_pruning call per frontier
+    entity, one memory and one reasoning call; reflection and backtrack at every depth but the
+    last; the final answer."""
+    per_entity = 2 if params.prune == "llm" else 1
+    reflecting = 2 if params.max_backtracks > 0 else 0
+    return 1 + params.depth * (per_entity * params.max_frontier + 2) + reflecting * (params.depth - 1) + 1
+
+
+def check(params: PoGConfig) -> None:
+    """sbert pruning needs the [sbert] extra: missing, the run fails before any question."""
+    check_available(params.prune)
+
+
+def messages(ctx: Context, stage: str, content: str) -> list[dict[str, str]]:
+    return prompts.messages(stage, content, ctx.params.exemplars)
+
+
+def shortlist(ctx: Context, stage: str, query: str, labels: list[str], **data: Any) -> list[str]:
+    """At most ``max_entities`` labels, the best ranked against the query above it (the released
+    code's sentence encoder; here the ``prune`` ranker, bm25 when the LLM prunes); a cut is noted."""
+    p: PoGConfig = ctx.params
+    if len(labels) <= p.max_entities:
+        return labels
+    ranker = "bm25" if p.prune == "llm" else p.prune
+    ctx.trace.note(stage, f"{len(labels)} candidates: the top {p.max_entities} by {ranker} shown", **data)
+    return [label for label, _ in rank(ranker, query, labels, p.max_entities)]
+
+
+# --------------------------------------------------------------------------- guidance and exploration
+
+
+def decompose(question: Question, ctx: Context) -> list[str]:
+    """Task Decomposition: the sub-objectives, at most ``max_subobjectives``; the question itself if none."""
+    p: PoGConfig = ctx.params
+
+    def valid(reply: Any) -> list[str]:
+        found = list(dict.fromkeys(s.strip() for s in reply["subobjectives"] if s.strip()))
+        if not found:
+            raise ValueError("no sub-objective")
+        return found
+
+    subobjectives = kit.ask(ctx, "decomposition", messages(ctx, "decomposition", prompts.decomposition_prompt(
+        question.text)), schema=prompts.decomposition_schema(p.max_subobjectives), temperature=p.temperature_reason,
+        validate=valid, fallback=[question.text], note="no sub-objectives: the question is the only one")
+    ctx.trace.note("decomposition", "sub-objectives", subobjectives=subobjectives)
+    return subobjectives
+
+
+def relation_exploration(question: Question, mem: Memory, entity: str, ctx: Context) -> list[Hop]:
+    """Up to ``width`` relations at ``entity``, both directions, chosen in one call. Not offered:
+    the way back to where the entity was reached from, and relations explored from it before."""
+    p: PoGConfig = ctx.params
+    stage = "relation_exploration"
+    try:
+        hops = [Hop(r, d) for d in DIRECTIONS for r in sorted(ctx.kg.relations(entity, d, limit=p.max_relations))]
+    except ValueError as exc:  # a topic entity that is not a KG id
+        ctx.trace.note(stage, f"cannot explore {entity}: {exc}", entity=entity)
+        return []
+    if p.remove_unnecessary_rel and any(unnecessary(h.relation) for h in hops):
+        ctx.trace.note(stage, "unnecessary relations removed", entity=entity,
+                       removed=[h.label for h in hops if unnecessary(h.relation)])
+        hops = [h for h in hops if not unnecessary(h.relation)]
+    hops = mem.offered_hops(entity, hops)
+    mem.explored.add(entity)
+    if len(hops) > 1:
+        by_label = {h.label: h for h in hops}
+        prompt = prompts.relation_prompt(question.text, mem.subobjectives, mem.name(entity), list(by_label), p.width)
+        reply = kit.choose(ctx, stage, messages(ctx, stage, prompt), {"relations": list(by_label)}, high=p.width,
+                           temperature=p.temperature_explore, note=f"no relation chosen at {mem.name(entity)}")
+        hops = [by_label[label] for label in reply.get("relations", [])]
+    mem.walked.setdefault(entity, set()).update(hops)
+    return hops
+
+
+def reach(mem: Memory, entity: str, hops: list[Hop], depth: int, ctx: Context) -> dict[Hop, list[str]]:
+    """Per chosen hop, the entities it reaches that the subgraph does not hold yet; all are
+    remembered as met (reflection's pool) and named."""
+    p: PoGConfig = ctx.params
+    groups: dict[Hop, list[str]] = {}
+    for hop in hops:
+        found = ctx.kg.neighbors(entity, hop.relation, hop.direction, limit=p.max_neighbors)
+        new = [x for x in dict.fromkeys(found) if x not in mem.depth_of]
+        for x in new:
+            mem.meet(Link(entity, hop, x, depth))
+        if new:
+            groups[hop] = new
+    unnamed = list(dict.fromkeys(x for g in groups.values() for x in g if x not in mem.names))
+    if unnamed:
+        mem.names.update(ctx.kg.names(unnamed))
+    return groups
+
+
+def entity_pruning(question: Question, mem: Memory, entity: str, groups: dict[Hop, list[str]], depth: int,
+                   ctx: Context) -> list[Link]:
+    """Up to ``entity_width`` entities per chosen relation, in one call for all of them. A single
+    candidate is kept without asking, literal values too (the released code's rule), capped."""
+    p: PoGConfig = ctx.params
+    stage = "entity_pruning"
+    kept: dict[Hop, list[str]] = {hop: [] for hop in groups}
+    asked: dict[Hop, dict[str, str]] = {}  # hop -> label -> entity
+    for hop, found in groups.items():
+        if len(found) <= 1 or all(is_literal(x) for x in found):
+            kept[hop] = kit.cap(ctx, stage, found, p.entity_width, "literal values", entity=entity, relation=hop.label)
+            continue
+        labels = distinct_labels(found, mem)
+        shown = shortlist(ctx, stage, mem.plan(question.text), list(labels), entity=entity, relation=hop.label)
+        asked[hop] = {label: labels[label] for label in shown}
+    if asked and p.prune == "llm":
+        offers = {hop.label: list(labels) for hop, labels in asked.items()}
+        prompt = prompts.entity_prompt(question.text, mem.subobjectives, mem.name(entity), list(offers.items()),
+                                       p.entity_width)
+        reply = kit.choose(ctx, stage, messages(ctx, stage, prompt), offers, high=p.entity_width, low=0,
+                           temperature=p.temperature_reason, note=f"no entity kept at {mem.name(entity)}")
+        for hop, labels in asked.items():
+            kept[hop] = [labels[label] for label in reply.get(hop.label, [])]
+    elif asked:
+        for hop, labels in asked.items():
+            kept[hop] = [labels[label] for label, _ in rank(p.prune, mem.plan(question.text), list(labels),
+                                                              p.entity_width)]
+        ctx.trace.note(stage, f"{p.prune} kept", entity=entity,
+                       kept={hop.label: [mem.name(x) for x in kept[hop]] for hop in asked})
+    return [Link(entity, hop, x, depth) for hop, xs in kept.items() for x in xs]
+
+
+def explore(question: Question, mem: Memory, frontier: list[str], depth: int, ctx: Context) -> list[list[str]]:
+    """Path Exploration at one depth: per frontier entity, the entities it newly adds to the subgraph."""
+    added: list[list[str]] = []
+    for entity in frontier:
+        hops = relation_exploration(question, mem, entity, ctx)
+        groups = reach(mem, entity, hops, depth, ctx) if hops else {}
+        if groups:
+            added.append([link.target for link in entity_pruning(question, mem, entity, groups, depth, ctx)
+                          if mem.keep(link)])
+    return added
+
+
+# --------------------------------------------------------------------------- memory, evaluation, reflection
+
+def update_memory(question: Question, mem: Memory, depth: int, ctx: Context) -> None:
+    """Memory Updating: what is known per sub-objective, rewritten from the notes and the new triples."""
+    p: PoGConfig = ctx.params
+    keys = [str(i) for i in range(1, len(mem.subobjectives) + 1)]
+    prompt = prompts.memory_prompt(question.text, mem.subobjectives, mem.notes, mem.lines(mem.fresh))
+    reply = kit.ask(ctx, "memory", messages(ctx, "memory", prompt), schema=prompts.memory_schema(len(keys)),
+                    temperature=p.temperature_reason, note=f"memory not updated at depth {depth}")
+    if reply is not None:
+        mem.notes = {key: reply[key].strip() for key in keys}
+    ctx.trace.note("memory", f"memory after depth {depth}", depth=depth, memory=dict(mem.notes),
+                   new_triples=mem.lines(mem.fresh))
+    mem.fresh = []
+
+
+def reasoning(question: Question, mem: Memory, depth: int, ctx: Context) -> Optional[Prediction]:
+    """Evaluation: a prediction when memory and triples suffice, else None."""
+    p: PoGConfig = ctx.params
+    prompt = prompts.reasoning_prompt(question.text, mem.notes, mem.lines())
+    reply = kit.ask(ctx, "reasoning", messages(ctx, "reasoning", prompt),
+                    schema=prompts.reasoning_schema(p.max_answers), temperature=p.temperature_reason,
+                    note=f"no verdict at depth {depth}; searching on")
+    if reply is None or not reply["sufficient"]:
+        return None
+    answers = prompts.usable(reply["answers"], p.max_answers)
+    if not answers:
+        ctx.trace.note("reasoning", f"'sufficient' without a usable answer at depth {depth}; searching on")
+        return None
+    return Prediction(answer=kit.conclusion(reply["reasoning"], answers), answers=answers, evidence=mem.lines(),
+                      reason=f"sufficient at depth {depth}")
+
+
+def reflect(question: Question, mem: Memory, upcoming: list[str], depth: int, ctx: Context) -> list[str]:
+    """Reflection: should entities met earlier join the next frontier, and which? Returns those added."""
+    p: PoGConfig = ctx.params
+    if len(set(mem.backtracked.values())) >= p.max_backtracks:
+        return []
+    pool = mem.pool(upcoming)
+    if not pool:
+        ctx.trace.note("reflection", f"depth {depth}: no entity met earlier to go back to")
+        return []
+    prompt = prompts.reflection_prompt(question.text, [mem.name(e) for e in upcoming], mem.notes, mem.lines())
+    reply = kit.ask(ctx, "reflection", messages(ctx, "reflection", prompt), schema=prompts.reflection_schema(),
+                    temperature=p.temperature_reason, note=f"no reflection at depth {depth}; exploring on")
+    if reply is None:
+        return []
+    reason = reply["reason"].strip()
+    if not reply["add"]:
+        mem.decisions.append(f"depth {depth}: go on ({reason})")
+        ctx.trace.note("reflection", f"depth {depth}: go on", depth=depth, reason=reason,
+                       upcoming=[mem.name(e) for e in upcoming])
+        return []
+    labels = distinct_labels(pool, mem)
+    shown = shortlist(ctx, "backtrack", f"{question.text} {reason}", list(labels))
+    chosen = kit.choose(ctx, "backtrack", messages(ctx, "backtrack", prompts.backtrack_prompt(
+        question.text, reason, shown, mem.notes, p.max_added)), {"entities": shown}, high=p.max_added, low=0,
+        temperature=p.temperature_reason, note=f"no entity chosen to go back to at depth {depth}")
+    added = [labels[label] for label in chosen.get("entities", [])]
+    for entity in added:
+        mem.backtracked[entity] = depth
+        if entity not in mem.depth_of:
+            mem.keep(mem.seen[entity])  # the triple it was met by joins the subgraph
+    names = [mem.name(e) for e in added]
+    mem.decisions.append(f"depth {depth}: back to {', '.join(names) or 'nothing chosen'} ({reason})")
+    ctx.trace.note("reflection", f"depth {depth}: add entities met earlier", depth=depth, reason=reason,
+                   upcoming=[mem.name(e) for e in upcoming], added=names)
+    return added
+
+
+# --------------------------------------------------------------------------- the algorithm
+
+
+def conclude(question: Question, mem: Memory, why: str, depth: int, ctx: Context) -> Prediction:
+    """The ``answer`` call from memory and triples; without any, from the model's own knowledge
+    (status ``fallback``, the reason saying why)."""
+    p: PoGConfig = ctx.params
+    evidence = mem.lines()
+    reason = f"{why}: answered from memory and triples" if evidence else \
+        f"{why}: no KG facts, answered from the model's own knowledge"
+    prompt = prompts.answer_prompt(question.text, mem.notes, evidence)
+    reply = kit.ask(ctx, "answer", messages(ctx, "answer", prompt), schema=prompts.answer_schema(p.max_answers),
+                    temperature=p.temperature_reason,
+                    fallback=lambda exc: Prediction(answer="", evidence=evidence, status="error",
+                                                    reason=f"{reason}; {exc}"))
+    if not isinstance(reply, Prediction):
+        answers = kit.clean_answers(reply["answers"], p.max_answers)
+        reply = Prediction(answer=kit.conclusion(reply["reasoning"], answers), answers=answers, evidence=evidence,
+                           status="ok" if evidence else "fallback", reason=reason)
+    return finish(question, mem, reply, depth, ctx)
+
+
+def finish(question: Question, mem: Memory, prediction: Prediction, depth: int, ctx: Context) -> Prediction:
+    """The explored subgraph as the question's picture; depth and backtracking as stats."""
+    ctx.trace.note("answer", prediction.reason, depth=depth, backtracked=[mem.name(e) for e in mem.backtracked])
+    ctx.trace.explanation = mem.picture(question.text, prediction.answers, f"Outcome: {prediction.reason}.").to_dict()
+    prediction.stats = {"depth": float(depth), "backtracks": float(len(set(mem.backtracked.values()))),
+                        "backtracked_entities": float(len(mem.backtracked)),
+                        "sufficient": float(prediction.reason.startswith("sufficient"))}
+    return prediction
+
+
+@register("pog", config=PoGConfig, stages=STAGES, check=check)
+def answer(question: Question, ctx: Context) -> Prediction:
+    p: PoGConfig = ctx.params
+    topics = list(question.topic_entities)
+    if not topics:
+        ctx.trace.note("decomposition", "the question names no topic entity: nothing to explore")
+        return conclude(question, Memory([], {}), "no topic entity", 0, ctx)
+    mem = Memory(topics, dict(question.topic_entities), decompose(question, ctx))
+    frontier = kit.cap(ctx, "relation_exploration", topics, p.max_frontier, "topic entities",
+                       dropped=topics[p.max_frontier:])
+    for depth in range(1, p.depth + 1):
+        added = explore(question, mem, frontier, depth, ctx)
+        if not any(added):
+            ctx.trace.note("reasoning", f"nothing new at depth {depth}: the search ends")
+            return conclude(question, mem, f"nothing new at depth {depth}", depth, ctx)
+        update_memory(question, mem, depth, ctx)
+        verdict = reasoning(question, mem, depth, ctx)
+        if verdict is not None:
+            return finish(question, mem, verdict, depth, ctx)
+        if depth == p.depth:
+            break
+        upcoming = [e for e in interleave(added) if not is_literal(e)]
+        back = reflect(question, mem, upcoming, depth, ctx) if p.max_backtracks else []
+        ahead = list(dict.fromkeys([*back, *upcoming]))
+        frontier = kit.cap(ctx, "relation_exploration", ahead, p.max_frontier, "frontier entities",
+                           depth=depth + 1, dropped=[mem.name(e) for e in ahead[p.max_frontier:]])
+        if not frontier:
+            ctx.trace.note("reasoning", f"no entity to explore after depth {depth}: the search ends")
+            return conclude(question, mem, f"no entity to explore after depth {depth}", depth, ctx)
+    return conclude(question, mem, "max depth", p.depth, ctx)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-METHODS = {"lmp": ["method.depth=2"], "knowpath": [], "tog": [], "tog_r": [], "cgpe": [], "pog": []}
+METHODS = {"lmp": ["method.depth=2"], "knowpath": [], "tog": [], "tog_r": [], "cgpe": [], "pog": [], "structgpt": []}
 SHOWN = ("answer_recall", "hits1", "fallback_rate", "llm_calls_per_q", "total_tokens_per_q", "parse_failures")
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 GOLDEN = Path(__file__).parent / "golden"
-DEMO_METHODS = ["io", "cot", "sc", "lmp", "knowpath", "cgpe", "tog", "tog_r"]
+DEMO_METHODS = ["io", "cot", "sc", "lmp", "knowpath", "cgpe", "tog", "tog_r", "pog", "structgpt"]
 METAQA_METHODS = {"lmp": ["method.depth=2"], "knowpath": [], "tog": [], "tog_r": []}
 
 

@@ -22,6 +22,7 @@ from kgx.explain import Edge, Graph, Node
 from kgx.kg.freebase import Direction
 from kgx.llm.client import Messages, OutputError
 from kgx.metrics import normalize
+from kgx.types import Prediction
 
 if TYPE_CHECKING:
     from kgx.methods.base import Context
@@ -55,6 +56,11 @@ class Hop:
     def triple(self, here: str, there: str) -> tuple[str, str, str]:
         """(subject, relation, object) in the KG's own direction, walking from ``here`` to ``there``."""
         return (here, self.relation, there) if self.direction == "out" else (there, self.relation, here)
+
+
+def unnamed(label: str) -> bool:
+    """``ctx.kg.names`` describes an unnamed (CVT) node as ``(attribute: value; ...)``."""
+    return label.startswith("(") and label.endswith(")")
 
 
 def triple_text(subject: str, relation: str, obj: str) -> str:
@@ -163,6 +169,34 @@ def braces(answers: list[str]) -> str:
 def answers_schema(max_items: int = 5) -> dict[str, Any]:
     return {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 120},
             "minItems": 1, "maxItems": max_items}
+
+
+def sufficiency_schema(max_answers: int) -> dict[str, Any]:
+    """A verdict on the evidence so far: enough to answer? then the answers (ToG, PoG, StructGPT)."""
+    answers = {**answers_schema(max_answers), "minItems": 0}
+    return {"type": "object", "required": ["sufficient", "reasoning", "answers"], "properties": {
+        "sufficient": {"type": "boolean"}, "reasoning": {"type": "string", "maxLength": 600}, "answers": answers}}
+
+
+def answer_schema(max_answers: int) -> dict[str, Any]:
+    """The final answer with its reasoning."""
+    return {"type": "object", "required": ["reasoning", "answers"], "properties": {
+        "reasoning": {"type": "string", "maxLength": 600}, "answers": answers_schema(max_answers)}}
+
+
+def final_answer(ctx: "Context", messages: Messages, evidence: list[str], reason: str, *,
+                 temperature: Optional[float], max_answers: int) -> Prediction:
+    """The ``answer`` call a search ends with: from ``evidence`` (status ``ok``), or with none from
+    the model's own knowledge (status ``fallback``); output that stays invalid gives an ``error``
+    prediction with the reason, so a failure is never reported as an answer."""
+    reply = ask(ctx, "answer", messages, schema=answer_schema(max_answers), temperature=temperature,
+                fallback=lambda exc: Prediction(answer="", evidence=evidence, status="error",
+                                                reason=f"{reason}; {exc}"))
+    if isinstance(reply, Prediction):
+        return reply
+    answers = clean_answers(reply["answers"], max_answers)
+    return Prediction(answer=conclusion(reply["reasoning"], answers), answers=answers, evidence=evidence,
+                      status="ok" if evidence else "fallback", reason=reason)
 
 
 def unnumbered(text: str) -> str:

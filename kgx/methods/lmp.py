@@ -249,7 +249,7 @@ def aggregate(graph: FactsGraph, frontier: list[Fact], options: dict[str, list[H
     fact = Fact(id=f"{depth}:{hop.label}", text="", depth=depth, hop=hop, parents=[f.id for f in parents],
                 members=list(dict.fromkeys(t for ts in reached.values() for t in ts)), walked=walked)
     fact.aggregated = " ".join(lines if p.aggregation else [kit.triple_text(*t) for t in fact.triples])
-    fact.through_cvt = any(_unnamed(names.get(m, m)) for m in fact.members if not is_literal(m))
+    fact.through_cvt = any(kit.unnamed(names.get(m, m)) for m in fact.members if not is_literal(m))
     if dropped:
         ctx.trace.note("lmp", f"layer {depth}: {len(dropped)} entities already pooled left out of {hop.label}",
                        fact=fact.id, dropped=len(dropped), kept=len(fact.members))
@@ -317,8 +317,3 @@ def pool(aggregated: list[Fact], summaries: list[str]) -> list[Fact]:
     for fact, summary in zip(aggregated, summaries):
         fact.text = summary
     return aggregated
-
-
-def _unnamed(label: str) -> bool:
-    """``ctx.kg.names`` describes an unnamed node as ``(attribute: value; ...)``."""
-    return label.startswith("(") and label.endswith(")")

@@ -246,7 +246,7 @@ def reasoning(question: Question, mem: Memory, depth: int, ctx: Context) -> Opti
     p: PoGConfig = ctx.params
     prompt = prompts.reasoning_prompt(question.text, mem.notes, mem.lines())
     reply = kit.ask(ctx, "reasoning", messages(ctx, "reasoning", prompt),
-                    schema=prompts.reasoning_schema(p.max_answers), temperature=p.temperature_reason,
+                    schema=kit.sufficiency_schema(p.max_answers), temperature=p.temperature_reason,
                     note=f"no verdict at depth {depth}; searching on")
     if reply is None or not reply["sufficient"]:
         return None
@@ -306,14 +306,8 @@ def conclude(question: Question, mem: Memory, why: str, depth: int, ctx: Context
     reason = f"{why}: answered from memory and triples" if evidence else \
         f"{why}: no KG facts, answered from the model's own knowledge"
     prompt = prompts.answer_prompt(question.text, mem.notes, evidence)
-    reply = kit.ask(ctx, "answer", messages(ctx, "answer", prompt), schema=prompts.answer_schema(p.max_answers),
-                    temperature=p.temperature_reason,
-                    fallback=lambda exc: Prediction(answer="", evidence=evidence, status="error",
-                                                    reason=f"{reason}; {exc}"))
-    if not isinstance(reply, Prediction):
-        answers = kit.clean_answers(reply["answers"], p.max_answers)
-        reply = Prediction(answer=kit.conclusion(reply["reasoning"], answers), answers=answers, evidence=evidence,
-                           status="ok" if evidence else "fallback", reason=reason)
+    reply = kit.final_answer(ctx, messages(ctx, "answer", prompt), evidence, reason,
+                             temperature=p.temperature_reason, max_answers=p.max_answers)
     return finish(question, mem, reply, depth, ctx)
 
 

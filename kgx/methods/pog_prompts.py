@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kgx.methods.kit import answers_schema, clean_answers, few_shot
+from kgx.methods.kit import clean_answers, few_shot
 
 SEARCH = "You help answer a question by searching a knowledge graph, one hop at a time, following a plan."
 
@@ -185,20 +185,9 @@ def memory_schema(count: int) -> dict[str, Any]:
     return {"type": "object", "required": keys, "properties": {k: text(300) for k in keys}}
 
 
-def reasoning_schema(max_answers: int) -> dict[str, Any]:
-    answers = {**answers_schema(max_answers), "minItems": 0}
-    return {"type": "object", "required": ["sufficient", "reasoning", "answers"], "properties": {
-        "sufficient": {"type": "boolean"}, "reasoning": {"type": "string", "maxLength": 600}, "answers": answers}}
-
-
 def reflection_schema() -> dict[str, Any]:
     return {"type": "object", "required": ["add", "reason"], "properties": {
         "add": {"type": "boolean"}, "reason": {"type": "string", "maxLength": 300}}}
-
-
-def answer_schema(max_answers: int) -> dict[str, Any]:
-    return {"type": "object", "required": ["reasoning", "answers"], "properties": {
-        "reasoning": {"type": "string", "maxLength": 600}, "answers": answers_schema(max_answers)}}
 
 
 # --------------------------------------------------------------------------- replies

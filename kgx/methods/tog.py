@@ -33,11 +33,9 @@ from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
 from kgx.methods.lmp_samplers import check_available, rank
 from kgx.methods.tog_prompts import (
-    answer_schema,
     entity_prompt,
     entity_scores,
     messages,
-    reasoning_schema,
     relation_prompt,
     relation_scores,
     scored_schema,
@@ -220,7 +218,7 @@ def reasoning(question: Question, search: Search, depth: int, ctx: Context) -> O
     """The sufficiency check: a prediction when the paths suffice, else None."""
     p = ctx.params
     reply = kit.ask(ctx, "reasoning", messages("reasoning", triples_prompt(question.text, search.text()), p.exemplars),
-                    schema=reasoning_schema(p.max_answers), temperature=p.temperature_reason,
+                    schema=kit.sufficiency_schema(p.max_answers), temperature=p.temperature_reason,
                     note=f"no verdict at depth {depth}; searching on")
     if reply is None or not reply["sufficient"]:
         return None
@@ -241,7 +239,7 @@ def conclude(question: Question, search: Search, why: str, ctx: Context) -> Pred
         reason = f"{why}: answered by CoT without the paths (method.fallback=cot)"
     else:
         messages_ = messages("answer", triples_prompt(question.text, search.text()), p.exemplars)
-        schema, evidence = answer_schema(p.max_answers), search.evidence()
+        schema, evidence = kit.answer_schema(p.max_answers), search.evidence()
         reason = f"{why}: answered from the paths" if evidence else f"{why}: no paths found"
     reply = kit.ask(ctx, "answer", messages_, schema=schema, temperature=p.temperature_reason,
                     fallback=lambda exc: Prediction(answer="", evidence=evidence, status="error",

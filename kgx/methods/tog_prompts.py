@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from kgx.methods.kit import answers_schema, few_shot
+from kgx.methods.kit import few_shot
 
 EXPLORE = "You help answer a question by walking a knowledge graph, one hop at a time."
 
@@ -105,16 +105,6 @@ def scored_schema(field: str, key: str, labels: list[str], low: int, high: int) 
     return {"type": "object", "required": [field], "properties": {field: {
         "type": "array", "items": item, "minItems": low, "maxItems": high}}}
 
-
-def reasoning_schema(max_answers: int) -> dict[str, Any]:
-    answers = {**answers_schema(max_answers), "minItems": 0}
-    return {"type": "object", "required": ["sufficient", "reasoning", "answers"], "properties": {
-        "sufficient": {"type": "boolean"}, "reasoning": {"type": "string", "maxLength": 600}, "answers": answers}}
-
-
-def answer_schema(max_answers: int) -> dict[str, Any]:
-    return {"type": "object", "required": ["reasoning", "answers"], "properties": {
-        "reasoning": {"type": "string", "maxLength": 600}, "answers": answers_schema(max_answers)}}
 
 
 # --------------------------------------------------------------------------- replies

@@ -464,7 +464,7 @@ def test_ablation_variants_compose(compose_cfg, variant, method, ipg, exploratio
     ("knowpath_temperature", "method.temperature_explore", "0.2,0.4,0.6,0.8,1.0"),
     ("knowpath_triples", "method.triples", "0,15,30,45"),
     ("knowpath_ablation", "+experiment", "knowpath_full,knowpath_wo_ipg,knowpath_wo_se,knowpath_io"),
-    ("knowpath_cost", "method", "io,cot,sc,lmp,knowpath,pog"),
+    ("knowpath_cost", "method", "io,cot,sc,lmp,knowpath,pog,structgpt"),
 ])
 def test_sweeps_name_the_papers_grids(monkeypatch, sweep, param, values):
     from hydra import compose, initialize_config_dir

@@ -3,11 +3,12 @@
 LMP's facts graph (paper Fig. 5) and KnowPath's directed subgraph (Figs. 6-8) are both layered
 graphs grown outward from a topic entity, so one data shape and one drawing serve every method:
 nodes carry their depth (hops from the topic entity) and a role, edges carry relation labels
-and always point in the KG's true direction.
+and always point in the KG's true direction. Boxes and arrows are laid out in
+:mod:`kgx.explain_plan`, relation labels placed in :mod:`kgx.explain_labels`, the page drawn
+with matplotlib in :mod:`kgx.explain_draw`.
 """
 from __future__ import annotations
 
-import textwrap
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -51,66 +52,28 @@ class Graph:
                    title=data.get("title", ""), text=data.get("text", ""), side=list(data.get("side", [])))
 
 
-def _label(text: str, width: int = 34, lines: int = 5) -> str:
-    wrapped = textwrap.wrap(text, width) or [""]
-    if len(wrapped) > lines:
-        wrapped = wrapped[:lines]
-        wrapped[-1] = wrapped[-1][: width - 3] + "..."
-    return "\n".join(wrapped)
-
-
 def layout(graph: Graph) -> dict[str, tuple[float, float]]:
-    """Columns by depth, each column centred, nodes in insertion order top to bottom."""
-    columns: dict[int, list[str]] = {}
-    for n in graph.nodes:
-        columns.setdefault(n.depth, []).append(n.id)
-    return {node_id: (depth * 4.0, ((len(ids) - 1) / 2 - i) * 1.6)
-            for depth, ids in columns.items() for i, node_id in enumerate(ids)}
+    """Centre of each drawn node's box, in inches from the graph area's lower left: columns by
+    depth, ordered to cut crossings, boxes sized to their text (so fonts are measured). A capped
+    column's "+N more" box appears as ``+more/<depth>``."""
+    from kgx.explain_draw import plan_of
+
+    return {node_id: ((s.box[0] + s.box[2]) / 2, (s.box[1] + s.box[3]) / 2)
+            for node_id, s in plan_of(graph).shapes.items()}
 
 
 def draw(graph: Graph, stem: Path) -> list[Path]:
-    """Write ``<stem>.png`` and ``<stem>.svg``; returns the paths written."""
-    import matplotlib
+    """Write ``<stem>.png`` and ``<stem>.svg``; returns the paths written. matplotlib is imported
+    here, not at module level, so methods that only build graphs never load it."""
+    from kgx.explain_draw import DPI, render
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    pos = layout(graph)
-    depths = max((n.depth for n in graph.nodes), default=0) + 1
-    tallest = max((sum(1 for n in graph.nodes if n.depth == d) for d in range(depths)), default=1)
-    width = 3.6 * depths + (3.5 if graph.side else 0)
-    fig, ax = plt.subplots(figsize=(max(6.0, width), max(3.0, 1.5 * tallest + 1)))
-    colours = plt.get_cmap("tab10")
-    for e in graph.edges:
-        if e.source not in pos or e.target not in pos:
-            continue
-        (x1, y1), (x2, y2) = pos[e.source], pos[e.target]
-        ax.annotate("", xy=(x2, y2), xytext=(x1, y1),
-                    arrowprops={"arrowstyle": "-|>", "color": "0.45", "shrinkA": 45, "shrinkB": 45})
-        ax.text((x1 + x2) / 2, (y1 + y2) / 2, _label(e.label, 28, 2), fontsize=6.5, ha="center",
-                va="center", color="0.2", bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none"})
-    for n in graph.nodes:
-        x, y = pos[n.id]
-        edge = {"topic": ("#d4a017", 2.5), "answer": ("#c0392b", 2.5)}.get(n.role, ("0.3", 0.8))
-        ax.text(x, y, _label(n.label), fontsize=7, ha="center", va="center",
-                bbox={"boxstyle": "round,pad=0.4", "fc": colours(n.depth % 10), "alpha": 0.35,
-                      "ec": edge[0], "lw": edge[1]})
-    if graph.side:
-        ax.text(4.0 * depths - 1.0, 0, _label(" ".join(graph.side), 40, 14), fontsize=7, va="center",
-                bbox={"boxstyle": "round,pad=0.5", "fc": "#f4f4f4", "ec": "0.6"})
-    xs = [p[0] for p in pos.values()] or [0.0]
-    ys = [p[1] for p in pos.values()] or [0.0]
-    ax.set_xlim(min(xs) - 2.2, max(xs) + (6.5 if graph.side else 2.2))
-    ax.set_ylim(min(ys) - 1.2, max(ys) + 1.2)
-    ax.set_title(_label(graph.title, 100, 2), fontsize=9)
-    ax.axis("off")
+    figure = render(graph).figure
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
     for suffix in (".png", ".svg"):
         path = stem.with_suffix(suffix)
-        fig.savefig(path, dpi=130, bbox_inches="tight")
+        figure.savefig(path, dpi=DPI)
         written.append(path)
-    plt.close(fig)
     return written
 
 

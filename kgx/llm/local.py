@@ -35,6 +35,7 @@ from litellm import CustomLLM, ModelResponse, Usage
 from litellm.llms.custom_llm import CustomLLMError
 
 from kgx.config import LocalModelConfig
+from kgx.llm import local_grammar
 from kgx.locks import waiting
 
 # Set before llama_cpp is first imported (in LocalLlama._load, and in the probe's child, which
@@ -291,11 +292,8 @@ class LocalLlama(CustomLLM):
             **{name: optional_params[name] for name in SAMPLING if name in optional_params},
         }
         response_format = optional_params.get("response_format")
-        if response_format and response_format.get("type") == "json_schema":  # llama.cpp's own form
-            request["response_format"] = {
-                "type": "json_object",
-                "schema": response_format["json_schema"]["schema"],
-            }
+        if response_format and response_format.get("type") == "json_schema":  # a grammar kgx builds
+            request["grammar"] = local_grammar.grammar(response_format["json_schema"]["schema"])
         elif response_format and response_format.get("type") == "json_object":
             request["response_format"] = response_format
         options = optional_params.get("local") or dataclasses.asdict(LocalModelConfig())

@@ -46,6 +46,14 @@ def test_schema_constrains_the_choice_and_usage_is_measured():
     assert event.latency_s > 0 and usage.cost == 0.0
 
 
+def test_choices_holding_quotes_and_backslashes_are_offered_intact():
+    """llama-cpp-python's own converter leaves backslashes unescaped: such a choice (a KG literal
+    keeps its quotes) gave an unparsable grammar and a segfault at the first decode."""
+    odd = ['"1961-01-21"', 'C:\\Temp', '"Weird Al" Yankovic']
+    value, usage, _ = ask(schema={"type": "object", "properties": {"value": {"enum": odd}}, "required": ["value"]})
+    assert value["value"] in odd and usage.parse_failures == 0
+
+
 def test_temperature_zero_is_deterministic_across_calls():
     first = ask()[2].response
     ask(schema=SCHEMA)  # something else in between must not leak into the next answer

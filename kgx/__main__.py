@@ -1,18 +1,19 @@
-"""``python -m kgx [overrides]``: one run, or a sweep with ``-m``."""
+"""``python -m kgx [overrides]``: one run, or a sweep with ``-m``; ``--help`` says what to choose from."""
 from __future__ import annotations
 
 import faulthandler
 import math
 import sys
+import textwrap
 from pathlib import Path
 from typing import Optional
 
 import hydra
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from kgx import sweep
-from kgx.config import ConfigError, register
-from kgx.spec import to_run_spec
+from kgx.config import CONF_DIR, ConfigError, register
+from kgx.spec import RunSpec, to_run_spec
 
 register()
 # A crash in native code (llama.cpp, a driver) prints the Python stack that led into it.
@@ -23,15 +24,18 @@ faulthandler.enable()
 def main(cfg: DictConfig) -> Optional[float]:
     from kgx.datasets import DataError
     from kgx.kg import KGError
+    from kgx.kg.build import SourceError
     from kgx.llm.client import LLMError
     from kgx.locks import Busy
     from kgx.run import execute
 
     job = sweep.current_job()
     try:
+        refuse_schemas()
         spec = to_run_spec(cfg)
+        warn_demo_path(spec)
         outcome = execute(spec, Path.cwd(), run_name=job.name, parent_id=job.parent_id)
-    except (ConfigError, DataError, KGError, LLMError, Busy, FileNotFoundError) as exc:
+    except (ConfigError, DataError, KGError, LLMError, Busy, FileNotFoundError, SourceError) as exc:
         if job.parent_id:
             return sweep.job_failed(cfg, job, exc)
         raise SystemExit(f"kgx: error: {exc}") from None
@@ -87,5 +91,73 @@ def failure_report(outcome) -> str:
             "command to compute the rest.")
 
 
+def refuse_schemas() -> None:
+    """``method=base_<name>`` would run a method's bare schema, without the settings of its
+    ``conf/method/<name>.yaml``: the ``base_`` entries exist only for those files to extend."""
+    from hydra.core.hydra_config import HydraConfig
+
+    choice = HydraConfig.get().runtime.choices.get("method") or ""
+    if choice.startswith("base_"):
+        raise ConfigError(f"method={choice}: {choice} is the schema that conf/method/{choice[5:]}.yaml extends, "
+                          f"not a method; use method={choice[5:]}")
+
+
+def warn_demo_path(spec: RunSpec) -> None:
+    """``dataset.path`` on the default dataset keeps everything else of the demo's config."""
+    if spec.dataset.name == "demo" and spec.dataset.path:
+        print(f"kgx: warning: dataset.path={spec.dataset.path} runs your file as the demo dataset: named 'demo', "
+              f"with the demo's dataset.limit={spec.dataset.limit} and KG; for your own questions use "
+              f"dataset=custom dataset.path={spec.dataset.path}", file=sys.stderr)
+
+
+def options(group: str) -> list[str]:
+    """A config group's options, the default first; for ``method``, every registered method."""
+    from kgx.methods import METHODS
+
+    found = {p.stem for p in (CONF_DIR / group).glob("*.yaml")} | (set(METHODS) if group == "method" else set())
+    defaults = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "config.yaml").defaults)
+    default = next((d[group] for d in defaults if isinstance(d, dict) and group in d), None)
+    return sorted(found, key=lambda name: (name != default, name))
+
+
+def usage() -> str:
+    """kgx's own ``--help``: what a run is made of, the commands beside it, and where results go."""
+    sweeps = Path.cwd() / "sweeps"
+    sweep_names = sorted(p.stem for p in sweeps.glob("*.yaml")) if sweeps.is_dir() else []
+    groups = [("method", "how questions are answered"), ("dataset", "which questions"),
+              ("llm", "the backbone model"), ("kg", "the knowledge graph")]
+
+    def row(name: str, what: str, values: list[str]) -> str:
+        return textwrap.fill(", ".join(values), width=100, initial_indent=f"  {name:<12}",
+                             subsequent_indent=" " * 14) + f"\n{'':14}({what})"
+
+    lines = ["usage: python -m kgx [GROUP=OPTION ...] [KEY=VALUE ...]      one run",
+             "       python -m kgx -m +sweeps=NAME [GROUP=A,B ...]         a sweep (Hydra multirun)",
+             "       python -m kgx --cfg job [...]                        print the composed run, run nothing",
+             "", "Config groups (conf/<group>/, the default first):"]
+    lines += [row(group, what, [f"{o} (default)" if i == 0 else o for i, o in enumerate(options(group))])
+              for group, what in groups]
+    lines += ["", "Added with +:", row("+experiment", "paper settings per method and dataset", options("experiment")),
+              row("+sweeps", "studies, with -m; from ./sweeps, so start sweeps in the repository root",
+                  sweep_names or ["(no ./sweeps here)"]),
+              "", "Settings: run.*, method.*, dataset.*, llm.*, kg.* (python -m kgx --cfg job lists them all).",
+              "Your own data: dataset=custom dataset.path=FILE, kg=custom kg.sources=[FILE.tsv] (README).",
+              "", "Commands:",
+              "  python -m kgx.report   tables, cost tables, plots and comparisons of logged runs",
+              "  python -m kgx.ui       the MLflow UI over ./mlruns",
+              "  python -m kgx.score    score a predictions file with the rules runs use",
+              "  python -m kgx.datasets which dataset configs this machine can run",
+              "  python -m kgx.kg       build (load), serve, bench or check a KG",
+              "", "Results:",
+              "  outputs/runs/<method>-<dataset>-<llm>-<hash>/   predictions.jsonl, traces/, config.json",
+              "  mlruns/                                         the MLflow store (run.tracking_uri)",
+              "  .kgx_cache/                                     LLM response cache and KG stores (run.cache_dir)",
+              "", "Hydra's own options: python -m kgx --hydra-help"]
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
+    if {"--help", "-h"} & set(sys.argv[1:]):
+        print(usage())
+        sys.exit(0)
     main()

@@ -47,6 +47,23 @@ def execution(default: Any = None, default_factory: Any = None) -> Any:
     return field(default=default, metadata={"result": False})
 
 
+def masked_url(url: str) -> str:
+    """``url`` with the user-info of ``scheme://user:password@host`` shown as ``user:***`` (a bare
+    ``token@host`` as ``***``) and any ``password=`` query value as ``***``: what messages, logs,
+    config.json and MLflow params show of a URL that may carry a secret."""
+    import re
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, host = netloc.rpartition("@")
+        user, colon, _ = userinfo.partition(":")
+        netloc = f"{user}:***@{host}" if colon else f"***@{host}"
+    query = re.sub(r"(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
 def identity(obj: Any) -> Any:
     """A schema instance as plain data without its execution fields: what a run's results depend on."""
     if is_dataclass(obj) and not isinstance(obj, type):
@@ -66,9 +83,15 @@ class RunConfig:
     tracking_uri: Optional[str] = execution()  # default: $MLFLOW_TRACKING_URI, else sqlite under ./mlruns
     experiment: str = execution("kgx")
     cache_dir: str = execution(".kgx_cache")  # LLM response cache and built KG stores, shared by all runs
+    # Where LLM responses are cached: empty = <cache_dir>/llm.sqlite (one machine); redis://[:password@]
+    # host:port/db (or rediss://) = a Redis server several machines share (pip install 'kgx[redis]').
+    cache_url: str = execution("")
     force: bool = execution(False)  # recompute questions that already have a prediction
     progress: bool = execution(True)
     explain: int = execution(3)  # questions per run whose explanation (text + PNG/SVG) is logged
+    # Questions whose transcript (an MLflow trace of its stages, LLM and KG calls) is logged:
+    # all, off, or N = the first N questions in dataset order (kgx.transcripts).
+    traces: str = execution("all")
     # Stop early when this many questions in a row fail the same way (an outage); 0 = never.
     max_consecutive_errors: int = execution(5)
 
@@ -79,6 +102,14 @@ class RunConfig:
             raise ConfigError(f"run.concurrency={self.concurrency}: must be at least 1")
         if self.explain < 0:
             raise ConfigError(f"run.explain={self.explain}: must be >= 0")
+        if self.cache_url and not self.cache_url.startswith(("redis://", "rediss://")):
+            raise ConfigError(f"run.cache_url={masked_url(self.cache_url)}: use redis://[:password@]host:port/db "
+                              f"(or rediss://), or leave it empty for the local sqlite file")
+        # YAML reads a bare off as false.
+        self.traces = "off" if str(self.traces).lower() in ("off", "false") else str(self.traces)
+        if self.traces not in ("all", "off") and not (self.traces.isascii() and self.traces.isdigit()):
+            raise ConfigError(f"run.traces={self.traces}: use all, off, or a number N (the first N questions "
+                              f"in dataset order)")
 
 
 @dataclass
@@ -99,6 +130,9 @@ class DatasetConfig:
     sample: Optional[int] = None  # then a random subset of this size, drawn with `seed`
     seed: int = 0
     limit: Optional[int] = None  # then the first N questions
+    # The conf/kg option holding this dataset's topic entities: what kgx.kg.coverage suggests when
+    # the run's KG lacks them. Says which KG to use, not which one is used: left out of the hash.
+    kg: Optional[str] = execution()
 
     def __post_init__(self) -> None:
         for name in ("sample", "limit"):
@@ -126,7 +160,11 @@ class KGConfig:
     name: str = "demo"
     backend: str = "embedded"  # embedded (pyoxigraph store in a directory) | endpoint (SPARQL URL)
     sources: list[str] = field(default_factory=list)  # files to load; [] = the bundled demo KG
-    format: str = "nt"  # nt | ttl | tsv | metaqa | pathquestion
+    format: str = "nt"  # nt | ttl | tsv | metaqa | pathquestion | custom (tab-separated, any relation names)
+    drop_inverse: Optional[str] = None  # relation suffix (e.g. "_inverse") of declared inverse triples, folded
+    # A run whose KG lacks topic entities of its questions stops before any question (kgx.kg.coverage);
+    # true runs it anyway, and those questions fall back to the model's own knowledge.
+    allow_missing_topics: bool = execution(False)
     store: Optional[str] = execution()  # store directory; default <run.cache_dir>/kg/<name>
     endpoint: Optional[str] = None  # SPARQL query URL for backend=endpoint; no ?query, no user:password@
     default_graph: Optional[str] = None  # graph IRI, sent as the default-graph-uri parameter of every query

@@ -3,7 +3,8 @@
 ``execute`` is the flow of the design notes: check everything that can fail on bad input, claim
 the run's folder (kgx.lifecycle), plan from what earlier invocations logged, pre-flight the
 backbones, answer in the question loop (kgx.loop) with every finished question one flushed line
-of ``predictions.jsonl``, then sum the records into the run's figures and log them to MLflow. A
+of ``predictions.jsonl``, then sum the records into the run's figures and log them to MLflow,
+with every question's transcript as an MLflow trace (kgx.transcripts) built after the loop. A
 question that ended in an error is not finished: the run is FAILED, and a rerun computes that
 question again.
 """
@@ -18,12 +19,12 @@ import traceback
 from pathlib import Path
 from typing import Any, Optional
 
-from kgx import datasets, methods, metrics
+from kgx import datasets, methods, metrics, transcripts
 from kgx.failures import Breaker, Failure, classify
-from kgx.kg import open_kg
+from kgx.kg import coverage, open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.lifecycle import Outcome, Plan, RunFolder, file_name, skipped
-from kgx.llm.cache import ResponseCache
+from kgx.llm.cache import open_cache
 from kgx.llm.client import LLMClient
 from kgx.llm.usage import Meter
 from kgx.loop import LoopResult, Progress, answer_all
@@ -64,16 +65,17 @@ def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
     """Run ``spec``; a config that already has a FINISHED MLflow run is not run again
     (``run.force`` overrides). ``parent_id`` makes the MLflow run a child of a sweep's run.
     One invocation per config at a time: a second one is refused (locks.Busy), naming the first."""
-    from kgx.tracking import PARENT_TAG, Tracker, flatten, git_commit
+    from kgx.tracking import PARENT_TAG, Tracker, git_commit, run_params
 
     # Everything that can fail on bad input fails here, before any question runs.
     methods.prepare(spec.method)
     wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
-    cache = ResponseCache(Path(spec.run.cache_dir) / "llm.sqlite") if wants_cache else None
+    cache = open_cache(spec.run) if wants_cache else None  # a shared server is pinged here
     client = LLMClient(spec.llm, spec.stages, cache, seed=spec.run.seed)
     client.check_keys()
     questions = datasets.load(spec.dataset)
     kg = open_kg(spec.kg, Path(spec.run.cache_dir))
+    questions = coverage.check(spec, questions, kg)  # topic names -> ids; stops on entities the KG lacks
     tracker = Tracker(spec.run, launch_dir)
     folder = RunFolder(spec)
     with folder.lock():
@@ -94,7 +96,7 @@ def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
             **({PARENT_TAG: parent_id} if parent_id else {}),
         }
         name = run_name or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"
-        with folder.mlflow_run(tracker, name, flatten(spec.resolved()), tags) as run_id:
+        with folder.mlflow_run(tracker, name, run_params(spec.resolved()), tags) as run_id:
             loop = answer_all(plan.todo, lambda q: answer_one(q, spec, client, kg, folder.path), spec.workers,
                               folder.log, Progress(len(questions), list(plan.done.values()), spec.run.progress),
                               Breaker(spec.run.max_consecutive_errors), folder.clock(plan))
@@ -103,6 +105,10 @@ def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
             tracker.log_outcome(outcome.status, outcome.failures, loop.tripped, outcome.not_started)
             _log_artifacts(tracker, folder.path, outcome.records)
             _log_explanations(tracker, folder.path, outcome.records, spec.run.explain)
+            transcripts.log(tracker, questions, outcome.records, folder.path, spec.run.traces, spec.run.progress)
+            from kgx.report import log_run_report  # polars and matplotlib: only once the questions are done
+
+            log_run_report(run_id, tracker.uri, folder.path, outcome.records)
             tracker.end(outcome.status)
     return outcome
 

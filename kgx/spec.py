@@ -21,6 +21,7 @@ from kgx.config import (
     MethodConfig,
     RunConfig,
     identity,
+    masked_url,
 )
 
 
@@ -70,6 +71,7 @@ class RunSpec:
                 out["llm_stages"] = {k: OmegaConf.to_container(OmegaConf.structured(v)) for k, v in value.items()}
             else:
                 out[f.name] = OmegaConf.to_container(OmegaConf.structured(value))
+        out["run"]["cache_url"] = masked_url(self.run.cache_url)  # a password in it is never logged
         return out
 
     def identity(self) -> dict[str, Any]:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -27,15 +30,16 @@ from omegaconf import DictConfig, OmegaConf
 from kgx.config import ConfigError, RunConfig
 from kgx.llm.ratelimit import JOBS_ENV
 from kgx.spec import to_run_spec
-from kgx.tracking import PARENT_TAG, Tracker
+from kgx.tracking import HEADLINE, PARENT_TAG, Tracker, shown
 
 SWEEP_GROUP = "sweeps"
+METRIC_CHARS = re.compile(r"[^/\w.\- :]")  # what MLflow refuses in a metric name
 SWEEP_FILE = "kgx_sweep.json"  # in the multirun directory: the parent run and the jobs in parallel
 
 
 @dataclass(frozen=True)
 class Job:
-    name: Optional[str]  # the job's overrides, e.g. "method=cot,run.seed=1"
+    name: Optional[str]  # what sets the job apart in its sweep, e.g. "method=cot seed=1"
     parent_id: Optional[str]
 
 
@@ -54,7 +58,32 @@ def current_job() -> Job:
     hydra = HydraConfig.get()
     sweep = json.loads(_sweep_file(hydra.sweep.dir).read_text())
     os.environ[JOBS_ENV] = str(sweep["parallel_jobs"])
-    return Job(hydra.job.override_dirname or hydra.job.name, sweep["parent_run_id"])
+    name = job_name(list(hydra.overrides.task), sweep.get("varying", []))
+    return Job(name or hydra.job.override_dirname or hydra.job.name, sweep["parent_run_id"])
+
+
+def short(key: str) -> str:
+    """An override key as a name shows it: ``run.seed`` is ``seed``, ``+sweeps`` is ``sweeps``."""
+    bare = key.lstrip("+~")
+    return bare[len("run."):] if bare.startswith("run.") else bare
+
+
+def swept_keys(jobs: list[list[str]]) -> list[str]:
+    """The override keys whose value differs between jobs, in the order they were given."""
+    values: dict[str, set[str]] = {}
+    for overrides in jobs:
+        for override in overrides:
+            key, _, value = override.partition("=")
+            values.setdefault(key, set()).add(value)
+    return [key for key, seen in values.items() if len(seen) > 1]
+
+
+def job_name(overrides: list[str], varying: list[str]) -> str:
+    """A child run is named by what varies, in the sweep's order (``method=cot seed=1``): the
+    fixed overrides are the same for every child, and put first they cut every name in the
+    runs table to the same text."""
+    given = dict(o.partition("=")[::2] for o in overrides)
+    return " ".join(f"{short(key)}={given[key]}" for key in varying if key in given)
 
 
 def _tracker(config: DictConfig) -> Tracker:
@@ -89,8 +118,69 @@ def validate_jobs(config: DictConfig) -> int:
     return len(jobs)
 
 
-def sweep_name(config: DictConfig) -> str:
-    return config.hydra.runtime.choices.get(SWEEP_GROUP) or "sweep"
+def sweep_name(config: DictConfig, varying: list[str]) -> str:
+    """A sweep file's name (``+sweeps=tiny``), else the keys an ad-hoc multirun sweeps (``method×dataset``)."""
+    return config.hydra.runtime.choices.get(SWEEP_GROUP) or "×".join(short(k) for k in varying) or "sweep"
+
+
+def configuration(child: Any, varying: list[str]) -> str:
+    """The configuration a child ran, without its replicate keys (``run.*``, e.g. the seed):
+    ``io``, ``io/cwq``, ``cot/temperature:0.5``. A group override is read back from the
+    group's ``name`` param, another key from its own param."""
+    parts = []
+    for key in varying:
+        bare = key.lstrip("+~")
+        if bare.startswith("run."):
+            continue
+        value = child.data.params.get(bare if "." in bare else f"{bare}.name", "-")
+        parts.append(f"{short(key)}:{value}" if "." in bare else value)
+    return "/".join(parts) or "all"
+
+
+def aggregate(children: list[Any], varying: list[str]) -> dict[str, dict[str, float]]:
+    """The mean of every headline figure per configuration, over its replicates."""
+    groups: dict[str, list[Any]] = {}
+    for child in children:
+        groups.setdefault(configuration(child, varying), []).append(child)
+    table = {}
+    for label, runs in sorted(groups.items()):
+        row = {"runs": float(len(runs))}
+        for metric in HEADLINE:
+            values = [v for r in runs if not math.isnan(v := r.data.metrics.get(metric, math.nan))]
+            row[metric] = sum(values) / len(values) if values else math.nan
+        table[label] = row
+    return table
+
+
+def render(table: dict[str, dict[str, float]]) -> str:
+    """The aggregated table in markdown, figures rounded as kgx prints them."""
+    head = ["configuration", "runs", *HEADLINE]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for label, row in table.items():
+        lines.append("| " + " | ".join([label, f"{row['runs']:.0f}", *(shown(m, row[m]) for m in HEADLINE)]) + " |")
+    return "\n".join(lines)
+
+
+def log_table(tracker: Tracker, parent_id: str, children: list[Any], varying: list[str]) -> str:
+    """Give the parent run the sweep's table: ``<configuration>.<metric>`` for every cell, the
+    best configuration's figures (by hits@1) under the plain names so the parent's row in the
+    runs table is filled, its name in tag ``best``, and the rounded table as its description."""
+    from mlflow.entities import Metric
+
+    table = aggregate(children, varying)
+    if not table:
+        return ""
+    best = max(table, key=lambda label: -math.inf if math.isnan(table[label]["hits1"]) else table[label]["hits1"])
+    cells = {f"{METRIC_CHARS.sub('_', label)}.{m}": v for label, row in table.items() for m, v in row.items()}
+    cells.update({m: table[best][m] for m in HEADLINE})
+    now = int(time.time() * 1000)
+    metrics = [Metric(k, v, now, 0) for k, v in cells.items() if not math.isnan(v)]
+    for i in range(0, len(metrics), 500):
+        tracker.client.log_batch(parent_id, metrics=metrics[i:i + 500])
+    text = render(table)
+    tracker.client.set_tag(parent_id, "best", best)
+    tracker.client.set_tag(parent_id, "mlflow.note.content", f"Best: {best}\n\n{text}")
+    return text
 
 
 class SweepTracking(Callback):
@@ -98,6 +188,8 @@ class SweepTracking(Callback):
 
     def __init__(self) -> None:
         self.parent_id: Optional[str] = None
+        self.varying: list[str] = []
+        self.name = "sweep"
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         try:
@@ -107,8 +199,9 @@ class SweepTracking(Callback):
 
     def _start(self, config: DictConfig) -> None:
         jobs = validate_jobs(config)
+        self.varying = swept_keys(job_overrides(config))
         tracker = _tracker(config)
-        name = sweep_name(config)
+        name = self.name = sweep_name(config, self.varying)
         overrides = list(config.hydra.overrides.task)
         key = hashlib.sha256(json.dumps([name, sorted(overrides)]).encode()).hexdigest()[:12]
         earlier = tracker.client.search_runs([tracker.experiment_id], f"tags.sweep_key = '{key}'", max_results=1)
@@ -127,7 +220,8 @@ class SweepTracking(Callback):
         parallel = max(1, int(config.hydra.launcher.get("n_jobs") or 1))
         path = _sweep_file(config.hydra.sweep.dir)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"parent_run_id": self.parent_id, "parallel_jobs": parallel}))
+        path.write_text(json.dumps({"parent_run_id": self.parent_id, "parallel_jobs": parallel,
+                                    "varying": self.varying}))
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from kgx.report import (  # plotting libraries: only when a sweep ends
@@ -150,9 +244,12 @@ class SweepTracking(Callback):
         except ReportError as exc:  # no finished child: nothing to tabulate
             summary = []
             tracker.client.set_tag(self.parent_id, "report", str(exc)[:5000])
+        table = log_table(tracker, self.parent_id, done, self.varying)
         tracker.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
-        print(f"sweep {sweep_name(config)}: {len(done)} finished, {len(failed)} failed; "
+        print(f"sweep {self.name}: {len(done)} finished, {len(failed)} failed; "
               f"mlflow parent run {self.parent_id} with {len(summary)} report artifacts")
+        if table:
+            print(table)
         if failed:  # SystemExit, not an exception: Hydra turns callback exceptions into warnings
             raise SystemExit(f"kgx: error: {len(failed)} sweep jobs failed (tag failed_jobs of the parent run); "
                              f"rerun the same command to run only them again")

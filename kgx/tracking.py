@@ -7,6 +7,7 @@ only the names of the environment variables that carry keys.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import math
 import os
@@ -22,6 +23,22 @@ from kgx.locks import waiting
 MLRUNS = "mlruns"
 PARENT_TAG = "mlflow.parentRunId"
 
+# The figures a comparison starts from: the columns the dashboard shows (kgx.ui) and the
+# figures a sweep's parent run carries for its best configuration (kgx.sweep).
+HEADLINE = ("hits1", "hits1_tog", "f1", "answer_recall", "errors", "llm_calls_per_q", "total_tokens_per_q",
+            "cost_usd")
+PERCENT = {"hits1", "hits1_tog", "hit_any", "f1", "em", "answer_recall", "partial_match", "complete_match",
+           "fallback_rate"}
+KEY_PARAMS = ("method.name", "dataset.name", "llm.name", "run.seed")
+# MLflow 3's runs table loads a saved view from the experiment tag ``mlflow.sharedViewState.<key>``
+# when its URL carries ``viewStateShareKey=<key>`` (and no search facets of its own).
+VIEW_KEY = "kgx"
+VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
+# Without a kind MLflow 3 infers "GenAI" from the traces and opens on an empty overview.
+KIND_TAG = "mlflow.experimentKind"
+# The runs table expands the parent of a run of this type, so a sweep's children are visible at once.
+RUN_TYPE = {"mlflow.runType": "evaluation"}
+
 
 def tracking_uri(run: RunConfig, launch_dir: Path) -> str:
     if run.tracking_uri:
@@ -32,14 +49,50 @@ def tracking_uri(run: RunConfig, launch_dir: Path) -> str:
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """Dotted keys; an unset field (None, an empty list or mapping) says nothing and is left out,
+    so a run's params are the settings it has rather than dozens of ``None``."""
     out: dict[str, str] = {}
     for key, value in data.items():
         name = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
+        if isinstance(value, dict):
             out.update(flatten(value, name + "."))
-        else:
+        elif value is not None and value != []:
             out[name] = str(value)
     return out
+
+
+def run_params(resolved: dict[str, Any]) -> dict[str, str]:
+    """The params of a run: its flattened config without the settings of backends it does not
+    use (``llm.local`` is read by the in-process backbone only)."""
+    from kgx.llm.providers import LOCAL
+
+    params = flatten(resolved)
+    backbones = ["llm.", *(f"llm_stages.{k}." for k in resolved.get("llm_stages") or {})]
+    unused = [b + "local." for b in backbones if not params.get(b + "model", "").startswith(f"{LOCAL}/")]
+    return {k: v for k, v in params.items() if not k.startswith(tuple(unused))}
+
+
+def shown(name: str, value: float) -> str:
+    """A figure as kgx prints it: one decimal for a percentage, three significant digits else."""
+    if math.isnan(value):
+        return "n/a"
+    return f"{value:.1f}" if name in PERCENT else f"{value:.3g}"
+
+
+def dashboard_view() -> dict[str, Any]:
+    """The runs-table view kgx.ui opens on: run name, key params and the headline figures."""
+    return {"selectedColumns": [f"params.`{k}`" for k in KEY_PARAMS] + [f"metrics.`{m}`" for m in HEADLINE],
+            "orderByKey": "attributes.start_time", "orderByAsc": False}
+
+
+def present(client: Any, experiment_id: str) -> None:
+    """Make MLflow's UI open the experiment on the runs table with the saved kgx view."""
+    client.set_experiment_tag(experiment_id, KIND_TAG, "custom_model_development")
+    client.set_experiment_tag(experiment_id, VIEW_TAG, json.dumps(dashboard_view()))
+
+
+def runs_url(base: str, experiment_id: str) -> str:
+    return f"{base}/#/experiments/{experiment_id}/runs?workflowType=machine_learning&viewStateShareKey={VIEW_KEY}"
 
 
 def git_commit(where: Path) -> str:
@@ -74,9 +127,11 @@ class Tracker:
         default = tracking_uri(RunConfig(), launch_dir)
         artifacts = (launch_dir / MLRUNS / "artifacts").resolve().as_uri() if self.uri == default else None
         try:
-            return self.client.create_experiment(name, artifact_location=artifacts)
+            created = self.client.create_experiment(name, artifact_location=artifacts)
         except Exception:  # another process created it first
             return self.client.get_experiment_by_name(name).experiment_id
+        present(self.client, created)
+        return created
 
     def start(self, name: str, params: dict[str, str], tags: dict[str, str],
               resume_id: Optional[str]) -> str:
@@ -95,7 +150,7 @@ class Tracker:
             items = [Param(k, v[:6000]) for k, v in params.items()]
             for i in range(0, len(items), 100):
                 self.client.log_batch(self.run_id, params=items[i:i + 100])
-        self.client.log_batch(self.run_id, tags=[RunTag(k, v) for k, v in tags.items()])
+        self.client.log_batch(self.run_id, tags=[RunTag(k, v) for k, v in {**RUN_TYPE, **tags}.items()])
         return self.run_id
 
     def finished_run(self, config_hash: str) -> Optional[Any]:
@@ -116,7 +171,8 @@ class Tracker:
         from mlflow.entities import RunTag
 
         run_id = self.client.create_run(self.experiment_id, run_name=name).info.run_id
-        self.client.log_batch(run_id, tags=[RunTag(k, v) for k, v in {**tags, "error": error[:5000]}.items()])
+        tags = {**RUN_TYPE, **tags, "error": error[:5000]}
+        self.client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
         self.client.set_terminated(run_id, status="FAILED")
         return run_id
 

@@ -1,4 +1,9 @@
-"""``python -m kgx.ui``: the MLflow UI over kgx's store, on loopback.
+"""``python -m kgx.ui``: the MLflow UI over kgx's store, on loopback, opened on the comparison.
+
+MLflow 3 opens an experiment with traces in its GenAI mode (an empty overview) and shows no
+metric column in its runs table until one is picked. So the experiment is marked as a classic
+one and given a saved runs-table view with the headline figures (kgx.tracking.present), and the
+URL printed (and opened with ``--open``) is the runs table in that view.
 
 MLflow's server imports litellm when it is installed; without a local price map that import
 waits on the network forever, so the environment it needs is set here, not left to the user.
@@ -7,11 +12,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import subprocess
 import sys
+import time
+import urllib.request
+import webbrowser
 from pathlib import Path
+from typing import Optional
 
 from kgx.config import RunConfig
-from kgx.tracking import tracking_uri
+from kgx.tracking import present, runs_url, tracking_uri
 
 
 def command(port: int, uri: str) -> list[str]:
@@ -19,16 +30,60 @@ def command(port: int, uri: str) -> list[str]:
             "--host", "127.0.0.1", "--port", str(port)]
 
 
-def main(argv: list[str] | None = None) -> None:
+def dashboard(uri: str, experiment: str, base: str) -> str:
+    """The runs table of ``experiment`` in the kgx view; the bare UI when the store or the
+    experiment does not exist yet (nothing is created here)."""
+    if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///"):]).exists():
+        return base
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
+        return base
+    present(client, found.experiment_id)  # stores made before the view existed get it too
+    return runs_url(base, found.experiment_id)
+
+
+def wait_up(base: str, server: subprocess.Popen, timeout_s: float = 120.0) -> bool:
+    deadline = time.time() + timeout_s
+    while time.time() < deadline and server.poll() is None:
+        try:
+            with urllib.request.urlopen(f"{base}/health", timeout=2) as reply:
+                if reply.read() == b"OK":
+                    return True
+        except OSError:
+            time.sleep(0.5)
+    return False
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # a terminated kgx.ui stops its server rather than orphaning it
+
+
+def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m kgx.ui", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=5000)
     parser.add_argument("--tracking-uri", default=None,
                         help="default: $MLFLOW_TRACKING_URI, else ./mlruns/mlflow.db")
+    parser.add_argument("--experiment", default=RunConfig().experiment)
+    parser.add_argument("--open", action="store_true", help="open the dashboard in a browser")
     args = parser.parse_args(argv)
     uri = args.tracking_uri or tracking_uri(RunConfig(), Path.cwd())
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    print(f"MLflow UI for {uri} on http://127.0.0.1:{args.port}", flush=True)
-    os.execv(sys.executable, command(args.port, uri))
+    base = f"http://127.0.0.1:{args.port}"
+    url = dashboard(uri, args.experiment, base)
+    print(f"MLflow UI for {uri} on {base}\ndashboard: {url}", flush=True)
+    signal.signal(signal.SIGTERM, _interrupt)
+    server = subprocess.Popen(command(args.port, uri))
+    try:
+        if args.open and wait_up(base, server):
+            webbrowser.open(url)
+        raise SystemExit(server.wait())
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second signal must not cut the shutdown short
+        server.terminate()
+        server.wait(timeout=30)
 
 
 if __name__ == "__main__":

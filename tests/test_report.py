@@ -94,11 +94,12 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     return Store(tmp, uri, runs, _sweep_parent(uri, [runs[k].run_id for k in ("io0", "io1", "cot0", "cot1")]))
 
 
-def _sweep_parent(uri: str, children: list[str]) -> str:
-    """A parent run as a sweep makes one: tag kgx.sweep, children tagged mlflow.parentRunId."""
+def _sweep_parent(uri: str, children: list[str], name: str = "test") -> str:
+    """A parent run as kgx.sweep makes one: named after the sweep and tagged ``sweep`` with its
+    name, its children tagged mlflow.parentRunId."""
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("kgx").experiment_id
-    parent = client.create_run(experiment, tags={"kgx.sweep": "test"}).info.run_id
+    parent = client.create_run(experiment, run_name=name, tags={"sweep": name}).info.run_id
     for child in children:
         client.set_tag(child, "mlflow.parentRunId", parent)
     client.set_terminated(parent)
@@ -140,8 +141,9 @@ def test_a_combination_without_runs_is_missing_not_zero(store):
 
 
 def test_a_cell_that_would_mix_configurations_is_refused(store):
-    with pytest.raises(ReportError, match=r"differ in \['dataset.name'\].*--rows method,dataset.name"):
+    with pytest.raises(ReportError, match=r"differ in \['dataset.name'\].*rows=\['method', 'dataset.name'\]") as raised:
         metric_table(load_runs(uri=store.uri), ["method"], ["llm"], "hits1")
+    assert raised.value.wording(cli=True).endswith("(e.g. --rows method,dataset.name) or report one sweep with --parent")
 
 
 def test_formats(store):
@@ -199,7 +201,7 @@ def test_plots_are_png_files(store, tmp_path):
 def test_log_summary_puts_tables_and_plots_on_the_parent_run(store):
     logged = log_summary(store.parent, store.uri)
     assert logged == ["report/table.md", "report/table.csv", "report/cost.md", "report/cost.csv",
-                      "report/hits1_vs_total_tokens_per_q.png"]
+                      "report/hits1_vs_total_tokens_per_q.png", "report/index.html"]
     client = MlflowClient(store.uri)
     assert {a.path for a in client.list_artifacts(store.parent, "report")} == set(logged)
     table = Path(client.download_artifacts(store.parent, "report/table.md"))
@@ -213,7 +215,7 @@ def test_a_summary_lays_out_the_keys_its_runs_vary(store, tmp_path):
                       how="diagonal")
     files = write_summary(frame, tmp_path)
     assert [f.name for f in files] == ["table.md", "table.csv", "cost.md", "cost.csv",
-                                       "hits1_vs_total_tokens_per_q.png", "hits1_vs_dataset.limit.png"]
+                                       "hits1_vs_total_tokens_per_q.png", "hits1_vs_dataset.limit.png", "index.html"]
     assert (tmp_path / "table.md").read_text().splitlines()[2] == "| method | dataset.limit | llm.cache | demo |"
     assert (tmp_path / "hits1_vs_dataset.limit.png").read_bytes()[:8] == PNG
 
@@ -269,7 +271,9 @@ def test_cli_table_compare_and_plot(store, capsys, tmp_path, monkeypatch):
     long = pl.read_csv(tmp_path / "t.csv")
     assert long.height == 2 * 2 * 2 and long["n"].to_list().count(0) == 3  # only cot seed 0 ran on demo_b
     main(["compare", store.runs["cot0"].run_id, store.runs["cot1"].run_id, "--show", "1"])
-    out = capsys.readouterr().out
+    out = capsys.readouterr().out.split("\n", 1)[1]  # after the path of the csv
+    assert out.startswith(f"A = cot (run.seed=0), run {store.runs['cot0'].run_id}\n"
+                          f"B = cot (run.seed=1), run {store.runs['cot1'].run_id}\n")
     both, a_only, b_only, neither, disagree = hand_counts(store, "cot0", "cot1")
     assert f"both right {both} | A only {a_only} | B only {b_only} | both wrong {neither}" in out
     assert f"  {disagree[0]}  " in out and f"  {disagree[-1]}  " not in out[out.index(disagree[0]) + 1:]

@@ -36,7 +36,18 @@ def test_parallel_sweep_has_one_parent_and_reruns_nothing(tmp_path):
     assert parent.info.status == "FINISHED" and parent.data.tags["children_finished"] == "4"
     assert {(r.data.params["method.name"], r.data.params["run.seed"]) for r in children} == \
            {("io", "0"), ("io", "1"), ("cot", "0"), ("cot", "1")}
-    assert {r.info.run_name for r in children} >= {"+sweeps=tiny,llm=scripted,method=io,run.progress=False,run.seed=0"}
+    # Named by what varies, in the sweep's order: the fixed overrides would make every name alike.
+    assert {r.info.run_name for r in children} == {"method=io seed=0", "method=io seed=1", "method=cot seed=0",
+                                                   "method=cot seed=1"}
+    # The parent carries the sweep's table: a mean per configuration, the best one's figures plainly.
+    for method in ("io", "cot"):
+        replicates = [r.data.metrics["hits1"] for r in children if r.data.params["method.name"] == method]
+        assert parent.data.metrics[f"{method}.hits1"] == pytest.approx(sum(replicates) / 2)
+        assert parent.data.metrics[f"{method}.runs"] == 2
+    best = parent.data.tags["best"]
+    assert parent.data.metrics["hits1"] == parent.data.metrics[f"{best}.hits1"]
+    assert "| configuration | runs | hits1 |" in parent.data.tags["mlflow.note.content"]
+    assert "| configuration | runs | hits1 |" in done.stdout
 
     again = sweep(tmp_path, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
     assert again.returncode == 0, again.stderr
@@ -122,7 +133,24 @@ def test_an_ad_hoc_grid_without_a_sweep_file_gets_its_parent(tmp_path):
                            "run.progress=false"], cwd=tmp_path, capture_output=True, text=True, env=kgx_env(),
                           timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "sweep sweep: 2 finished, 0 failed" in done.stdout
+    assert "sweep method: 2 finished, 0 failed" in done.stdout  # named by the key it sweeps
+    parent = next(r for r in runs(tmp_path) if r.data.tags.get("sweep"))
+    assert parent.info.run_name == "method" and parent.data.tags["sweep"] == "method"
+
+
+def test_job_names_and_sweep_names_say_what_varies():
+    from omegaconf import OmegaConf
+
+    from kgx.sweep import job_name, sweep_name, swept_keys
+
+    jobs = [["+sweeps=grid", f"method={m}", "dataset=cwq", f"run.seed={s}"] for m in ("lmp", "io") for s in (0, 1)]
+    varying = swept_keys(jobs)
+    assert varying == ["method", "run.seed"]
+    assert job_name(jobs[1], varying) == "method=lmp seed=1"
+    config = OmegaConf.create({"hydra": {"runtime": {"choices": {}}}})
+    assert sweep_name(config, ["method", "dataset"]) == "method×dataset"
+    config.hydra.runtime.choices["sweeps"] = "grid"
+    assert sweep_name(config, varying) == "grid"
 
 
 def test_ray_launcher_when_installed(tmp_path):

@@ -5,9 +5,9 @@ import json
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 
+from kgx.ui import wait_up
 from tests.helpers import kgx_env
 
 
@@ -28,16 +28,7 @@ def test_ui_serves_the_runs_of_the_launch_directory(tmp_path):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(f"{base}/health", timeout=2) as r:
-                    if r.read() == b"OK":
-                        break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            raise AssertionError("MLflow UI did not come up within 120 s")
+        assert wait_up(base, proc), "MLflow UI did not come up within 120 s"
         req = urllib.request.Request(f"{base}/api/2.0/mlflow/experiments/get-by-name?experiment_name=kgx")
         with urllib.request.urlopen(req, timeout=10) as r:
             experiment = json.load(r)["experiment"]
@@ -49,6 +40,13 @@ def test_ui_serves_the_runs_of_the_launch_directory(tmp_path):
         assert len(runs) == 1
         metrics = {m["key"]: m["value"] for m in runs[0]["data"]["metrics"]}
         assert metrics["n_questions"] == 2
+        params = {p["key"]: p["value"] for p in runs[0]["data"]["params"]}
+        assert "None" not in params.values() and not any(k.startswith("llm.local.") for k in params)
+        assert params["llm.name"] == "scripted" and params["dataset.limit"] == "2"
+        tags = {t["key"]: t["value"] for t in experiment["tags"]}
+        assert tags["mlflow.experimentKind"] == "custom_model_development"  # the runs table, not GenAI mode
+        view = json.loads(tags["mlflow.sharedViewState.kgx"])
+        assert {"metrics.`hits1`", "metrics.`cost_usd`", "params.`method.name`"} <= set(view["selectedColumns"])
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -19,6 +19,8 @@ def status(name: str) -> tuple[str, str, str]:
         cfg = dataset_config(name, whole=True)
     except ConfigError as exc:
         return "?", "bad config", str(exc)
+    if not cfg.path and cfg.loader != "jsonl":  # a config for a file of one's own (dataset=custom)
+        return cfg.loader, "-", cfg.source
     try:
         return cfg.loader, f"{len(load(cfg)):,}", str(dataset_file(cfg))
     except MissingFile as exc:

@@ -11,7 +11,8 @@ from omegaconf import OmegaConf
 
 from kgx.config import CONF_DIR, ConfigError, DatasetConfig
 from kgx.datasets import freebase_qa
-from kgx.datasets.files import DataError, locate
+from kgx.datasets.files import DataError, locate, text_lines
+from kgx.datasets.irn import irn
 from kgx.datasets.jsonl import read_jsonl
 from kgx.datasets.metaqa import metaqa
 from kgx.datasets.pathquestion import pathquestion
@@ -21,8 +22,24 @@ BUNDLED = Path(__file__).resolve().parent / "demo" / "questions.jsonl"
 
 Reader = Callable[[Path, DatasetConfig], list[Question]]
 
+
+def read_auto(path: Path, cfg: DatasetConfig) -> list[Question]:
+    """``dataset=custom``: kgx's JSON lines when the first line is an object, else IRN's
+    tab-separated lines (PathQuestion, WC2014), so one's own file needs no loader setting."""
+    for lineno, line in text_lines(path):
+        if line.lstrip().startswith("{"):
+            return read_jsonl(path, cfg)
+        if "\t" in line:
+            return irn(path, cfg)
+        raise DataError(f"{path}:{lineno}: neither a JSON object (kgx's format) nor tab-separated fields "
+                        f"(IRN's question<TAB>answer<TAB>path); set dataset.loader to one of {sorted(LOADERS)}")
+    return []
+
+
 LOADERS: dict[str, Reader] = {
+    "auto": read_auto,
     "jsonl": read_jsonl,
+    "irn": irn,
     "cwq": freebase_qa.cwq,
     "webqsp": freebase_qa.webqsp,
     "webqsp_parses": freebase_qa.webqsp_parses,
@@ -57,8 +74,13 @@ def load(cfg: DatasetConfig) -> list[Question]:
 
 
 def dataset_file(cfg: DatasetConfig) -> Path:
-    """The question file: ``cfg.path`` resolved, or the bundled demo questions."""
-    return locate(cfg, cfg.path) if cfg.path else BUNDLED
+    """The question file: ``cfg.path`` resolved, or the bundled demo questions, which only kgx's
+    own format can stand in for: any other loader without a path is told to name its file."""
+    if cfg.path:
+        return locate(cfg, cfg.path)
+    if cfg.loader != "jsonl":
+        raise DataError(f"dataset '{cfg.name}': no question file; set dataset.path=FILE ({cfg.source})")
+    return BUNDLED
 
 
 def select(questions: list[Question], cfg: DatasetConfig) -> list[Question]:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from kgx.config import KGConfig
 from kgx.kg.build import build_store
+from kgx.kg.custom import store_dir
 from kgx.kg.embedded import EmbeddedKG
 from kgx.kg.endpoint import EndpointKG, connect
 from kgx.kg.freebase import KG, NS, KGError
@@ -22,8 +23,8 @@ def open_kg(cfg: KGConfig, cache_dir: Path) -> SparqlKG:
     if cfg.backend == "endpoint":
         return connect(cfg, **options)
     sources = [resolve(s) for s in cfg.sources] if cfg.sources else [BUNDLED_KG]
-    store = Path(cfg.store) if cfg.store else cache_dir / "kg" / cfg.name
-    return EmbeddedKG(build_store(sources, cfg.format, store), **options)
+    store = store_dir(cfg, sources, cache_dir)
+    return EmbeddedKG(build_store(sources, cfg.format, store, drop_inverse=cfg.drop_inverse), **options)
 
 
 __all__ = ["KG", "NS", "EmbeddedKG", "EndpointKG", "KGError", "SparqlKG", "build_store", "open_kg"]

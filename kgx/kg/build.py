@@ -6,7 +6,10 @@ query runs unchanged on them: each distinct name is one node ``ns:<name_id(name)
 ``type.object.name "name"@en``; a name that is already a Freebase mid (``m.05kh7j4``) is that
 node itself and stays unnamed, like a CVT node in Freebase; relations become dotted ids.
 Names are kept exactly as written (PathQuestion's ``united_kingdom`` too), because the
-datasets' questions and answers spell them that way.
+datasets' questions and answers spell them that way. The ``custom`` format takes a KB of one's
+own (head<TAB>relation<TAB>tail) with whatever relation names it uses; a KB that writes every
+edge twice (``r`` and ``r_inverse``) can fold the inverse lines back with ``drop_inverse``,
+because every method already walks each edge both ways.
 
 A build is all or nothing: a malformed line fails it with ``file:line`` before anything is
 loaded (or, with ``skip_bad``, is dropped and counted), and the store is loaded in a temp
@@ -30,12 +33,14 @@ import pyoxigraph as ox
 from kgx.kg.freebase import NAME, NS
 
 RDF_FORMATS = {"nt": ox.RdfFormat.N_TRIPLES, "ttl": ox.RdfFormat.TURTLE}
-NAME_LEVEL_FORMATS = ("tsv", "metaqa", "pathquestion")
+NAME_LEVEL_FORMATS = ("tsv", "metaqa", "pathquestion", "custom")
 FORMATS = (*RDF_FORMATS, *NAME_LEVEL_FORMATS)
 MANIFEST = "kgx-build.json"
 # Part of every fingerprint: changing how sources become triples (ids, relation tables) must
 # bump it, so that stores built by an older kgx are rebuilt rather than silently reused.
 CONVERSION = "kgx-build/1"
+# What a custom relation name may keep as written: letters, digits, "_" and inner dots (an id).
+_CUSTOM_KEEP = re.compile(r"[^A-Za-z0-9_.]+")
 
 # MetaQA (WikiMovies) relations as Freebase-style ids. directed_by, written_by, starring,
 # genre and language are the real Freebase film.film properties (starring is a CVT there,
@@ -77,7 +82,7 @@ _MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
 # At least one dot: a bare word is a relation from some other scheme (PQ's "parents"), loaded
 # with the wrong --format.
 _RELATION = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+$")
-_SEPARATORS = {"tsv": "\t", "metaqa": "|", "pathquestion": "\t"}
+_SEPARATORS = {"tsv": "\t", "metaqa": "|", "pathquestion": "\t", "custom": "\t"}
 
 
 class SourceError(ValueError):
@@ -111,6 +116,8 @@ def relation_id(fmt: str, relation: str) -> str:
     Datasets whose gold paths name relations (PathQuestion) map them with this too. A relation
     the format does not know raises ValueError.
     """
+    if fmt == "custom":
+        return custom_relation_id(relation)
     if fmt == "metaqa":
         if relation not in METAQA_RELATIONS:
             raise _BadLine(f"unknown MetaQA relation {relation!r} (known: {', '.join(METAQA_RELATIONS)})")
@@ -122,10 +129,22 @@ def relation_id(fmt: str, relation: str) -> str:
             relation = PATHQUESTION_RELATIONS[relation]
         else:
             raise _BadLine(f"unknown PathQuestion relation {relation!r}: neither __domain__type__property "
-                           f"nor one of {', '.join(PATHQUESTION_RELATIONS)}")
+                           f"nor one of {', '.join(PATHQUESTION_RELATIONS)}; a KB of your own with other "
+                           f"relation names loads as kg=custom (format custom)")
     if not _RELATION.match(relation):
-        raise _BadLine(f"relation {relation!r} is not a dotted Freebase id (domain.type.property)")
+        raise _BadLine(f"relation {relation!r} is not a dotted Freebase id (domain.type.property); a KB with "
+                       f"other relation names loads as kg=custom (format custom)")
     return relation
+
+
+def custom_relation_id(relation: str) -> str:
+    """A custom KB's relation as an id queries accept: kept as written when it is one
+    (``plays_in_club``), else each run of other characters becomes ``_`` (``plays in`` ->
+    ``plays_in``); a build that meets two relations with one id fails (``_NameLevel``)."""
+    cleaned = ".".join(part for part in _CUSTOM_KEEP.sub("_", relation.strip()).split(".") if part)
+    if not cleaned.strip("_."):
+        raise _BadLine(f"relation {relation!r} has no letter or digit to name it by")
+    return cleaned
 
 
 def _literal(text: str) -> str:
@@ -140,12 +159,15 @@ class _NameLevel:
     once and notice two names that hash to one id.
     """
 
-    def __init__(self, fmt: str, out: BinaryIO):
+    def __init__(self, fmt: str, out: BinaryIO, drop_inverse: str | None = None):
         self.fmt = fmt
         self.separator = _SEPARATORS[fmt]
         self.out = out
+        self.drop_inverse = drop_inverse
+        self.folded = 0  # inverse lines written as their forward edge (the store keeps one copy)
         self.ids: dict[str, str] = {}
         self.owners: dict[str, str] = {}
+        self.relations: dict[str, str] = {}  # custom: relation id -> the source's name for it
 
     def _node(self, name: str) -> str:
         node = self.ids.get(name)
@@ -174,7 +196,17 @@ class _NameLevel:
             shown = "<TAB>" if self.separator == "\t" else self.separator
             raise _BadLine(f"expected head{shown}relation{shown}tail, got {text[:120]!r}")
         head, relation, tail = parts
-        relation_iri = f"<{NS}{relation_id(self.fmt, relation)}>"
+        if self.drop_inverse and relation.endswith(self.drop_inverse) and relation != self.drop_inverse:
+            # ``t r_inverse h`` states ``h r t``: written as that, it merges with the forward line.
+            head, relation, tail = tail, relation[: -len(self.drop_inverse)], head
+            self.folded += 1
+        fb_relation = relation_id(self.fmt, relation)
+        # PathQuestion's two spellings of one property meet on purpose; a custom KB's must not.
+        owner = self.relations.setdefault(fb_relation, relation) if self.fmt == "custom" else relation
+        if owner != relation:
+            raise SourceError(f"relations {owner!r} and {relation!r} both become the id {fb_relation}; "
+                              f"rename one of them in the source")
+        relation_iri = f"<{NS}{fb_relation}>"
         triple = f"{self._node(head)} {relation_iri} {self._node(tail)} .\n"
         self.out.write(triple.encode("utf-8"))
 
@@ -202,12 +234,15 @@ class Build:
     seconds: float  # of the build that made the store (an earlier one when reused)
     reused: bool  # an up-to-date store was already there
     first_skipped: str = ""  # "file:line: reason" of the first dropped line
+    folded: int = 0  # inverse lines written as their forward edge (drop_inverse)
 
 
-def fingerprint(sources: list[Path], fmt: str, skip_bad: bool) -> str:
+def fingerprint(sources: list[Path], fmt: str, skip_bad: bool, drop_inverse: str | None = None) -> str:
     """What a store depends on: the sources' bytes in order, the format, the conversion
-    version and skip_bad (a store missing bad lines must not stand in for a strict build)."""
-    h = hashlib.sha256(f"{CONVERSION}\0{fmt}\0{int(skip_bad)}\0".encode())
+    version, skip_bad (a store missing bad lines must not stand in for a strict build) and the
+    inverse suffix folded (only when set, so stores built before it existed stay valid)."""
+    folding = f"{drop_inverse}\0" if drop_inverse else ""
+    h = hashlib.sha256(f"{CONVERSION}\0{fmt}\0{int(skip_bad)}\0{folding}".encode())
     for source in sources:
         h.update(f"{source.stat().st_size}\0".encode())
         with source.open("rb") as f:
@@ -225,23 +260,32 @@ def _manifest(store_dir: Path) -> dict:
 
 def _from_manifest(store_dir: Path, manifest: dict) -> Build:
     return Build(store_dir, manifest["triples"], manifest["skipped"], manifest["seconds"], True,
-                 manifest.get("first_skipped", ""))
+                 manifest.get("first_skipped", ""), manifest.get("folded", 0))
 
 
-def build(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool = False) -> Build:
-    """Load ``sources`` into ``store_dir`` unless a store of the same inputs is already there."""
+def check_sources(sources: list[Path], fmt: str, skip_bad: bool = False, drop_inverse: str | None = None) -> None:
+    """Fail on inputs no build can use, naming them, before any file is read."""
     if fmt not in FORMATS:
         raise SourceError(f"unknown KG format {fmt!r}; use one of {', '.join(FORMATS)}")
     if not sources:
         raise SourceError("no KG source files given")
     if skip_bad and fmt == "ttl":
-        raise SourceError("skip_bad needs a line-based format (nt, tsv, metaqa, pathquestion); "
+        raise SourceError("skip_bad needs a line-based format (nt, tsv, metaqa, pathquestion, custom); "
                           "Turtle statements may span lines")
-    sources = [Path(s) for s in sources]
+    if drop_inverse and fmt not in NAME_LEVEL_FORMATS:
+        raise SourceError(f"kg.drop_inverse needs a name-level format ({', '.join(NAME_LEVEL_FORMATS)}), "
+                          f"not {fmt}")
     for source in sources:
-        if not source.is_file():
+        if not Path(source).is_file():
             raise FileNotFoundError(f"KG source file not found: {source}")
-    digest = fingerprint(sources, fmt, skip_bad)
+
+
+def build(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool = False,
+          drop_inverse: str | None = None) -> Build:
+    """Load ``sources`` into ``store_dir`` unless a store of the same inputs is already there."""
+    sources = [Path(s) for s in sources]
+    check_sources(sources, fmt, skip_bad, drop_inverse)
+    digest = fingerprint(sources, fmt, skip_bad, drop_inverse)
     manifest = _manifest(store_dir)
     if manifest.get("fingerprint") == digest:
         return _from_manifest(store_dir, manifest)
@@ -250,22 +294,23 @@ def build(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool = False
     store_dir.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{store_dir.name}.", dir=store_dir.parent))
     try:
-        triples, skipped, first_skipped = _load(sources, fmt, work / "store", skip_bad)
+        triples, skipped, first_skipped, folded = _load(sources, fmt, work / "store", skip_bad, drop_inverse)
         seconds = round(time.perf_counter() - start, 3)
         manifest = dict(fingerprint=digest, format=fmt, sources=[str(s) for s in sources], triples=triples,
-                        skipped=skipped, first_skipped=first_skipped, seconds=seconds)
+                        skipped=skipped, first_skipped=first_skipped, seconds=seconds, folded=folded)
         (work / "store" / MANIFEST).write_text(json.dumps(manifest, indent=1))
         if not _install(work / "store", store_dir, digest):
             return _from_manifest(store_dir, _manifest(store_dir))
-        return Build(store_dir, triples, skipped, seconds, False, first_skipped)
+        return Build(store_dir, triples, skipped, seconds, False, first_skipped, folded)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _load(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool) -> tuple[int, int, str]:
-    """Bulk-load a new store; returns (triples, skipped lines, first skipped). Name-level and
-    filtered N-Triples go through a converted file next to the store first, so that every line
-    is judged before anything is loaded."""
+def _load(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool,
+          drop_inverse: str | None) -> tuple[int, int, str, int]:
+    """Bulk-load a new store; returns (triples, skipped lines, first skipped, folded inverse
+    lines). Name-level and filtered N-Triples go through a converted file next to the store
+    first, so that every line is judged before anything is loaded."""
     store = ox.Store(str(store_dir))
     if fmt in RDF_FORMATS and not (fmt == "nt" and skip_bad):
         for source in sources:
@@ -274,11 +319,11 @@ def _load(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool) -> tup
             except SyntaxError as exc:
                 raise SourceError(f"{source}:{exc.lineno}: {exc.msg}") from None
         store.flush()
-        return len(store), 0, ""
+        return len(store), 0, "", 0
     converted = store_dir.parent / "triples.nt"
     skipped, first_skipped = 0, ""
     with converted.open("wb") as out:
-        writer = _NameLevel(fmt, out) if fmt in NAME_LEVEL_FORMATS else None
+        writer = _NameLevel(fmt, out, drop_inverse) if fmt in NAME_LEVEL_FORMATS else None
         for source in sources:
             for lineno, line in _lines(source):
                 try:
@@ -294,7 +339,7 @@ def _load(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool) -> tup
                     first_skipped = first_skipped or f"{source}:{lineno}: {exc}"
     store.bulk_load(path=str(converted), format=ox.RdfFormat.N_TRIPLES)
     store.flush()
-    return len(store), skipped, first_skipped
+    return len(store), skipped, first_skipped, writer.folded if writer else 0
 
 
 def _install(built: Path, store_dir: Path, digest: str) -> bool:
@@ -314,6 +359,7 @@ def _install(built: Path, store_dir: Path, digest: str) -> bool:
     return True
 
 
-def build_store(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool = False) -> Path:
+def build_store(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool = False,
+                drop_inverse: str | None = None) -> Path:
     """``build`` for callers that only need the store's directory (``open_kg``)."""
-    return build(sources, fmt, store_dir, skip_bad).store
+    return build(sources, fmt, store_dir, skip_bad, drop_inverse).store

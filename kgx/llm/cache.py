@@ -10,6 +10,10 @@ the file, with its -wal and -shm, is then set aside as ``<name>.damaged-<timesta
 inspection, never deleted) with one warning. Found at open, a fresh cache takes its place; found
 by a read or write in the middle of a run, the process stops using the cache and the provider
 answers instead. Other sqlite errors (a lock held too long, a full disk) are raised as before.
+
+``run.cache_url=redis://...`` puts the same keys and JSON values on a Redis server instead, for
+sweeps spread over machines (kgx.llm.cache_redis); :func:`open_cache` is the one place that
+chooses.
 """
 from __future__ import annotations
 
@@ -22,13 +26,34 @@ import threading
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Protocol
+
+if TYPE_CHECKING:
+    from kgx.config import RunConfig
 
 DAMAGE = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}  # primary result codes of a damaged file
 
 
 class CacheDamaged(RuntimeWarning):
     """The response cache file was damaged and has been set aside."""
+
+
+class Cache(Protocol):
+    """What the LLM client needs of a response cache, whichever backend holds it."""
+
+    def get(self, key: str) -> Optional[dict[str, Any]]: ...
+
+    def put(self, key: str, value: dict[str, Any]) -> None: ...
+
+
+def open_cache(run: RunConfig) -> Cache:
+    """The run's response cache: the sqlite file under ``run.cache_dir``, or the Redis server of
+    ``run.cache_url``, pinged here so that an unreachable one stops the run before any question."""
+    if not run.cache_url:
+        return ResponseCache(Path(run.cache_dir) / "llm.sqlite")
+    from kgx.llm.cache_redis import RedisCache
+
+    return RedisCache(run.cache_url)
 
 
 def cache_key(**parts: Any) -> str:

@@ -20,7 +20,7 @@ import litellm
 from kgx.config import LLMConfig
 from kgx.failures import InfraError
 from kgx.llm import providers
-from kgx.llm.cache import ResponseCache, cache_key
+from kgx.llm.cache import Cache, cache_key
 from kgx.llm.ratelimit import RateLimiter, share
 from kgx.llm.structured import (
     JSON_OBJECT_SCHEMA,
@@ -133,7 +133,7 @@ class Completion:
 class LLMClient:
     """Shared by all questions of a run: backbones per stage, cache, provider setup."""
 
-    def __init__(self, llm: LLMConfig, stages: dict[str, LLMConfig], cache: Optional[ResponseCache],
+    def __init__(self, llm: LLMConfig, stages: dict[str, LLMConfig], cache: Optional[Cache],
                  seed: int = 0, sleep: Callable[[float], None] = time.sleep):
         providers.register()
         self.default = llm

@@ -1,11 +1,13 @@
-"""``python -m kgx.report {table,cost,plot,compare}``: kgx runs from MLflow as tables and figures.
+"""``python -m kgx.report {table,cost,plot,html,compare}``: kgx runs from MLflow as tables and figures.
 
     python -m kgx.report table --rows method --cols dataset --metric hits1 --format md
     python -m kgx.report cost --rows method,dataset
     python -m kgx.report plot --cost total_tokens_per_q --param method.depth
+    python -m kgx.report html --parent my_sweep --out report.html
     python -m kgx.report compare RUN_A RUN_B --metric hits1 --show 10
 
-Runs are every FINISHED run of ``--experiment``, or the runs of one sweep with ``--parent``.
+Runs are every FINISHED run of ``--experiment``, or the runs of one sweep with ``--parent`` (its
+run id or its name), or for ``html`` one run with ``--run``.
 """
 from __future__ import annotations
 
@@ -13,10 +15,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from kgx.report.compare import compare_runs, describe
+from kgx.report.compare import compare_labels, compare_runs, describe
 from kgx.report.plots import plot_cost_accuracy, plot_param
 from kgx.report.render import FORMATS, render
 from kgx.report.runs import SHORT_KEYS, ReportError, load_runs
+from kgx.report.summary import html_report
 from kgx.report.tables import cost_table, metric_table
 
 KEYS_HELP = f"config keys, comma-separated: {', '.join(f'{k} ({v})' for k, v in SHORT_KEYS.items())} or any param"
@@ -48,6 +51,11 @@ def parser() -> argparse.ArgumentParser:
     plot.add_argument("--by", type=keys, default=["method"], help="one point/line per value of these keys")
     plot.add_argument("--out-dir", type=Path, default=Path("outputs/report"))
 
+    page = _runs_command(commands, "html", "one self-contained HTML page: tables, figures and every question")
+    page.add_argument("--run", default=None, metavar="RUN_ID", help="one run, whatever its status")
+    page.add_argument("--metric", default="hits1")
+    page.add_argument("--out", type=Path, default=Path("outputs/report/index.html"))
+
     compare = commands.add_parser("compare", help="two runs question by question (McNemar, bootstrap)")
     compare.add_argument("run_a")
     compare.add_argument("run_b")
@@ -63,7 +71,8 @@ def _runs_command(commands: argparse._SubParsersAction, name: str, text: str) ->
     sub = commands.add_parser(name, help=text, description=text)
     sub.add_argument("--experiment", default="kgx")
     sub.add_argument("--tracking-uri", default=None, help="default: $MLFLOW_TRACKING_URI, else ./mlruns/mlflow.db")
-    sub.add_argument("--parent", default=None, metavar="RUN_ID", help="only the runs of this sweep")
+    sub.add_argument("--parent", default=None, metavar="NAME_OR_ID",
+                     help="only the runs of this sweep: its parent run id, or its name in --experiment")
     return sub
 
 
@@ -76,7 +85,13 @@ def run(args: argparse.Namespace) -> str:
     """The command's output text."""
     if args.command == "compare":
         result = compare_runs(args.run_a, args.run_b, args.metric, args.tracking_uri, args.resamples, args.seed)
-        return f"A = {args.run_a}\nB = {args.run_b}\n" + describe(result, args.show)
+        label_a, label_b = compare_labels(args.run_a, args.run_b, args.tracking_uri)
+        return f"A = {label_a}, run {args.run_a}\nB = {label_b}, run {args.run_b}\n" + describe(result, args.show)
+    if args.command == "html":
+        text = html_report(args.experiment, args.tracking_uri, args.parent, args.run, args.metric)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+        return f"{args.out}\n"
     frame = load_runs(args.experiment, args.tracking_uri, args.parent)
     if args.command == "plot":
         paths = [plot_cost_accuracy(frame, args.out_dir, args.metric, args.cost, args.by)]
@@ -97,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         sys.stdout.write(run(args))
     except ReportError as exc:
-        print(f"kgx.report: error: {exc}", file=sys.stderr)
+        print(f"kgx.report: error: {exc.wording(cli=True)}", file=sys.stderr)
         raise SystemExit(2) from None
 
 

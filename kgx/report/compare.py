@@ -7,17 +7,17 @@ of means. Both need only the per-question scores in each run's ``predictions.jso
 from __future__ import annotations
 
 import math
-import os
 import random
 import statistics
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
+
+import polars as pl
 
 from kgx.metrics import QUESTION_METRICS
 from kgx.predlog import PredictionLog
-from kgx.report.runs import ReportError, client
+from kgx.report.runs import ReportError, client, download, load_run, run_labels
 
 
 @dataclass(frozen=True)
@@ -91,25 +91,22 @@ def question_scores(run_id: str, metric: str = "hits1", uri: Optional[str] = Non
     if metric not in QUESTION_METRICS:
         raise ReportError(f"'{metric}' is not scored per question; choose one of {list(QUESTION_METRICS)}")
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(_download(client(uri), run_id, tmp))
+        path = download(client(uri), run_id, "predictions.jsonl", tmp)
         return {qid: float(r.scores[metric]) for qid, r in PredictionLog(path).read().latest.items()}
-
-
-def _download(mlflow: Any, run_id: str, where: str) -> str:
-    from mlflow.exceptions import MlflowException
-
-    # One small file: MLflow's progress bars would only clutter the report on stderr.
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
-    try:
-        return mlflow.download_artifacts(run_id, "predictions.jsonl", where)
-    except (MlflowException, OSError) as exc:
-        raise ReportError(f"run {run_id}: no predictions.jsonl artifact ({exc})") from None
 
 
 def compare_runs(run_a: str, run_b: str, metric: str = "hits1", uri: Optional[str] = None,
                  resamples: int = 2000, seed: int = 0) -> Comparison:
     return compare_scores(question_scores(run_a, metric, uri), question_scores(run_b, metric, uri),
                           metric, resamples, seed)
+
+
+def compare_labels(run_a: str, run_b: str, uri: Optional[str] = None) -> tuple[str, str]:
+    """Names for the two runs of a comparison: the method and the params that differ between
+    them (``lmp (method.depth=2)`` against ``lmp (method.depth=1)``), not their ids."""
+    frame = pl.concat([load_run(run_a, uri), load_run(run_b, uri)], how="diagonal_relaxed")
+    a, b = run_labels(frame)
+    return a, b
 
 
 def describe(result: Comparison, show: int = 20) -> str:

@@ -6,6 +6,7 @@ directly, not pyplot, so no display backend or global figure state is involved.
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Sequence
 
@@ -13,11 +14,13 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from kgx.report.runs import (ReportError, full_key, numeric, param_column, require_keys, require_metric,
-                             separating_keys, sort_values)
+from kgx.report.runs import (ReportError, full_key, natural_key, numeric, param_column, require_keys,
+                             require_metric, separating_keys, sort_values)
 from kgx.report.tables import aggregate, labels
 
 PANEL = "dataset"
+LEGEND_ROWS = 22  # as many as fit beside a panel; more series get another legend column
+LEGEND_WIDTH = 2.5  # inches the figure widens by per legend column
 
 
 def plot_cost_accuracy(frame: pl.DataFrame, out_dir: Path, metric: str = "hits1", cost: str = "total_tokens_per_q",
@@ -33,12 +36,11 @@ def plot_cost_accuracy(frame: pl.DataFrame, out_dir: Path, metric: str = "hits1"
     if means.is_empty():
         raise ReportError(f"no run has both {metric} and {cost}")
     fig, axes = _panels(frame)
+    style = _styles(list({_name(p, by, series) for p in means.iter_rows(named=True)}))
     for ax, (panel,) in zip(axes, labels(frame, [PANEL])):
         for point in means.filter(pl.col(param_column(PANEL)) == panel).iter_rows(named=True):
             ax.errorbar(point[f"{cost}:mean"], point[f"{metric}:mean"], xerr=point[f"{cost}:std"],
-                        yerr=point[f"{metric}:std"], fmt="o", capsize=3)
-            ax.annotate(_name(point, by, series), (point[f"{cost}:mean"], point[f"{metric}:mean"]),
-                        textcoords="offset points", xytext=(5, 5), fontsize=8)
+                        yerr=point[f"{metric}:std"], capsize=3, linestyle="none", **style[_name(point, by, series)])
         _axes(ax, panel, cost, metric)
     return _save(fig, out_dir / f"{metric}_vs_{cost}.png")
 
@@ -56,15 +58,36 @@ def plot_param(frame: pl.DataFrame, out_dir: Path, param: str, metric: str = "hi
     values = sort_values(frame[param_column(param)].unique().to_list())
     position = {v: float(v) for v in values} if numeric(values) else {v: i for i, v in enumerate(values)}
     fig, axes = _panels(frame)
+    style = _styles(list({_name(p, by, series) for p in means.iter_rows(named=True)}))
     for ax, (panel,) in zip(axes, labels(frame, [PANEL])):
         points = means.filter(pl.col(param_column(PANEL)) == panel).iter_rows(named=True)
         for name, line in _lines(sorted(points, key=lambda p: position[p[param_column(param)]]), by, series).items():
             ax.errorbar([position[p[param_column(param)]] for p in line], [p[f"{metric}:mean"] for p in line],
-                        yerr=[p[f"{metric}:std"] or 0.0 for p in line], fmt="o-", capsize=3, label=name)
-        ax.set_xticks(list(position.values()), values)  # ticks at the swept values, as the papers draw them
-        ax.legend(fontsize=8)
+                        yerr=[p[f"{metric}:std"] or 0.0 for p in line], capsize=3, **style[name])
+        _ticks(ax, position, values)
         _axes(ax, panel, full_key(param), metric)
     return _save(fig, out_dir / f"{metric}_vs_{full_key(param)}.png")
+
+
+def _styles(names: list[str]) -> dict[str, dict]:
+    """A colour and marker per series, the same in every panel, labelled once in the legend.
+    Names go in a legend rather than beside the points: points close together would overlap."""
+    markers = "osD^vP*X"
+    return {name: {"color": f"C{i % 10}", "marker": markers[i // 10 % len(markers)], "label": name}
+            for i, name in enumerate(sorted(names, key=natural_key))}
+
+
+def _ticks(ax: Axes, position: dict, values: list) -> None:
+    """Ticks at the swept values, as the papers draw them. Values spread over orders of
+    magnitude (1, 2, 4, ..., 64) get a log axis, else the small ones would print on top of each
+    other; long or many labels are turned so that neighbours do not touch."""
+    places = sorted(position.values())
+    if numeric(values) and places[0] > 0 and places[-1] / places[0] >= 16:
+        ax.set_xscale("log")
+        ax.minorticks_off()
+    crowded = sum(len(str(v)) for v in values) > 24
+    ax.set_xticks(list(position.values()), [str(v) for v in values], rotation=30 if crowded else 0,
+                  ha="right" if crowded else "center")
 
 
 def _lines(points: list[dict], by: Sequence[str], series: Sequence[str]) -> dict[str, list[dict]]:
@@ -75,14 +98,16 @@ def _lines(points: list[dict], by: Sequence[str], series: Sequence[str]) -> dict
 
 
 def _name(point: dict, by: Sequence[str], series: Sequence[str]) -> str:
-    """``cot``, or ``sc, method.n=5`` when a key beyond ``by`` separates configurations."""
+    """``cot``, or ``sc, method.n=5`` when a key beyond ``by`` separates configurations (a
+    method without that key, whose value is absent, is just its name)."""
     values = [str(point[param_column(k)]) for k in by]
-    return ", ".join(values + [f"{k}={point[param_column(k)]}" for k in series[len(by):]])
+    return ", ".join(values + [f"{k}={point[param_column(k)]}" for k in series[len(by):]
+                               if point[param_column(k)] is not None])
 
 
 def _panels(frame: pl.DataFrame) -> tuple[Figure, list[Axes]]:
     count = len(labels(frame, [PANEL]))
-    fig = Figure(figsize=(4.5 * count, 3.6), layout="constrained")
+    fig = Figure(figsize=(4.5 * count + LEGEND_WIDTH, 3.6), layout="constrained")
     return fig, list(fig.subplots(1, count, squeeze=False)[0])
 
 
@@ -94,6 +119,15 @@ def _axes(ax: Axes, title: str, x: str, y: str) -> None:
 
 
 def _save(fig: Figure, path: Path) -> Path:
+    """The legend goes outside the panels, to their right, where it covers no point."""
+    handles = {}
+    for ax in fig.axes:
+        handles.update(zip(*reversed(ax.get_legend_handles_labels())))
+    if handles:
+        names = sorted(handles, key=natural_key)
+        columns = math.ceil(len(names) / LEGEND_ROWS)
+        fig.set_figwidth(fig.get_figwidth() + LEGEND_WIDTH * (columns - 1))
+        fig.legend([handles[n] for n in names], names, loc="outside right upper", fontsize=8, ncols=columns)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     return path

@@ -1,4 +1,4 @@
-"""A :class:`Grid` as text: aligned for the terminal, Markdown, LaTeX, or CSV.
+"""A :class:`Grid` as text: aligned for the terminal, Markdown, LaTeX, CSV, or an HTML table.
 
 CSV is the long form, one line per cell with ``mean``, ``std`` and ``n`` in their own columns,
 so the numbers stay numbers for a spreadsheet or a notebook; missing cells have empty fields.
@@ -6,6 +6,7 @@ so the numbers stay numbers for a spreadsheet or a notebook; missing cells have 
 from __future__ import annotations
 
 import csv
+import html
 import io
 import math
 import re
@@ -93,7 +94,18 @@ def _blank(values: tuple) -> list:
     return ["" if v is None else v for v in values]
 
 
-FORMATS: dict[str, Callable[[Grid], str]] = {"term": term, "md": markdown, "csv": csv_long, "latex": latex}
+def html_table(grid: Grid) -> str:
+    """A ``<table>`` with the title as its caption; every label is escaped."""
+    header, body = _lines(grid, lambda c: cell_text(c, "±"))
+    labels = len(grid.row_keys)
+    rows = ["<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in header) + "</tr>"]
+    rows += ["<tr>" + "".join(f"<th>{html.escape(c)}</th>" if i < labels else f'<td class="num">{html.escape(c)}</td>'
+                              for i, c in enumerate(row)) + "</tr>" for row in body]
+    return f"<table><caption>{html.escape(grid.title.replace('+-', '±'))}</caption>{''.join(rows)}</table>\n"
+
+
+FORMATS: dict[str, Callable[[Grid], str]] = {"term": term, "md": markdown, "csv": csv_long, "latex": latex,
+                                             "html": html_table}
 
 
 def render(grid: Grid, fmt: str = "term") -> str:

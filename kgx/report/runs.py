@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import re
+import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -26,10 +29,30 @@ REPLICATE_GROUP = "run."
 
 # Every kgx run carries its config hash (kgx.lifecycle); sweep parents and foreign runs do not.
 IDENTITY_TAG = "config_hash"
+# kgx.sweep tags a sweep's parent run with the sweep's name.
+SWEEP_TAG = "sweep"
 
 
 class ReportError(Exception):
-    """Nothing to report, or a request the runs cannot answer; the message says which."""
+    """Nothing to report, or a request the runs cannot answer; the message says which.
+
+    A message that tells the reader what to change names a command-line option to a shell user
+    and a keyword argument to a notebook, so it is a template with one ``{fix}`` per ``fixes``
+    entry, a (command line, Python) pair. ``str()`` is the Python wording; the CLI asks for its own.
+    """
+
+    def __init__(self, message: str, **fixes: tuple[str, str]) -> None:
+        self.template, self.fixes = message, fixes
+        super().__init__(self.wording(cli=False))
+
+    def wording(self, cli: bool) -> str:
+        """The message for a shell user (``cli``) or a Python caller. Only the ``fixes``
+        placeholders are replaced, so braces in run names or paths stay as they are."""
+        def fix(match: re.Match) -> str:
+            pair = self.fixes.get(match.group(1))
+            return match.group(0) if pair is None else pair[0 if cli else 1]
+
+        return re.sub(r"\{(\w+)\}", fix, self.template)
 
 
 def full_key(key: str) -> str:
@@ -57,20 +80,35 @@ def client(uri: Optional[str] = None) -> Any:
     uri = uri or default_uri()
     if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///"):]).exists():
         raise ReportError(f"no MLflow store at {uri[len('sqlite:///'):]} (tracking URI {uri}); "
-                          "run an experiment first or pass --tracking-uri")
+                          "run an experiment first or {uri}",
+                          uri=("pass --tracking-uri", "set KGX_TRACKING_URI or pass uri="))
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
     return MlflowClient(tracking_uri=uri)
 
 
+def download(mlflow: Any, run_id: str, path: str, where: str) -> Path:
+    """One artifact of a run into the folder ``where``; a missing one is a ReportError."""
+    from mlflow.exceptions import MlflowException
+
+    # Small files: MLflow's progress bars would only clutter the report on stderr.
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    try:
+        return Path(mlflow.download_artifacts(run_id, path, where))
+    except (MlflowException, OSError) as exc:
+        raise ReportError(f"run {run_id}: no {path} artifact ({exc})") from None
+
+
 def load_runs(experiment: str = "kgx", uri: Optional[str] = None, parent: Optional[str] = None) -> pl.DataFrame:
-    """Every FINISHED kgx run of ``experiment``, or of the sweep whose parent run is ``parent``.
+    """Every FINISHED kgx run of ``experiment``, or of the sweep whose parent run is ``parent``
+    (its run id, or its name among the sweeps of ``experiment``).
 
     Runs without a config hash (sweep parents, which hold a summary, or runs logged by other
     tools) are left out. A config rerun with ``run.force`` is a second MLflow run of one config
     hash; only the latest counts, so that a recomputation is not mistaken for another seed.
     """
     mlflow = client(uri)
+    parent = parent and resolve_parent(mlflow, experiment, parent)
     experiment_id, where = _scope(mlflow, experiment, parent)
     runs = [r for r in _search(mlflow, experiment_id, parent) if IDENTITY_TAG in r.data.tags]
     if not runs:
@@ -81,13 +119,9 @@ def load_runs(experiment: str = "kgx", uri: Optional[str] = None, parent: Option
 
 def _scope(mlflow: Any, experiment: str, parent: Optional[str]) -> tuple[str, str]:
     """The experiment to search and how to name it in messages."""
-    from mlflow.exceptions import MlflowException
-
     if parent:
-        try:
-            return mlflow.get_run(parent).info.experiment_id, f"sweep parent run {parent}"
-        except MlflowException:
-            raise ReportError(f"no run {parent} in {mlflow.tracking_uri}") from None
+        run = mlflow.get_run(parent)
+        return run.info.experiment_id, f"sweep parent run {parent} ({run.info.run_name})"
     found = mlflow.get_experiment_by_name(experiment)
     if found is None:
         names = sorted(e.name for e in mlflow.search_experiments())
@@ -95,8 +129,53 @@ def _scope(mlflow: Any, experiment: str, parent: Optional[str]) -> tuple[str, st
     return found.experiment_id, f"experiment '{experiment}' in {mlflow.tracking_uri}"
 
 
-def _search(mlflow: Any, experiment_id: str, parent: Optional[str]) -> list[Any]:
-    query = "attributes.status = 'FINISHED'"
+def resolve_parent(mlflow: Any, experiment: str, parent: str) -> str:
+    """The run id of sweep ``parent``, given as a run id or as a sweep's name.
+
+    A sweep is printed and listed in the MLflow UI by its name, so a name is accepted: it is
+    looked up among the sweep parents of ``experiment`` (runs tagged ``sweep``, named so or
+    tagged with that sweep name). Two sweeps of one name (different overrides) are ambiguous,
+    and the error lists both, so that the reader can pick one id."""
+    from mlflow.exceptions import MlflowException
+
+    if re.fullmatch(r"[0-9a-f]{32}", parent):
+        try:
+            return mlflow.get_run(parent).info.run_id
+        except MlflowException:
+            pass
+    found = mlflow.get_experiment_by_name(experiment)
+    sweeps = _search(mlflow, found.experiment_id, None, f"tags.`{SWEEP_TAG}` != ''") if found else []
+    named = [r for r in sweeps if parent in (r.info.run_name, r.data.tags.get(SWEEP_TAG))]
+    if len(named) == 1:
+        return named[0].info.run_id
+    if named:
+        listed = "; ".join(f"{r.info.run_id} ({r.info.run_name}, started {_when(r)})" for r in named)
+        raise ReportError(f"{len(named)} sweeps of experiment '{experiment}' are named '{parent}': {listed}; "
+                          "pass one of these run ids")
+    recent = sorted(sweeps, key=lambda r: r.info.start_time, reverse=True)[:10]
+    known = ", ".join(f"{r.info.run_name} ({_when(r)})" for r in recent) or "none"
+    raise ReportError(f"no run id or sweep name '{parent}' in experiment '{experiment}' of {mlflow.tracking_uri}; "
+                      f"recent sweeps there: {known}")
+
+
+def _when(run: Any) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.info.start_time / 1000))
+
+
+def load_run(run_id: str, uri: Optional[str] = None) -> pl.DataFrame:
+    """One run as a one-row frame, whatever its status: a run's own report is written while
+    it is still RUNNING, and a FAILED run's figures still describe the questions it answered."""
+    from mlflow.exceptions import MlflowException
+
+    mlflow = client(uri)
+    try:
+        return pl.from_dicts([_row(mlflow.get_run(run_id))], infer_schema_length=None)
+    except MlflowException:
+        raise ReportError(f"no run {run_id} in {mlflow.tracking_uri}") from None
+
+
+def _search(mlflow: Any, experiment_id: str, parent: Optional[str], query: str = "attributes.status = 'FINISHED'"
+            ) -> list[Any]:
     if parent:
         query += f" and tags.`{PARENT_TAG}` = '{parent}'"
     runs, token = [], None
@@ -111,7 +190,7 @@ def _search(mlflow: Any, experiment_id: str, parent: Optional[str]) -> list[Any]
 def _row(run: Any) -> dict[str, Any]:
     """One run as a flat record. MLflow keeps an unknown figure (an unpriced cost) as NaN;
     it becomes null here so that it is absent from means rather than poisoning them."""
-    row: dict[str, Any] = {"run_id": run.info.run_id, "start_time": run.info.start_time}
+    row: dict[str, Any] = {"run_id": run.info.run_id, "run_name": run.info.run_name, "start_time": run.info.start_time}
     row.update({f"params.{k}": v for k, v in run.data.params.items()})
     row.update({metric_column(k): None if math.isnan(v) else v for k, v in run.data.metrics.items()})
     row.update({f"tags.{k}": v for k, v in run.data.tags.items() if not k.startswith("mlflow.")})
@@ -167,7 +246,7 @@ def sort_values(values: Sequence[Optional[str]]) -> list[Optional[str]]:
     """Numbers in numeric order (depth 2 before 10), other text alphabetically, absent last."""
     present = [v for v in values if v is not None]
     absent = [None] * (len(values) - len(present))
-    return (sorted(present, key=float) if numeric(present) else sorted(present)) + absent
+    return (sorted(present, key=float) if numeric(present) else sorted(present, key=natural_key)) + absent
 
 
 def numeric(values: Sequence[Optional[str]]) -> bool:
@@ -177,3 +256,40 @@ def numeric(values: Sequence[Optional[str]]) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+def run_labels(frame: pl.DataFrame, most: int = 3) -> list[str]:
+    """A name per run (row) of ``frame`` that tells them apart: the method, then the keys whose
+    values differ among the runs, e.g. ``lmp (method.depth=2)``. A method's own knob counts
+    only where it differs between runs of that method (io has no depth to compare with tog's);
+    of a group that differs as a whole (``llm.*``) only its ``.name`` is shown; execution
+    settings other than the seed are left out. Runs that differ in nothing shown get their run
+    id's first 8 characters."""
+    method = param_column("method")
+    if method not in frame.columns:
+        frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias(method))
+    keys = [c for c in frame.columns if c.startswith("params.") and c != method and _shown(c[len("params."):])]
+    spread = frame.group_by(method).agg(pl.col(c).drop_nulls().n_unique() for c in keys)
+    method_group = method.rsplit(".", 1)[0] + "."
+    differing = [c[len("params."):] for c in keys
+                 if (spread[c].max() if c.startswith(method_group) else frame[c].n_unique()) > 1]
+    named = {k.rsplit(".", 1)[0] for k in differing if k.endswith(".name")}
+    differing = [k for k in differing if k.endswith(".name") or k.rsplit(".", 1)[0] not in named]
+    names = []
+    for row in frame.iter_rows(named=True):
+        parts = [f"{k}={row[f'params.{k}']}" for k in differing if row[f"params.{k}"] is not None]
+        parts = parts[:most] + ([f"+{len(parts) - most} more"] if len(parts) > most else [])
+        names.append(f"{row[method] or 'run'}" + (f" ({', '.join(parts)})" if parts else ""))
+    if len(set(names)) < len(names):
+        names = [f"{n} [{run_id[:8]}]" for n, run_id in zip(names, frame["run_id"])]
+    return names
+
+
+def _shown(key: str) -> bool:
+    return not key.startswith(REPLICATE_GROUP) or key == full_key("seed")
+
+
+def natural_key(text: str) -> tuple:
+    """Text with its numbers in numeric order (``q10`` after ``q9``, ``n=16`` after ``n=2``):
+    question ids in their dataset order, series names as a reader scans them."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", text) if p)

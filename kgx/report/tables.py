@@ -74,7 +74,8 @@ def check_replicates(frame: pl.DataFrame, rows: Sequence[str], cols: Sequence[st
     if mixed:
         split = ",".join([*rows, *separating_keys(frame, [*rows, *cols])])
         raise ReportError(f"runs in one cell differ in {mixed}, so a mean over them would mix configurations; "
-                          f"lay them out by more keys (e.g. --rows {split}) or report one sweep with --parent")
+                          "lay them out by more keys (e.g. {rows}) or report one sweep with {parent}",
+                          rows=(f"--rows {split}", f"rows={split.split(',')}"), parent=("--parent", "parent="))
 
 
 def metric_table(frame: pl.DataFrame, rows: Sequence[str], cols: Sequence[str], metric: str) -> Grid:

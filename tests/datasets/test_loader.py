@@ -216,8 +216,10 @@ def test_malformed_lines_are_named(tmp_path, line, message):
 
 
 @pytest.mark.parametrize("line, message", [
-    ('{"id": "b", "question": "?", "answers": [["x"]], "topic_entities": ["m.1"]}',
-     "q.jsonl:2: field 'topic_entities' must be dict, found list"),
+    ('{"id": "b", "question": "?", "answers": [["x"]], "topic_entities": "m.1"}',
+     "q.jsonl:2: field 'topic_entities' must be dict, found str"),
+    ('{"id": "b", "question": "?", "answers": [["x"]], "topic_entities": ["Canberra", 7]}',
+     "q.jsonl:2: field 'topic_entities' must be an {id: name} object or a list of entity names (non-empty strings)"),
     ('{"id": "b", "question": "?", "answers": [["x"]], "topic_entities": {"m.1": 7}}',
      "q.jsonl:2: field 'topic_entities' must map entity ids to names (strings)"),
     ('{"id": "b", "question": "?", "answers": [["x"]], "meta": "2hop"}', "q.jsonl:2: field 'meta' must be dict, found str"),
@@ -306,8 +308,8 @@ GOOD_CWQ = {"ID": "c1", "question": "Q?", "answer": "A", "topic_entity": {}, "co
      r"qa\.txt:2: expected one \[topic entity\]"),
     ("metaqa", "qa.txt", "who directed [Alien]\tRidley Scott\n\nwho directed [Heat]\n", r"qa\.txt:3: expected 'question<TAB>answers'"),
     ("metaqa", "qa.txt", "who directed [Alien]\t|\n", r"qa\.txt:1: no answers"),
-    ("pathquestion", "pq.txt", "q ?\tc(c/)\ta#r#c\nq2 ?\tc(c/)\ta#r#d\n", r"pq\.txt:2: expected the answer field as 'd\(a1/a2/\.\.\./\)'"),
-    ("pathquestion", "pq.txt", "q ?\tc(c/)\ta#r\n", r"pq\.txt:1: the path must alternate"),
+    ("pathquestion", "pq.txt", "q ?\tc(c/)\ta#r#c\nq2 ?\tc(c/)\ta#r#d\n", r"pq\.txt:2: field 2 \(answer\) must be 'd\(a1/a2/\.\.\./\)'"),
+    ("pathquestion", "pq.txt", "q ?\tc(c/)\ta#r\n", r"pq\.txt:1: field 3 \(path\) must alternate"),
 ])
 def test_malformed_records_name_the_file_and_line_or_record(tmp_path, loader, name, text, message):
     path = write(tmp_path / name, text)

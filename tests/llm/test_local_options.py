@@ -13,6 +13,7 @@ import pytest
 from kgx.config import LocalModelConfig
 from kgx.llm import local, providers
 from kgx.llm.client import LLMClient
+from kgx.llm.local_grammar import gbnf
 from kgx.llm.usage import Meter
 from kgx.spec import llm_config
 from kgx.trace import Trace
@@ -103,8 +104,9 @@ def test_a_request_carries_its_options_through_litellm_and_resets_first(probed, 
 
 @pytest.mark.parametrize("response_format, sent", [
     ({"type": "json_schema", "json_schema": {"name": "reply", "schema": {"type": "object"}}},
-     {"type": "json_object", "schema": {"type": "object"}}),  # llama.cpp's own form
-    ({"type": "json_object", "schema": {"type": "object"}}, {"type": "json_object", "schema": {"type": "object"}}),
+     {"grammar": gbnf({"type": "object"})}),  # kgx builds the grammar (kgx.llm.local_grammar)
+    ({"type": "json_object", "schema": {"type": "object"}},
+     {"response_format": {"type": "json_object", "schema": {"type": "object"}}}),
 ])
 def test_sampling_parameters_and_both_schema_forms_reach_create_chat_completion(probed, monkeypatch,
                                                                                 response_format, sent):
@@ -116,9 +118,11 @@ def test_sampling_parameters_and_both_schema_forms_reach_create_chat_completion(
                        repeat_penalty=1.1, top_k=1, min_p=0.0, top_p=0.5, mirostat_mode=0, stop=["\n"])
     [model] = handler._models.values()
     [request] = model.requests
+    if "grammar" in request:
+        request["grammar"] = request["grammar"]._grammar  # the GBNF text llama.cpp is given
     assert request == {"messages": [{"role": "user", "content": "hi"}], "temperature": 0.0, "max_tokens": 9,
                        "seed": 0, "repeat_penalty": 1.1, "top_k": 1, "min_p": 0.0, "top_p": 0.5,
-                       "mirostat_mode": 0, "stop": ["\n"], "response_format": sent}
+                       "mirostat_mode": 0, "stop": ["\n"], **sent}
 
 
 @pytest.mark.parametrize("content", [None, b"not a model"])

@@ -1,0 +1,82 @@
+"""How the question loop scales: ms per question and peak memory against the run's size, and the
+wall time at many questions in flight against the ideal (issue 21).
+
+    LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py                     # 1,000 and 10,000
+    LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes 1000 10000 100000
+    LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --flight 16 64 256
+
+Each figure is one run of ``method=io kg=demo llm=scripted llm.cache=false run.traces=off`` on the
+demo questions repeated under new ids, in a child process of its own (so its peak memory is its
+own). Scaling rows use a 0-latency backbone at the default concurrency; flight rows a 200 ms
+backbone with ``run.concurrency`` questions in flight, against the ideal N x 0.2 s / in-flight.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def child(questions: int, latency: float, flight: int) -> None:
+    """One run in this process; prints its loop wall time and this process's peak memory."""
+    from hydra import compose, initialize_config_dir
+
+    from kgx.config import CONF_DIR, register
+    from kgx.run import execute
+    from kgx.spec import to_run_spec
+    from transcripts import dataset
+
+    work = Path(tempfile.mkdtemp(prefix="kgx-loop-"))
+    path = dataset(questions, work)
+    register()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+        cfg = compose(config_name="config", overrides=[
+            "method=io", "kg=demo", "llm=scripted", "llm.cache=false", f"llm.latency_s={latency}",
+            "dataset=custom", f"dataset.path={path}", "dataset.name=synthetic", "run.progress=false",
+            "run.traces=off", "run.explain=0", f"run.concurrency={flight}"])
+    os.chdir(work)
+    summary = execute(to_run_spec(cfg), work).summary
+    print(json.dumps({"wall_s": summary["wall_s"],
+                      "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def measure(questions: int, latency: float, flight: int) -> dict[str, float]:
+    done = subprocess.run([sys.executable, __file__, "--child", str(questions), str(latency), str(flight)],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="*", type=int, default=[1000, 10000])
+    parser.add_argument("--flight", nargs="*", type=int, default=[])
+    parser.add_argument("--flight-questions", type=int, default=2560)
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(int(args.child[0]), float(args.child[1]), int(args.child[2]))
+        return
+    first = None
+    for n in args.sizes:
+        got = measure(n, 0.0, 4)
+        per_q = 1000 * got["wall_s"] / n
+        first = first or per_q
+        print(f"{n:>7} questions, 0 ms backbone: {per_q:.2f} ms/question ({per_q / first:.2f}x the first), "
+              f"loop {got['wall_s']:.1f} s, peak {got['peak_mb']:.0f} MB", flush=True)
+    for flight in args.flight:
+        n = args.flight_questions
+        got = measure(n, 0.2, flight)
+        ideal = n * 0.2 / flight
+        print(f"{flight:>4} in flight, 200 ms backbone, {n} questions: {got['wall_s']:.1f} s against the ideal "
+              f"{ideal:.1f} s ({got['wall_s'] / ideal:.2f}x)", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from kgx.kg.serve import free_port
 from kgx.ui import wait_up
 from tests.helpers import kgx_env
-from tests.test_ui import free_port
 
 HEADERS = ("hits1", "hits1_tog", "f1", "answer_recall", "total_tokens_per_q", "cost_usd")
 
@@ -75,9 +75,8 @@ def dashboard(tmp_path: Path):
 def test_the_dashboard_opens_on_the_comparison_and_lists_the_traces(dashboard):
     browser = chromium()
     store, url = dashboard
-    from mlflow.tracking import MlflowClient
-
     import mlflow
+    from mlflow.tracking import MlflowClient
 
     uri = f"sqlite:///{store / 'mlruns' / 'mlflow.db'}"
     experiment = MlflowClient(uri).get_experiment_by_name("kgx")

@@ -2,19 +2,13 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import urllib.request
 
+from kgx.kg.serve import free_port
 from kgx.ui import wait_up
 from tests.helpers import kgx_env
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_ui_serves_the_runs_of_the_launch_directory(tmp_path):

@@ -16,7 +16,6 @@ does it: the same model parameters on both sides, and no crash where the local m
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from kgx.kg.serve import free_port
 from kgx.llm.client import LLMClient
 from kgx.llm.local import default_threads, gguf_path
 from tests.helpers import mlflow_run
@@ -59,12 +59,6 @@ def model_params():
 native.llama_model_default_params = model_params
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

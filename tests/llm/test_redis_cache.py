@@ -24,6 +24,7 @@ from typing import Iterator
 import pytest
 
 from kgx.config import ConfigError, RunConfig, masked_url
+from kgx.kg.serve import free_port
 from kgx.llm.cache_redis import PREFIX, CacheUnavailable, RedisCache
 from tests.helpers import kgx_env, mlflow_run
 
@@ -60,13 +61,6 @@ def redis_installed() -> None:
         import redis  # noqa: F401
     except ImportError:
         needed("the redis package is missing: pip install 'kgx[redis]'")
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on (as the kernel hands it out now)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

@@ -1,0 +1,67 @@
+"""A team's setup: every run and sweep logs to one `mlflow server` (a database backend, artifacts
+served over HTTP), not to a sqlite file beside the launch directory."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from kgx.kg.serve import free_port
+from kgx.ui import wait_up
+from tests.helpers import TINY_SWEEP, kgx_env
+
+
+@pytest.fixture
+def server(tmp_path_factory):
+    """``mlflow server`` on loopback with a sqlite database and --serve-artifacts; its URL."""
+    home = tmp_path_factory.mktemp("tracking-server")
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{home / 'mlflow.db'}",
+         "--serve-artifacts", "--artifacts-destination", str(home / "artifacts"), "--host", "127.0.0.1",
+         "--port", str(port), "--workers", "1"],
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert wait_up(url, proc), proc.stderr.read().decode()[-2000:] if proc.poll() is not None else "no answer"
+        yield url, home
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def test_a_parallel_sweep_logs_to_one_tracking_server(server, tmp_path):
+    url, home = server
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP)
+    args = [sys.executable, "-m", "kgx", "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false",
+            f"run.tracking_uri={url}", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    done = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, env=kgx_env(), timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not (tmp_path / "mlruns").exists()  # nothing went to a local store
+    client = MlflowClient(url)
+    experiment = client.get_experiment_by_name("kgx")
+    found = client.search_runs([experiment.experiment_id], max_results=100)
+    [parent] = [r for r in found if r.data.tags.get("sweep") == "tiny"]
+    children = [r for r in found if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+    assert len(children) == 4 and {r.info.status for r in children} == {"FINISHED"}
+    assert parent.info.status == "FINISHED" and parent.data.tags["children_finished"] == "4"
+    # artifacts went through the server into its artifact store
+    logged = {a.path for a in client.list_artifacts(children[0].info.run_id)}
+    assert "predictions.jsonl" in logged
+    assert list((home / "artifacts").rglob("predictions.jsonl"))
+
+    report = subprocess.run([sys.executable, "-m", "kgx.report", "cost", "--tracking-uri", url, "--parent", "tiny",
+                             "--rows", "method"], cwd=tmp_path, capture_output=True, text=True, env=kgx_env(),
+                            timeout=300)
+    assert report.returncode == 0, report.stderr[-3000:]
+    assert "io" in report.stdout and "cot" in report.stdout
+
+    again = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, env=kgx_env(), timeout=900)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stdout.count("already finished") == 4 and "billed" not in again.stdout

@@ -4,11 +4,14 @@ wall time at many questions in flight against the ideal (issue 21).
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py                     # 1,000 and 10,000
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes 1000 10000 100000
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --flight 16 64 256
+    LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --litellm   # its CPU per call
 
 Each figure is one run of ``method=io kg=demo llm=scripted llm.cache=false run.traces=off`` on the
 demo questions repeated under new ids, in a child process of its own (so its peak memory is its
 own). Scaling rows use a 0-latency backbone at the default concurrency; flight rows a 200 ms
 backbone with ``run.concurrency`` questions in flight, against the ideal N x 0.2 s / in-flight.
+``--litellm`` times litellm's own work around a call to a network provider (``mock_response``:
+its whole call path without the network), which kgx's in-process providers skip.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -53,11 +57,27 @@ def measure(questions: int, latency: float, flight: int) -> dict[str, float]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def litellm_cpu(calls: int = 300) -> float:
+    """CPU milliseconds litellm spends per chat completion of a priced model, network excluded."""
+    import time
+
+    import litellm
+
+    messages = [{"role": "user", "content": "Question: who directed the film?"}]
+    litellm.completion(model="gpt-4o-mini", messages=messages, mock_response="{x}")
+    start = time.process_time()
+    for _ in range(calls):
+        litellm.completion(model="gpt-4o-mini", messages=messages, mock_response="{x}")
+    return 1000 * (time.process_time() - start) / calls
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="*", type=int, default=[1000, 10000])
     parser.add_argument("--flight", nargs="*", type=int, default=[])
     parser.add_argument("--flight-questions", type=int, default=2560)
+    parser.add_argument("--repeats", type=int, default=3, help="runs per in-flight figure (their median)")
+    parser.add_argument("--litellm", action="store_true", help="litellm's own CPU per call to a network provider")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -72,10 +92,16 @@ def main() -> None:
               f"loop {got['wall_s']:.1f} s, peak {got['peak_mb']:.0f} MB", flush=True)
     for flight in args.flight:
         n = args.flight_questions
-        got = measure(n, 0.2, flight)
+        walls = sorted(measure(n, 0.2, flight)["wall_s"] for _ in range(args.repeats))
+        wall = statistics.median(walls)
         ideal = n * 0.2 / flight
-        print(f"{flight:>4} in flight, 200 ms backbone, {n} questions: {got['wall_s']:.1f} s against the ideal "
-              f"{ideal:.1f} s ({got['wall_s'] / ideal:.2f}x)", flush=True)
+        print(f"{flight:>4} in flight, 200 ms backbone, {n} questions: {wall:.1f} s against the ideal "
+              f"{ideal:.1f} s ({wall / ideal:.2f}x; median of {len(walls)}, {walls[0]:.1f}-{walls[-1]:.1f} s)",
+              flush=True)
+    if args.litellm:
+        ms = litellm_cpu()
+        print(f"litellm per call to a network provider (mock_response, gpt-4o-mini): {ms:.1f} ms CPU, "
+              f"at most ~{1000 / ms:.0f} calls/s per process", flush=True)
 
 
 if __name__ == "__main__":

@@ -7,11 +7,13 @@ repeats (an outage). Either way every finished question is on disk, and a rerun 
 from __future__ import annotations
 
 import itertools
+import os
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Empty, SimpleQueue
 from typing import Optional
 
 from kgx.failures import Breaker, Failure
@@ -64,20 +66,32 @@ class Progress:
 
 class WallClock:
     """Wall time of every invocation that built a run, kept in ``wall_s`` beside the log and
-    written with every finished question (a few microseconds), so a killed invocation's time
-    counts up to its last logged question."""
+    rewritten in place with every finished question, so a killed invocation's time counts up to
+    its last logged question. The file stays open (opening it per question cost more than
+    answering one on a fast backbone) and always holds 32 bytes: a number and padding."""
+
+    WIDTH = 32
 
     def __init__(self, path: Path, earlier: float):
         self.path = path
         self.earlier = earlier
         self.start = time.perf_counter()
+        self._fd: Optional[int] = None
 
     def elapsed(self) -> float:
         return self.earlier + time.perf_counter() - self.start
 
-    def tick(self) -> float:
+    def tick(self, final: bool = False) -> float:
         elapsed = self.elapsed()
-        self.path.write_text(str(elapsed))
+        fresh = self._fd is None
+        if fresh:  # not truncated on opening: the old value stays readable until overwritten
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        os.pwrite(self._fd, f"{elapsed:.6f}".ljust(self.WIDTH).encode(), 0)
+        if fresh:
+            os.ftruncate(self._fd, self.WIDTH)
+        if final:
+            os.close(self._fd)
+            self._fd = None
         return elapsed
 
 
@@ -94,37 +108,61 @@ def answer_all(todo: list[Question], answer: Answer, workers: int, log: Predicti
                breaker: Breaker, clock: WallClock) -> LoopResult:
     """Answer ``todo`` with ``workers`` questions in flight, handing out the next one only when
     one has been logged: a stop (the breaker, Ctrl-C) then leaves at most ``workers - 1``
-    questions running, and memory does not grow with the number of questions."""
+    questions running, and memory does not grow with the number of questions. Finished
+    questions arrive on a queue (``concurrent.futures.wait`` walks every pending future on each
+    call: its cost grew with the number in flight)."""
     result = LoopResult()
     queue = iter(todo)
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kgx-q")
-    pending: set[Future] = set()
+    finished: SimpleQueue[Future] = SimpleQueue()
+    running = 0
 
-    def hand_out(n: int) -> None:
+    def hand_out(n: int) -> int:
+        handed = 0
         for question in itertools.islice(queue, n):
-            pending.add(pool.submit(answer, question))
+            pool.submit(answer, question).add_done_callback(finished.put)
+            handed += 1
+        return handed
 
     try:
-        hand_out(workers)
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                pending.discard(fut)
-                record = fut.result()
-                log.append(record)
+        running = hand_out(workers)
+        while running:
+            batch = _finished(finished)
+            running -= len(batch)
+            records = [fut.result() for fut in batch]
+            log.extend(records)
+            for record in records:
                 result.new[record.id] = record
                 progress.update(record)
-                clock.tick()
                 if breaker.observe(record.failure) and result.tripped is None:
                     result.tripped = breaker.tripped
+            clock.tick()
             if result.tripped is None:
-                hand_out(len(finished))
+                running += hand_out(len(batch))
     except KeyboardInterrupt:
         result.interrupted = True
         pool.shutdown(wait=False, cancel_futures=True)
     finally:
         pool.shutdown(wait=not result.interrupted)
         progress.close()
-        result.wall_s = clock.tick()
+        log.close()
+        result.wall_s = clock.tick(final=True)
     result.not_started = len(todo) - len(result.new)
     return result
+
+
+def _finished(finished: SimpleQueue[Future]) -> list[Future]:
+    """The questions finished since the last look, at least one; waking twice a second so that
+    Ctrl-C is seen promptly. Taken together, they are logged with one write: with hundreds in
+    flight the loop's thread waits for the interpreter lock after every write it makes."""
+    while True:
+        try:
+            batch = [finished.get(timeout=0.5)]
+            break
+        except Empty:
+            continue
+    while True:
+        try:
+            batch.append(finished.get_nowait())
+        except Empty:
+            return batch

@@ -15,6 +15,7 @@ Gold answers come as ``list[list[str]]``: one alias list per gold answer (see
 """
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections.abc import Iterable, Sequence
@@ -40,7 +41,7 @@ QUESTION_METRICS: tuple[str, ...] = (
 
 Gold = Sequence[Sequence[str] | str]
 
-_PUNCT = set(string.punctuation)
+_PUNCT = str.maketrans("", "", string.punctuation)  # deletes them
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _VERDICTS = frozenset({"yes", "no"})
 
@@ -48,6 +49,7 @@ _VERDICTS = frozenset({"yes", "no"})
 # --------------------------------------------------------------------------- normalisation
 
 
+@functools.lru_cache(maxsize=1 << 16)  # gold answers are normalised for every metric of a question
 def normalize(text: str) -> str:
     """SQuAD v1.1 ``normalize_answer`` (also used by RoG/LMP's evaluation).
 
@@ -57,7 +59,7 @@ def normalize(text: str) -> str:
     ``"Barack_Obama"`` becomes ``"barackobama"``.
     """
     text = text.lower()
-    text = "".join(ch for ch in text if ch not in _PUNCT)
+    text = text.translate(_PUNCT)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
 

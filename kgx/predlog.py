@@ -1,4 +1,4 @@
-"""``predictions.jsonl``: the run's memory, one flushed line per finished question.
+"""``predictions.jsonl``: the run's memory, one line per finished question, flushed as it is logged.
 
 Append-only: a rerun appends the questions it computes again, and the last line of an id is the
 one that counts, so nothing a run paid for is ever overwritten. Reading it back survives what a
@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import IO, Any, Optional
 
 from kgx.record import Record, RecordError
 
@@ -41,8 +41,10 @@ class PredictionLog:
     def __init__(self, path: Path):
         self.path = path
         self._lock = threading.Lock()
+        self._out: Optional[IO[str]] = None  # open while a loop appends: one open per run, not per line
 
     def read(self) -> LogContents:
+        self.close()
         contents = LogContents()
         if not self.path.exists():
             return contents
@@ -83,17 +85,27 @@ class PredictionLog:
 
     def set_aside(self) -> Optional[Path]:
         """Move an earlier log out of the way (``run.force``) without deleting it."""
+        self.close()
         if not self.path.exists():
             return None
         kept = self.path.with_name(f"predictions.{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
         self.path.rename(kept)
         return kept
 
-    def append(self, record: Record) -> None:
-        line = encode_line(record.to_dict())
-        with self._lock, self.path.open("a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
+    def extend(self, records: list[Record]) -> None:
+        """Write the records' lines and flush them to the OS, so a killed process keeps them."""
+        lines = "".join(encode_line(record.to_dict()) for record in records)
+        with self._lock:
+            if self._out is None:
+                self._out = self.path.open("a", encoding="utf-8")
+            self._out.write(lines)
+            self._out.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._out is not None:
+                self._out.close()
+                self._out = None
 
 
 def _parse(raw: bytes) -> tuple[Optional[Record], str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -76,11 +76,30 @@ class Trace:
             return [asdict(e) for e in self.events]
 
     def write(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"events": self.to_list(), "error": self.error, "explanation": self.explanation}
-        text = json.dumps(data, indent=1, ensure_ascii=False)
+        """One event per line: readable in an editor, and written by json's C encoder (an
+        indented dump goes through its Python one, a third of a fast question's time)."""
         try:
-            blob = text.encode("utf-8")
+            blob = self._dump(ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate in model or question text: keep it escaped
-            blob = json.dumps(data, indent=1, ensure_ascii=True).encode("ascii")
-        path.write_bytes(blob)
+            blob = self._dump(ensure_ascii=True).encode("ascii")
+        try:
+            path.write_bytes(blob)
+        except FileNotFoundError:  # the first trace of a run: its folder is made once, not per question
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(blob)
+
+    def _dump(self, ensure_ascii: bool) -> str:
+        def dump(value: Any) -> str:
+            return json.dumps(value, ensure_ascii=ensure_ascii, default=_plain)
+
+        with self._lock:  # an event's own fields, shallow: asdict's deep copy took a tenth of a question
+            events = ",\n ".join(dump(vars(event)) for event in self.events)
+        return (f'{{"events": [\n {events}\n],\n"error": {dump(self.error)},\n'
+                f'"explanation": {dump(self.explanation)}}}\n')
+
+
+def _plain(value: Any) -> Any:
+    """What json cannot write by itself: a dataclass a method put into a note's data."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")

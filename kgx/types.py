@@ -5,7 +5,7 @@ copy of what a method produced.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Status = Literal["ok", "fallback", "error"]
@@ -44,4 +44,4 @@ class Prediction:
     stats: dict[str, float] = field(default_factory=dict)  # method figures per question, e.g. rounds used
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(vars(self))  # its fields, shallow: asdict's deep copy was most of a log line's cost

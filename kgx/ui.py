@@ -1,4 +1,5 @@
-"""``python -m kgx.ui``: the MLflow UI over kgx's store, on loopback, opened on the comparison.
+"""``python -m kgx.ui``: the MLflow UI over kgx's store, on loopback, opened on the comparison
+(with ``--tracking-uri http://...``: the dashboard URL on that server, which serves the UI itself).
 
 MLflow 3 opens an experiment with traces in its GenAI mode (an empty overview) and shows no
 metric column in its runs table until one is picked. So the experiment is marked as a classic
@@ -57,6 +58,15 @@ def wait_up(base: str, server: subprocess.Popen, timeout_s: float = 120.0) -> bo
     return False
 
 
+def serve_remote(uri: str, experiment: str, open_it: bool) -> None:
+    """A tracking server is its own UI: nothing to start, only the view to store and the URL to
+    print (the team's runs table, in the kgx view)."""
+    url = dashboard(uri, experiment, uri.rstrip("/"))
+    print(f"MLflow UI of the tracking server {uri}\ndashboard: {url}", flush=True)
+    if open_it:
+        webbrowser.open(url)
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # a terminated kgx.ui stops its server rather than orphaning it
 
@@ -70,6 +80,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--open", action="store_true", help="open the dashboard in a browser")
     args = parser.parse_args(argv)
     uri = args.tracking_uri or tracking_uri(RunConfig(), Path.cwd())
+    if uri.startswith(("http://", "https://")):
+        serve_remote(uri, args.experiment, args.open)
+        return
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     base = f"http://127.0.0.1:{args.port}"
     url = dashboard(uri, args.experiment, base)

@@ -40,3 +40,27 @@ def swap_method(monkeypatch, name: str, answer) -> None:
     from kgx import methods
 
     monkeypatch.setitem(methods.METHODS, name, dataclasses.replace(methods.method(name), answer=answer))
+
+
+def run_notebook(tmp_path: Path, env: dict[str, str], monkeypatch):
+    """notebooks/compare.ipynb executed top to bottom in ``tmp_path`` with ``env``, on a kernel that
+    is this interpreter whatever kernelspecs the machine has (a python3 spec first on JUPYTER_PATH)."""
+    import sys
+
+    import nbformat
+    from ipykernel.kernelspec import install
+    from jupyter_client.kernelspec import KernelSpecManager
+    from nbclient import NotebookClient
+
+    install(prefix=str(tmp_path / "jupyter"))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter" / "share" / "jupyter"))
+    assert KernelSpecManager().get_kernel_spec("python3").argv[0] == sys.executable
+    nb = nbformat.read(REPO / "notebooks" / "compare.ipynb", as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute(env=env)
+    return nb
+
+
+def cell_outputs(nb, code: str) -> list[dict]:
+    """The outputs of the notebook code cell whose source contains ``code``."""
+    return next(c.outputs for c in nb.cells if c.cell_type == "code" and code in c.source)

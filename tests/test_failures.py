@@ -144,7 +144,7 @@ def test_damaged_log_lines_are_set_aside_and_their_questions_recomputed(run, mon
 
 def test_a_lone_surrogate_never_loses_a_finished_question(tmp_path):
     log = PredictionLog(tmp_path / "predictions.jsonl")
-    log.append(Record("q1", "who is \ud800?", [], Prediction(answer="{x}"), {}, "ok", Usage()))
+    log.extend([Record("q1", "who is \ud800?", [], Prediction(answer="{x}"), {}, "ok", Usage())])
     assert PredictionLog(log.path).read().latest["q1"].question == "who is \ud800?"
 
 

@@ -5,18 +5,11 @@ import subprocess
 import sys
 
 import nbformat
-from ipykernel.kernelspec import install
-from jupyter_client.kernelspec import KernelSpecManager
 from mlflow.tracking import MlflowClient
-from nbclient import NotebookClient
 
-from tests.helpers import REPO, TINY_SWEEP, kgx_env
+from tests.helpers import REPO, TINY_SWEEP, cell_outputs as outputs, kgx_env, run_notebook
 
 NOTEBOOK = REPO / "notebooks" / "compare.ipynb"
-
-def outputs(nb: nbformat.NotebookNode, code: str) -> list[dict]:
-    """The outputs of the code cell whose source contains ``code``."""
-    return next(c.outputs for c in nb.cells if c.cell_type == "code" and code in c.source)
 
 
 def test_the_notebook_reports_a_sweep(tmp_path, monkeypatch):
@@ -31,14 +24,7 @@ def test_the_notebook_reports_a_sweep(tmp_path, monkeypatch):
     experiment = client.get_experiment_by_name("kgx").experiment_id
     env["KGX_PARENT_RUN_ID"] = client.search_runs([experiment], "tags.sweep = 'tiny'")[0].info.run_id
 
-    # The kernel is this interpreter, whatever kernelspecs the machine has: a python3 spec first on JUPYTER_PATH.
-    install(prefix=str(tmp_path / "jupyter"))
-    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter" / "share" / "jupyter"))
-    assert KernelSpecManager().get_kernel_spec("python3").argv[0] == sys.executable
-
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute(env=env)
+    nb = run_notebook(tmp_path, env, monkeypatch)
 
     loaded = "".join(o.get("text", "") for o in outputs(nb, "load_runs("))
     assert f"4 runs from sqlite:///{tmp_path.resolve()}/mlruns/mlflow.db, sweep parent run {env['KGX_PARENT_RUN_ID']}" \

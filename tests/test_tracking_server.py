@@ -12,7 +12,7 @@ from mlflow.tracking import MlflowClient
 
 from kgx.kg.serve import free_port
 from kgx.ui import wait_up
-from tests.helpers import TINY_SWEEP, kgx_env
+from tests.helpers import TINY_SWEEP, cell_outputs, kgx_env, run_notebook
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def server(tmp_path_factory):
         proc.wait(timeout=30)
 
 
-def test_a_parallel_sweep_logs_to_one_tracking_server(server, tmp_path):
+def test_a_parallel_sweep_logs_to_one_tracking_server(server, tmp_path, monkeypatch):
     url, home = server
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP)
@@ -61,6 +61,19 @@ def test_a_parallel_sweep_logs_to_one_tracking_server(server, tmp_path):
                             timeout=300)
     assert report.returncode == 0, report.stderr[-3000:]
     assert "io" in report.stdout and "cot" in report.stdout
+
+    # the dashboard is the server's own UI: kgx.ui stores the view there and prints its URL
+    ui = subprocess.run([sys.executable, "-m", "kgx.ui", "--tracking-uri", url], capture_output=True, text=True,
+                        env=kgx_env(), timeout=120)
+    assert ui.returncode == 0, ui.stderr[-3000:]
+    assert f"dashboard: {url}/#/experiments/{experiment.experiment_id}/runs?" in ui.stdout
+    assert "mlflow.sharedViewState.kgx" in client.get_experiment(experiment.experiment_id).tags
+
+    env = {**kgx_env(), "KGX_TRACKING_URI": url, "KGX_PARENT_RUN_ID": parent.info.run_id}
+    nb = run_notebook(tmp_path, env, monkeypatch)
+    loaded = "".join(o.get("text", "") for o in cell_outputs(nb, "load_runs("))
+    assert f"4 runs from {url}, sweep parent run {parent.info.run_id}" in loaded
+    assert any("image/png" in o.get("data", {}) for o in cell_outputs(nb, "plot_cost_accuracy("))
 
     again = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, env=kgx_env(), timeout=900)
     assert again.returncode == 0, again.stderr[-3000:]

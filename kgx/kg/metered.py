@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, Callable, Optional
 
 from kgx.kg.freebase import KG, Direction
@@ -20,7 +20,7 @@ class KGUsage:
         return KGUsage(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(vars(self))  # its fields, shallow: asdict's deep copy was most of a log line's cost
 
 
 class MeteredKG:

@@ -8,6 +8,7 @@ and so does ``max_tokens``: a longer reply is cut there and finishes with "lengt
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -124,13 +125,20 @@ def reply(messages: list[dict[str, str]], schema: dict[str, Any] | None) -> str:
     return json.dumps(instance(schema, prompt, question))
 
 
+@functools.lru_cache(maxsize=1)
+def tokenizer() -> dict[str, Any]:
+    """litellm's tokenizer for TOKEN_MODEL, chosen once: litellm looks it up on every count
+    otherwise, which cost more than the counting (the counts are the same)."""
+    return litellm.utils.select_tokenizer(model=TOKEN_MODEL)
+
+
 def cut(text: str, max_tokens: int | None) -> tuple[str, str]:
     """``text`` within ``max_tokens`` tokens and the finish reason a provider would give:
     "length" when it had to be cut, "stop" when it fits (or no limit was sent)."""
-    tokens = litellm.encode(model=TOKEN_MODEL, text=text)
+    tokens = litellm.encode(model=TOKEN_MODEL, text=text, custom_tokenizer=tokenizer())
     if max_tokens is None or len(tokens) <= max_tokens:
         return text, "stop"
-    return litellm.decode(model=TOKEN_MODEL, tokens=tokens[:max_tokens]), "length"
+    return litellm.decode(model=TOKEN_MODEL, tokens=tokens[:max_tokens], custom_tokenizer=tokenizer()), "length"
 
 
 class ScriptedLLM(CustomLLM):
@@ -149,8 +157,9 @@ class ScriptedLLM(CustomLLM):
         response_format = optional_params.get("response_format") or {}
         schema = response_format.get("json_schema", {}).get("schema")
         text, finish = cut(reply(messages, schema), optional_params.get("max_tokens"))
-        prompt_tokens = litellm.token_counter(model=TOKEN_MODEL, messages=messages)
-        completion_tokens = litellm.token_counter(model=TOKEN_MODEL, text=text, count_response_tokens=True)
+        prompt_tokens = litellm.token_counter(model=TOKEN_MODEL, messages=messages, custom_tokenizer=tokenizer())
+        completion_tokens = litellm.token_counter(model=TOKEN_MODEL, text=text, count_response_tokens=True,
+                                                  custom_tokenizer=tokenizer())
         model_response.choices[0].message.content = text
         model_response.choices[0].finish_reason = finish
         model_response.usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,

@@ -46,8 +46,9 @@ def parse_json(text: str, schema: dict[str, Any]) -> Any:
         value, _ = json.JSONDecoder(strict=False).raw_decode(text[min(starts):])
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON ({exc.msg}): {text[:200]!r}") from exc
-    error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
-    if error is not None:
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    if not validator.is_valid(value):  # the error worth naming is only looked for when there is one
+        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
         raise ValueError(f"output does not match the schema: {error.message}")
     return value
 

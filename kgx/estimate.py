@@ -1,0 +1,179 @@
+"""``python -m kgx.estimate [--pilot N] [overrides]``: what a run or a sweep will cost, before it runs.
+
+    python -m kgx.estimate method=cot dataset=metaqa_2hop kg=metaqa llm=gpt4o_mini
+    python -m kgx.estimate +sweeps=baselines_smoke llm=scripted --pilot 10 --format md
+
+The overrides are those of ``python -m kgx`` (with or without ``-m``): comma lists and
+``+sweeps=NAME`` expand into jobs as Hydra's basic sweeper expands them (``kgx.sweep``). Each job
+runs a pilot: ``--pilot`` questions drawn at random (``--seed``) from the questions the job would
+answer, through the same machinery as a run (``kgx.run.execute``) and the same LLM response
+cache, so the real run later gets the pilot's calls for free. The pilot is not one of your runs:
+it logs to a throwaway MLflow store and output folder in a temporary directory (deleted at the
+end) with transcripts off, so nothing of it appears in ``mlruns/`` or ``outputs/``.
+
+Per job and in total it prints LLM calls, input and output tokens, cost and wall time of the
+full run, each with an interval (``kgx.estimate_model``). Cost prices every call, cached or not,
+at the config's ``llm.*_cost_per_token`` or litellm's price map; a backbone without a price is
+``unknown``, never 0. Wall time is ``max(N × latency / questions in flight, rate-limit time)``:
+a question's latency is the pilot's, with each cached call counted at the mean seconds per
+provider call (a cache hit takes no time; the figure is remembered per backbone under
+``run.cache_dir`` for pilots whose calls are all cached); questions in flight are ``run.concurrency`` capped
+by ``llm.max_parallel``; the rate-limit time is the calls over ``llm.rpm`` and the tokens the
+limiter counts over ``llm.tpm``, each shared among the jobs the launcher runs at once
+(``hydra.launcher.n_jobs``). A pilot question that ends in an error stops the estimate with an
+error naming the job: an estimate is never made from a pilot that failed.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import random
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgx.config import CONF_DIR, ConfigError, register
+from kgx.estimate_model import FORMATS, JobEstimate, add_up, estimate_job, render
+from kgx.spec import RunSpec, to_run_spec
+
+
+@dataclass
+class Job:
+    """One run of the sweep: its name (what varies, as a sweep names its child runs) and config."""
+
+    name: str
+    overrides: list[str]
+    spec: RunSpec
+
+
+def compose_jobs(overrides: list[str]) -> tuple[list[Job], int]:
+    """Every job the overrides make, composed and range-checked, and how many the launcher runs at
+    once. Raises ConfigError naming the override or the job."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+    from hydra.types import RunMode
+    from omegaconf.errors import OmegaConfBaseException
+
+    from kgx.sweep import job_name, job_overrides, swept_keys
+
+    register()
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+            try:  # the multirun config: what -m would sweep (its sweeper params, its launcher)
+                config = GlobalHydra.instance().hydra.compose_config(
+                    config_name="config", overrides=overrides, run_mode=RunMode.MULTIRUN,
+                    with_log_configuration=False)
+            except (HydraException, OmegaConfBaseException) as exc:
+                raise ConfigError(str(exc).splitlines()[0]) from None
+            expanded = job_overrides(config)
+            varying = swept_keys(expanded)
+            parallel = max(1, int(config.hydra.launcher.get("n_jobs") or 1))
+            jobs = []
+            for job in expanded:
+                try:
+                    spec = to_run_spec(compose(config_name="config", overrides=job))
+                except (HydraException, OmegaConfBaseException, ConfigError) as exc:
+                    raise ConfigError(f"job {' '.join(job)}: {str(exc).splitlines()[0]}") from None
+                name = job_name(job, varying) or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"
+                jobs.append(Job(name, job, spec))
+    finally:
+        GlobalHydra.instance().clear()
+    return jobs, parallel
+
+
+@contextlib.contextmanager
+def throwaway_store() -> Iterator[Path]:
+    """A temporary launch directory for the pilots: their MLflow store, artifacts and output
+    folders live in it and go with it. ``MLFLOW_TRACKING_URI`` is set aside meanwhile, else the
+    pilots would log to the researcher's server."""
+    saved = os.environ.pop("MLFLOW_TRACKING_URI", None)
+    try:
+        with tempfile.TemporaryDirectory(prefix="kgx-estimate-") as tmp:
+            yield Path(tmp)
+    finally:
+        if saved is not None:
+            os.environ["MLFLOW_TRACKING_URI"] = saved
+
+
+def pilot_spec(spec: RunSpec, ids: list[str], where: Path) -> RunSpec:
+    """The job's config on the sampled questions only, logged under ``where``. Only execution
+    settings and the question selection change: the method's calls, hence the cache keys, do not."""
+    dataset = dataclasses.replace(spec.dataset, ids=ids, sample=None, limit=None)
+    run = dataclasses.replace(spec.run, output_dir=str(where), tracking_uri=None, experiment="kgx-estimate",
+                              traces="off", explain=0, progress=False)
+    return dataclasses.replace(spec, run=run, dataset=dataset)
+
+
+def estimate(job: Job, pilot: int, seed: int, launch_dir: Path, parallel: int) -> tuple[JobEstimate, str]:
+    """Run the job's pilot and predict the full run; the second value says why the pilot failed."""
+    from kgx import datasets
+    from kgx.failures import describe
+    from kgx.run import execute
+
+    questions = datasets.load(job.spec.dataset)
+    chosen = random.Random(seed).sample([q.id for q in questions], min(pilot, len(questions)))
+    index = sum(1 for _ in launch_dir.glob("job-*"))
+    outcome = execute(pilot_spec(job.spec, chosen, launch_dir / f"job-{index}"), launch_dir)
+    problems = outcome.failures
+    if problems or outcome.not_started:
+        reason = describe(problems) + (f"; {outcome.not_started} not run" if outcome.not_started else "")
+        failed = JobEstimate(job.name, len(questions), len(chosen), len(problems) + outcome.not_started)
+        first = problems[0].message if problems else "the pilot stopped early"
+        return failed, (f"job {job.name}: {failed.errors} of {len(chosen)} pilot questions failed ({reason}): "
+                        f"{first}")
+    return estimate_job(job.name, job.spec, outcome.records, len(questions), parallel), ""
+
+
+def parser() -> argparse.ArgumentParser:
+    cli = argparse.ArgumentParser(prog="python -m kgx.estimate", description=__doc__.splitlines()[0],
+                                  formatter_class=argparse.RawDescriptionHelpFormatter,
+                                  epilog="\n".join(__doc__.splitlines()[2:5]))
+    cli.add_argument("overrides", nargs="*", help="the overrides of python -m kgx (comma lists and "
+                                                  "+sweeps=NAME make jobs)")
+    cli.add_argument("--pilot", type=int, default=5, metavar="N", help="questions per job in the pilot (default 5)")
+    cli.add_argument("--seed", type=int, default=0, help="seed of the pilot's question sample (default 0)")
+    cli.add_argument("--format", choices=FORMATS, default="text")
+    cli.add_argument("-m", "--multirun", action="store_true", help="accepted for symmetry with python -m kgx; "
+                                                                   "comma lists expand either way")
+    return cli
+
+
+def main(argv: list[str]) -> int:
+    from kgx.datasets import DataError
+    from kgx.kg import KGError
+    from kgx.kg.build import SourceError
+    from kgx.llm.client import LLMError
+    from kgx.locks import Busy
+
+    args = parser().parse_intermixed_args(argv)
+    if args.pilot < 1:
+        raise SystemExit(f"kgx: error: --pilot={args.pilot}: must be at least 1")
+    try:
+        jobs, parallel = compose_jobs(args.overrides)
+    except ConfigError as exc:
+        raise SystemExit(f"kgx: error: {exc}") from None
+    results, failures = [], []
+    with throwaway_store() as launch_dir:
+        for i, job in enumerate(jobs, 1):
+            print(f"pilot {i}/{len(jobs)}: {job.name}", file=sys.stderr)
+            try:
+                result, failure = estimate(job, args.pilot, args.seed, launch_dir, parallel)
+            except (ConfigError, DataError, KGError, LLMError, Busy, FileNotFoundError, SourceError) as exc:
+                raise SystemExit(f"kgx: error: job {job.name}: {exc}") from None
+            results.append(result)
+            failures += [failure] if failure else []
+    sys.stdout.write(render(results, add_up(results, parallel), args.format, args.pilot))
+    if failures:
+        raise SystemExit("kgx: error: " + "\nkgx: error: ".join(failures) + "\nno estimate for these jobs: "
+                         "fix the cause and estimate again (their answered questions are cached)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty, SimpleQueue
@@ -104,23 +104,68 @@ class LoopResult:
     wall_s: float = 0.0  # the run's wall time so far, this invocation's and every earlier one's
 
 
+class Workers:
+    """``n`` threads answering the questions put to them, each result (or the exception that
+    escaped ``answer``) put on ``finished``. All are started before the first question: a thread
+    started while hundreds of others run waits ~20 ms for the interpreter lock just to report that
+    it started, and a pool that starts them on demand made the loop wait seconds for that. Daemon
+    threads: Ctrl-C does not wait for questions in flight (they are not logged; a rerun does them)."""
+
+    def __init__(self, n: int, answer: Answer, finished: SimpleQueue[Finished]):
+        self.answer = answer
+        self.finished = finished
+        self.todo: SimpleQueue[Optional[Question]] = SimpleQueue()
+        self.threads = [threading.Thread(target=self._work, name=f"kgx-q{i}", daemon=True) for i in range(n)]
+        for thread in self.threads:
+            thread.start()
+
+    def _work(self) -> None:
+        while (question := self.todo.get()) is not None:
+            try:
+                self.finished.put(Finished(self.answer(question)))
+            except BaseException as exc:  # answer_one records failures; this is a bug, raised in the loop
+                self.finished.put(Finished(None, exc))
+
+    def put(self, question: Question) -> None:
+        self.todo.put(question)
+
+    def stop(self, wait: bool) -> None:
+        for _ in self.threads:
+            self.todo.put(None)
+        if wait:
+            for thread in self.threads:
+                thread.join()
+
+
+@dataclass
+class Finished:
+    record: Optional[Record]
+    exc: Optional[BaseException] = None
+
+    def result(self) -> Record:
+        if self.exc is not None:
+            raise self.exc
+        assert self.record is not None
+        return self.record
+
+
 def answer_all(todo: list[Question], answer: Answer, workers: int, log: PredictionLog, progress: Progress,
                breaker: Breaker, clock: WallClock) -> LoopResult:
     """Answer ``todo`` with ``workers`` questions in flight, handing out the next one only when
     one has been logged: a stop (the breaker, Ctrl-C) then leaves at most ``workers - 1``
     questions running, and memory does not grow with the number of questions. Finished
-    questions arrive on a queue (``concurrent.futures.wait`` walks every pending future on each
-    call: its cost grew with the number in flight)."""
+    questions arrive on a queue and are logged together (with hundreds in flight the loop's
+    thread waits for the interpreter lock after every write it makes)."""
     result = LoopResult()
     queue = iter(todo)
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kgx-q")
-    finished: SimpleQueue[Future] = SimpleQueue()
+    finished: SimpleQueue[Finished] = SimpleQueue()
+    pool = Workers(min(workers, len(todo)) or 1, answer, finished)
     running = 0
 
     def hand_out(n: int) -> int:
         handed = 0
         for question in itertools.islice(queue, n):
-            pool.submit(answer, question).add_done_callback(finished.put)
+            pool.put(question)
             handed += 1
         return handed
 
@@ -129,7 +174,7 @@ def answer_all(todo: list[Question], answer: Answer, workers: int, log: Predicti
         while running:
             batch = _finished(finished)
             running -= len(batch)
-            records = [fut.result() for fut in batch]
+            records = [done.result() for done in batch]
             log.extend(records)
             for record in records:
                 result.new[record.id] = record
@@ -141,9 +186,8 @@ def answer_all(todo: list[Question], answer: Answer, workers: int, log: Predicti
                 running += hand_out(len(batch))
     except KeyboardInterrupt:
         result.interrupted = True
-        pool.shutdown(wait=False, cancel_futures=True)
     finally:
-        pool.shutdown(wait=not result.interrupted)
+        pool.stop(wait=not result.interrupted)
         progress.close()
         log.close()
         result.wall_s = clock.tick(final=True)
@@ -151,10 +195,9 @@ def answer_all(todo: list[Question], answer: Answer, workers: int, log: Predicti
     return result
 
 
-def _finished(finished: SimpleQueue[Future]) -> list[Future]:
+def _finished(finished: SimpleQueue[Finished]) -> list[Finished]:
     """The questions finished since the last look, at least one; waking twice a second so that
-    Ctrl-C is seen promptly. Taken together, they are logged with one write: with hundreds in
-    flight the loop's thread waits for the interpreter lock after every write it makes."""
+    Ctrl-C is seen promptly."""
     while True:
         try:
             batch = [finished.get(timeout=0.5)]

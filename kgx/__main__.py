@@ -56,6 +56,7 @@ def main(cfg: DictConfig) -> Optional[float]:
         f"  evidence: answer_recall={s['answer_recall']:.1f} partial_match={s['partial_match']:.1f} "
         f"complete_match={s['complete_match']:.1f}; fallback {s['fallback_rate']:.1f}%, "
         f"{s['parse_failures']:.0f} parse failures\n"
+        f"{why_missed(s)}"
         f"  per question: {s['llm_calls_per_q']:.2f} LLM calls, {s['total_tokens_per_q']:.0f} tokens, "
         f"{s['latency_s_per_q']:.2f} s; cost {cost}; wall {s['wall_s']:.1f} s\n"
         f"  this invocation: {outcome.computed} answered, {outcome.resumed} resumed, "
@@ -72,6 +73,15 @@ def main(cfg: DictConfig) -> Optional[float]:
             return s["hits1"]
         raise SystemExit(f"kgx: error: {problem}")
     return s["hits1"]
+
+
+def why_missed(s: dict[str, float]) -> str:
+    """The failure breakdown's line: reachability and the share of every category (kgx.breakdown)."""
+    shares = ", ".join(f"{k.split('.', 1)[1]} {v:.0f}%" for k, v in s.items() if k.startswith("failure.") and v)
+    if not shares:
+        return ""
+    reach = f"reachable {s['reachable']:.1f}%, " if not math.isnan(s.get("reachable", math.nan)) else ""
+    return f"  why: {reach}{shares}\n"
 
 
 def failure_report(outcome) -> str:

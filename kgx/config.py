@@ -20,6 +20,8 @@ from typing import Any, Optional
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
+from kgx.types import Horizon
+
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 
 # Schema and bookkeeping relations that carry no answer (ToG, LMP and KnowPath drop them too).
@@ -313,6 +315,11 @@ class MethodConfig:
     def __post_init__(self) -> None:
         if self.max_retries is not None and self.max_retries < 0:
             raise ConfigError(f"method.max_retries={self.max_retries}: must be >= 0 (or null)")
+
+    def horizon(self) -> Optional[Horizon]:
+        """How far the method sees in the KG (what ``reachable`` searches); None for a method
+        that reads no KG (io, cot, sc)."""
+        return None
 
     def at_least(self, low: int, *names: str) -> None:
         """Range check of integer fields, naming the first one out of range."""

@@ -10,10 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Optional
 
+from kgx.breakdown import category
 from kgx.failures import Failure
 from kgx.kg.metered import KGUsage
 from kgx.llm.usage import Usage
+from kgx.reach import Reach
 from kgx.types import Prediction, Status
+
+
+# What a log line keeps of reachability; the gold paths go to the question's trace.
+REACH_KEPT = ("reachable", "depth", "distance", "queries", "cached", "reason")
 
 
 class RecordError(ValueError):
@@ -34,6 +40,14 @@ class Record:
     latency_s: float = 0.0
     trace: str = ""  # the trace file, relative to the run's output directory
     error: Optional[Failure] = None  # why a question with status "error" failed (kgx.failures)
+    reach: Optional[Reach] = None  # is a gold answer within the method's depth (None: no KG); paths in the trace
+    shown: Optional[bool] = None  # a gold answer was in the prompt of the call that answered
+    left_at: Optional[dict[str, Any]] = None  # not_retrieved: where exploration left the gold path
+
+    @property
+    def breakdown(self) -> str:
+        """Why the question was missed, or "correct" (kgx.breakdown)."""
+        return category(self.status, self.scores, self.reach, self.shown)
 
     @property
     def calls(self) -> int:
@@ -61,7 +75,9 @@ class Record:
             "scores": self.scores, "status": self.status, "error": self.error.to_dict() if self.error else None,
             "calls": self.calls, "tokens": self.tokens, "latency_s": self.latency_s, "usage": self.usage.to_dict(),
             "stages": {stage: u.to_dict() for stage, u in self.stages.items()}, "kg": self.kg.to_dict(),
-            "trace": self.trace,
+            "trace": self.trace, "breakdown": self.breakdown, "shown": self.shown,
+            "reach": None if self.reach is None else {key: getattr(self.reach, key) for key in REACH_KEPT},
+            "left_at": self.left_at,
         }
 
     @classmethod
@@ -75,7 +91,9 @@ class Record:
                 status=data["status"], usage=_typed(Usage, data.get("usage", {})),
                 stages={stage: _typed(Usage, u) for stage, u in data.get("stages", {}).items()},
                 kg=_typed(KGUsage, data.get("kg", {})), latency_s=float(data.get("latency_s", 0.0)),
-                trace=data.get("trace", ""), error=Failure.from_dict(data["error"]) if data.get("error") else None)
+                trace=data.get("trace", ""), error=Failure.from_dict(data["error"]) if data.get("error") else None,
+                reach=_typed(Reach, data["reach"]) if data.get("reach") else None, shown=data.get("shown"),
+                left_at=data.get("left_at"))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise RecordError(f"not a prediction record ({type(exc).__name__}: {exc})") from None
 

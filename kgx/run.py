@@ -16,11 +16,13 @@ import random
 import shutil
 import time
 import traceback
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
 
-from kgx import datasets, methods, metrics, transcripts
+from kgx import breakdown, datasets, methods, metrics, transcripts
 from kgx.failures import Breaker, Failure, classify
+from kgx.gold_path import gold_hint
 from kgx.kg import coverage, open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.lifecycle import Outcome, Plan, RunFolder, file_name, skipped
@@ -28,6 +30,7 @@ from kgx.llm.cache import open_cache
 from kgx.llm.client import LLMClient
 from kgx.llm.usage import Meter
 from kgx.loop import LoopResult, Progress, answer_all
+from kgx.reach import Reacher
 from kgx.record import Record
 from kgx.spec import RunSpec
 from kgx.summary import summarize
@@ -35,13 +38,19 @@ from kgx.trace import Trace
 from kgx.types import Prediction, Question
 
 
-def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, out_dir: Path) -> Record:
+def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, out_dir: Path,
+               reacher: Optional[Reacher] = None) -> Record:
     """Run the method on one question; any exception becomes a ``status=error`` record whose
-    ``error`` says whether the infrastructure or the method failed (kgx.failures)."""
+    ``error`` says whether the infrastructure or the method failed (kgx.failures). Reachability
+    comes first (the oracle backbone is driven by its gold paths), on the KG itself, not metered
+    as the method's; the facts of the failure breakdown (kgx.breakdown) come after."""
     meter, trace = Meter(), Trace()
+    horizon = spec.method.horizon()
+    reach = reacher.check(question, horizon) if reacher is not None and horizon is not None else None
+    gold = gold_hint(question, reach, spec.kg.format) if client.wants_gold() else None
     metered_kg = MeteredKG(kg, trace, spec.kg.max_candidates)
     seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
-    ctx = methods.Context(llm=client.bind(meter, trace), params=spec.method, rng=random.Random(seed),
+    ctx = methods.Context(llm=client.bind(meter, trace, gold=gold), params=spec.method, rng=random.Random(seed),
                           trace=trace, kg=metered_kg)
     failure: Optional[Failure] = None
     start = time.perf_counter()
@@ -52,12 +61,24 @@ def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, ou
         prediction = Prediction(answer="", status="error", reason=f"{type(exc).__name__}: {exc}")
         trace.error = traceback.format_exc()
     latency = time.perf_counter() - start
-    trace_file = Path("traces") / f"{file_name(question.id)}.json"
-    trace.write(out_dir / trace_file)
-    return Record(id=question.id, question=question.text, gold=question.answers, prediction=prediction,
-                  scores=metrics.score(question, prediction), status=prediction.status, usage=meter.total(),
-                  stages=dict(meter.stages), kg=metered_kg.usage, latency_s=latency, trace=str(trace_file),
-                  error=failure)
+    record = Record(id=question.id, question=question.text, gold=question.answers, prediction=prediction,
+                    scores=metrics.score(question, prediction), status=prediction.status, usage=meter.total(),
+                    stages=dict(meter.stages), kg=metered_kg.usage, latency_s=latency,
+                    trace=str(Path("traces") / f"{file_name(question.id)}.json"), error=failure, reach=reach,
+                    shown=None if failure else breakdown.shown(trace, question.answers))
+    if reach is not None:
+        trace.note("reach", breakdown.describe(reach), **reach.to_dict())
+        if record.breakdown == "not_retrieved":
+            record.left_at = breakdown.left_at(reach, trace)
+            if record.left_at:
+                trace.note("failure", record.left_at["why"], **record.left_at)
+    trace.write(out_dir / record.trace)
+    return record
+
+
+def kg_key(spec: RunSpec) -> str:
+    """What identifies the KG's content for the reachability cache: its whole config."""
+    return json.dumps(asdict(spec.kg), sort_keys=True, default=str)
 
 
 def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
@@ -97,9 +118,12 @@ def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
         }
         name = run_name or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"
         with folder.mlflow_run(tracker, name, run_params(spec.resolved()), tags) as run_id:
-            loop = answer_all(plan.todo, lambda q: answer_one(q, spec, client, kg, folder.path), spec.workers,
+            reacher = Reacher(kg, kg_key(spec), Path(spec.run.cache_dir)) if spec.method.horizon() else None
+            loop = answer_all(plan.todo, lambda q: answer_one(q, spec, client, kg, folder.path, reacher), spec.workers,
                               folder.log, Progress(len(questions), list(plan.done.values()), spec.run.progress),
                               Breaker(spec.run.max_consecutive_errors), folder.clock(plan))
+            if reacher is not None:
+                reacher.close()
             outcome = conclude(questions, plan, loop, folder.path, run_id, client.invocation)
             tracker.log_metrics(outcome.summary)
             tracker.log_outcome(outcome.status, outcome.failures, loop.tripped, outcome.not_started)
@@ -137,7 +161,9 @@ def _log_artifacts(tracker: Any, out_dir: Path, records: list[Record]) -> None:
             "id": r.id, "question": r.question, "gold": json.dumps(r.gold), "answer": r.prediction.answer,
             "answers": r.prediction.answers, "status": r.status, **r.scores, "calls": r.calls, "tokens": r.tokens,
             "input_tokens": r.usage.input_tokens, "output_tokens": r.usage.output_tokens,
-            "latency_s": r.latency_s, "trace": r.trace,
+            "latency_s": r.latency_s, "trace": r.trace, "breakdown": r.breakdown,
+            "reachable": None if r.reach is None else r.reach.reachable,
+            "left_at": None if r.left_at is None else r.left_at["depth"],
         } for r in records]
         pl.DataFrame(flat).write_parquet(out_dir / "predictions.parquet")
     for name in ("config.json", "predictions.jsonl", "predictions.parquet"):

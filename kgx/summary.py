@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kgx.breakdown import reach_figures, shares
 from kgx.kg.metered import KGUsage
 from kgx.llm.usage import Usage
 from kgx.metrics import QUESTION_METRICS
@@ -37,7 +38,8 @@ def summarize(records: Sequence[Record], wall_s: float, spent: Sequence[Record] 
     ``spent`` are earlier records a rerun replaced (questions that had ended in an error): what
     they paid for is part of ``billed_calls``, ``billed_tokens`` and ``cost_usd``, and of nothing
     else. ``errors`` counts questions whose record is an error, ``errors.infra`` those of them
-    whose infrastructure failed (kgx.failures).
+    whose infrastructure failed (kgx.failures). ``reachable``, ``reach.*`` and ``failure.<category>``
+    (shares in %) are the failure breakdown's (kgx.breakdown).
     """
     n = len(records)
 
@@ -72,6 +74,8 @@ def summarize(records: Sequence[Record], wall_s: float, spent: Sequence[Record] 
         "n_questions": float(n),
         "wall_s": wall_s,
     })
+    out.update(reach_figures(records))
+    out.update(shares(records))
     for key in sorted({k for r in records for k in r.prediction.stats}):
         out[f"stat.{key}"] = mean(sum(r.prediction.stats.get(key, 0.0) for r in records))
     for stage in sorted({stage for r in records for stage in r.stages}):

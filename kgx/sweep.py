@@ -27,10 +27,13 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
+from kgx.breakdown import CATEGORIES
 from kgx.config import ConfigError, RunConfig
 from kgx.llm.ratelimit import JOBS_ENV
 from kgx.spec import to_run_spec
 from kgx.tracking import HEADLINE, PARENT_TAG, Tracker, shown
+
+BREAKDOWN = ("reachable", *(f"failure.{c}" for c in CATEGORIES))  # on the parent per configuration, not in its table
 
 SWEEP_GROUP = "sweeps"
 METRIC_CHARS = re.compile(r"[^/\w.\- :]")  # what MLflow refuses in a metric name
@@ -138,14 +141,15 @@ def configuration(child: Any, varying: list[str]) -> str:
 
 
 def aggregate(children: list[Any], varying: list[str]) -> dict[str, dict[str, float]]:
-    """The mean of every headline figure per configuration, over its replicates."""
+    """The mean of every headline figure and of the failure breakdown (where logged) per
+    configuration, over its replicates."""
     groups: dict[str, list[Any]] = {}
     for child in children:
         groups.setdefault(configuration(child, varying), []).append(child)
     table = {}
     for label, runs in sorted(groups.items()):
         row = {"runs": float(len(runs))}
-        for metric in HEADLINE:
+        for metric in (*HEADLINE, *BREAKDOWN):
             values = [v for r in runs if not math.isnan(v := r.data.metrics.get(metric, math.nan))]
             row[metric] = sum(values) / len(values) if values else math.nan
         table[label] = row
@@ -172,7 +176,7 @@ def log_table(tracker: Tracker, parent_id: str, children: list[Any], varying: li
         return ""
     best = max(table, key=lambda label: -math.inf if math.isnan(table[label]["hits1"]) else table[label]["hits1"])
     cells = {f"{METRIC_CHARS.sub('_', label)}.{m}": v for label, row in table.items() for m, v in row.items()}
-    cells.update({m: table[best][m] for m in HEADLINE})
+    cells.update({m: table[best][m] for m in (*HEADLINE, *BREAKDOWN)})
     now = int(time.time() * 1000)
     metrics = [Metric(k, v, now, 0) for k, v in cells.items() if not math.isnan(v)]
     for i in range(0, len(metrics), 500):

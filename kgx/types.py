@@ -45,3 +45,16 @@ class Prediction:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))  # its fields, shallow: asdict's deep copy was most of a log line's cost
+
+
+@dataclass(frozen=True)
+class Horizon:
+    """How far a method sees from its topic entities: what reachability (kgx.reach) searches.
+
+    ``depth`` is the method's own bound in KG hops. ``cvt_free``: a hop out of an unnamed (CVT)
+    node costs nothing, for a method that reads a CVT's attributes in the step that reached it
+    (StructGPT); methods that walk through a CVT like any node (ToG, LMP's two-hop layers) count it.
+    """
+
+    depth: int
+    cvt_free: bool = False

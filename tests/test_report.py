@@ -201,7 +201,8 @@ def test_plots_are_png_files(store, tmp_path):
 def test_log_summary_puts_tables_and_plots_on_the_parent_run(store):
     logged = log_summary(store.parent, store.uri)
     assert logged == ["report/table.md", "report/table.csv", "report/cost.md", "report/cost.csv",
-                      "report/hits1_vs_total_tokens_per_q.png", "report/index.html"]
+                      "report/failures.md", "report/failures.csv", "report/hits1_vs_total_tokens_per_q.png",
+                      "report/failures.png", "report/index.html"]
     client = MlflowClient(store.uri)
     assert {a.path for a in client.list_artifacts(store.parent, "report")} == set(logged)
     table = Path(client.download_artifacts(store.parent, "report/table.md"))
@@ -214,8 +215,9 @@ def test_a_summary_lays_out_the_keys_its_runs_vary(store, tmp_path):
     frame = pl.concat([load_runs(uri=store.uri, parent=store.parent), load_runs("unpriced", store.uri)],
                       how="diagonal")
     files = write_summary(frame, tmp_path)
-    assert [f.name for f in files] == ["table.md", "table.csv", "cost.md", "cost.csv",
-                                       "hits1_vs_total_tokens_per_q.png", "hits1_vs_dataset.limit.png", "index.html"]
+    assert [f.name for f in files] == ["table.md", "table.csv", "cost.md", "cost.csv", "failures.md", "failures.csv",
+                                       "hits1_vs_total_tokens_per_q.png", "hits1_vs_dataset.limit.png", "failures.png",
+                                       "index.html"]
     assert (tmp_path / "table.md").read_text().splitlines()[2] == "| method | dataset.limit | llm.cache | demo |"
     assert (tmp_path / "hits1_vs_dataset.limit.png").read_bytes()[:8] == PNG
 

@@ -89,8 +89,8 @@ def test_the_sweep_page_links_each_runs_artifacts(store):
     grid = metric_table(load_runs(uri=store.uri, parent=store.parent), ["method", "method.depth"], ["dataset"], "hits1")
     assert f'<td class="num">{cell_text(grid.cell(("tog", "1"), ("demo",)), "±")}</td>' in text
     assert re.findall(r"<figcaption>(.*?)</figcaption>", text) == ["hits1_vs_total_tokens_per_q.png",
-                                                                    "hits1_vs_method.depth.png"]
-    assert text.count('src="data:image/png;base64,') == 2 + 6  # the figures and every explanation
+                                                                    "hits1_vs_method.depth.png", "failures.png"]
+    assert text.count('src="data:image/png;base64,') == 3 + 6  # the figures and every explanation
 
 
 def test_cli_html_for_a_sweep_named_by_its_name(store, capsys, tmp_path):

@@ -123,6 +123,55 @@ class SparqlKG:
             found = [x for x in found if not self.noise.drops_edge(*self._edge(entity, relation, x, direction))]
         return found
 
+    def edges(self, ids: list[str], direction: Direction, batch: int = 100) -> list[tuple[str, str, str]]:
+        """Every edge at ``ids`` in one direction, as ``(node, relation, other)`` in the direction
+        walked (the KG triple is ``node relation other`` when out, ``other relation node`` when in),
+        filtered and noised like ``relations``/``neighbors``, sorted. One query per ``batch`` ids,
+        so a search over thousands of nodes (kgx.reach) costs a few queries, not one per node.
+
+        A quoted literal (``"1828-03-20"``, as ``neighbors`` returns it) has in-edges only; it is
+        matched in every form an engine may store it in (``_literal_forms``), and comes back as
+        given, whatever form matched."""
+        check_direction(direction)
+        nodes = [x for x in dict.fromkeys(ids) if direction == "in" or not is_literal(x)]
+        pattern = "?s ?r ?x" if direction == "out" else "?x ?r ?s"
+        found: set[tuple[str, str, str]] = set()
+        for start in range(0, len(nodes), batch):
+            chunk = nodes[start:start + batch]
+            values = " ".join(f"({term} {i})" for i, x in enumerate(chunk) for term in self._literal_forms(x))
+            for row in self.select(f"SELECT DISTINCT ?s ?i ?r ?x WHERE {{ VALUES (?s ?i) {{ {values} }} {pattern} }}"):
+                relation, other = node(row["r"]), node(row["x"])
+                kept = keep_relation(relation, self.filters)
+                if kept and not self.noise.drops_edge(*self._edge(node(row["s"]), relation, other, direction)):
+                    found.add((chunk[int(row["i"].value)], relation, other))
+        return sorted(found)
+
+    @staticmethod
+    def _literal_forms(x: str) -> list[str]:
+        """Query terms for a node: its IRI; for a quoted literal, the text plain, as ``@en`` and as
+        each XSD type its shape fits, since a term matches only the form the store holds."""
+        if not is_literal(x):
+            return [iri(x)]
+        text = x[1:-1]
+        shapes = ((r"\d{4}-\d{2}-\d{2}", ("date",)), (r"\d{4}-\d{2}", ("gYearMonth",)),
+                  (r"\d{4}-\d{2}-\d{2}T[\d:.]+Z?", ("dateTime",)), (r"\d{4}", ("gYear", "integer", "int")),
+                  (r"-?\d+", ("integer", "int")), (r"-?\d+(\.\d+)?", ("decimal", "float", "double")))
+        types = [t for shape, kinds in shapes if re.fullmatch(shape, text) for t in kinds]
+        xsd = "http://www.w3.org/2001/XMLSchema#"
+        return [literal(text), f"{literal(text)}@en", *(f"{literal(text)}^^<{xsd}{t}>" for t in dict.fromkeys(types))]
+
+    def named(self, ids: list[str], batch: int = 100) -> set[str]:
+        """The entities among ``ids`` that carry a name (noise applied): the others are unnamed
+        (CVT) nodes, which a method may read through at no cost (kgx.reach, ``Horizon.cvt_free``).
+        One query per ``batch`` ids; literals are never named."""
+        entities = [x for x in dict.fromkeys(ids) if not is_literal(x)]
+        found: set[str] = set()
+        for start in range(0, len(entities), batch):
+            values = " ".join(iri(x) for x in entities[start:start + batch])
+            rows = self.select(f"SELECT DISTINCT ?e WHERE {{ VALUES ?e {{ {values} }} ?e <{NAME}> ?n }}")
+            found.update(e for e in (node(row["e"]) for row in rows) if not self.noise.drops_name(e))
+        return found
+
     def names(self, ids: list[str]) -> dict[str, str]:
         """A readable label per node: its name (English first), a literal's value, or for an
         unnamed (CVT) node its attributes, so no method ever shows "UnName_Entity" (LMP App. C.3)."""

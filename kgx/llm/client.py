@@ -21,6 +21,7 @@ from kgx.config import LLMConfig
 from kgx.failures import InfraError
 from kgx.llm import providers
 from kgx.llm.cache import Cache, cache_key
+from kgx.llm.oracle import gold_params
 from kgx.llm.ratelimit import RateLimiter, share
 from kgx.llm.structured import (
     JSON_OBJECT_SCHEMA,
@@ -35,6 +36,7 @@ from kgx.llm.usage import Meter
 from kgx.trace import Trace
 
 if TYPE_CHECKING:
+    from kgx.gold_path import GoldHint
     from kgx.llm.question import QuestionLLM
 
 # (exception, kind, retried): the first that matches wins, so subclasses come before their bases.
@@ -185,7 +187,9 @@ class LLMClient:
         Returns the number of requests sent, retries included; they are not part of any
         question's figures."""
         distinct: dict[str, LLMConfig] = {}
-        for cfg in self.backbones():  # stage backbones often share a server; an auto one probes for all
+        # stage backbones often share a server; an auto one probes for all. The oracle answers only
+        # with a question's gold, in process: there is nothing to reach ahead of the questions.
+        for cfg in (c for c in self.backbones() if not providers.is_oracle(c.model)):
             if backbone_key(cfg) not in distinct or self.modes.unprobed(cfg):
                 distinct[backbone_key(cfg)] = cfg
         sent = 0
@@ -206,10 +210,15 @@ class LLMClient:
         included (``auto`` itself while pre-flight has not probed): a run tag."""
         return self.modes.chosen(self.backbones())
 
-    def bind(self, meter: Meter, trace: Trace) -> "QuestionLLM":
+    def wants_gold(self) -> bool:
+        """Whether a backbone of the run is the oracle, which needs each question's gold (``bind``)."""
+        return any(providers.is_oracle(cfg.model) for cfg in self.backbones())
+
+    def bind(self, meter: Meter, trace: Trace, gold: Optional["GoldHint"] = None) -> "QuestionLLM":
+        """One question's ``ctx.llm``; ``gold`` goes with its oracle calls (and no other)."""
         from kgx.llm.question import QuestionLLM
 
-        return QuestionLLM(self, meter, trace)
+        return QuestionLLM(self, meter, trace, gold=gold)
 
     def mode(self, cfg: LLMConfig) -> str:
         """How ``cfg`` gets a reply's schema: json_schema, json_object_schema or prompted."""
@@ -238,10 +247,11 @@ class LLMClient:
 
     def complete(self, cfg: LLMConfig, messages: Messages, temperature: float,
                  response_schema: Optional[dict[str, Any]], sample: int,
-                 max_tokens: Optional[int] = None) -> Completion:
+                 max_tokens: Optional[int] = None, gold: Optional["GoldHint"] = None) -> Completion:
         """One call, from the cache or the provider; ``response_schema`` goes to response_format
-        in the backbone's form (callers prompt with it instead for the prompted form), and
-        ``max_tokens`` is a stage's expected reply size (see ``limit``)."""
+        in the backbone's form (callers prompt with it instead for the prompted form),
+        ``max_tokens`` is a stage's expected reply size (see ``limit``) and ``gold`` the
+        question's gold, which an oracle backbone needs (and no other receives)."""
         seed = self.seed + sample
         limit = self.limit(cfg, max_tokens)
         mode = self.mode(cfg) if response_schema is not None else PROMPTED
@@ -249,11 +259,13 @@ class LLMClient:
         local = {"local": dataclasses.asdict(cfg.local)} if cfg.model.startswith(providers.LOCAL + "/") else {}
         # A server may enforce the two forms differently; json_schema keys stay as they were.
         form = {"form": mode} if mode == JSON_OBJECT_SCHEMA else {}
+        # The oracle's reply depends on the question's gold: the request carries it, and so does the key.
+        oracle = gold_params(cfg, gold) if providers.is_oracle(cfg.model) else {}
         # The limit sent: the backbone's own unless a stage asked for more, so keys made before
         # stages could ask stay valid.
         key = cache_key(model=cfg.model, api_base=cfg.api_base, messages=messages,
                         temperature=temperature, schema=response_schema, seed=seed,
-                        sample=sample, max_tokens=limit, extra=cfg.extra, **local, **form)
+                        sample=sample, max_tokens=limit, extra=cfg.extra, **local, **form, **oracle)
         start = time.perf_counter()
         if cfg.cache and self.cache is not None:
             hit = self.cache.get(key)
@@ -263,7 +275,7 @@ class LLMClient:
         limiter = self.limiters.get(cfg.name)
         if limiter is not None:  # counted as the provider counts: prompt plus the completion budget
             limiter.acquire(litellm.token_counter(model=cfg.model, messages=messages) + limit)
-        request = self._request(cfg, messages, temperature, response_schema, seed, mode, limit)
+        request = {**self._request(cfg, messages, temperature, response_schema, seed, mode, limit), **oracle}
         response, retries = self._send(cfg, request)
         if response is None or not getattr(response, "choices", None):  # litellm gives None for some 422s
             raise LLMError(f"llm '{cfg.name}' ({cfg.model}): the provider rejected the request "
@@ -297,7 +309,7 @@ class LLMClient:
             kwargs["api_key"] = os.environ.get(cfg.api_key_env, "")
         elif cfg.api_base:
             kwargs["api_key"] = "none"  # local OpenAI-compatible servers accept any key
-        if cfg.model.startswith(providers.SCRIPTED + "/"):
+        if providers.simulated(cfg.model):
             kwargs.update(latency_s=cfg.latency_s, failure_rate=cfg.failure_rate, invocation=self.invocation)
         if cfg.model.startswith(providers.LOCAL + "/"):
             kwargs["local"] = dataclasses.asdict(cfg.local)
@@ -315,7 +327,7 @@ class LLMClient:
     def _send(self, cfg: LLMConfig, kwargs: dict[str, Any]) -> tuple[Any, int]:
         for retry in range(cfg.max_retries + 1):
             try:
-                if cfg.model.startswith(providers.SCRIPTED + "/"):
+                if providers.simulated(cfg.model):
                     kwargs["attempt"] = retry
                 # litellm's own mock_response (tests, `llm.extra`) is litellm's to answer
                 handler = None if "mock_response" in kwargs else providers.in_process(cfg.model)

@@ -1,4 +1,5 @@
-"""kgx's own litellm providers: the local llama.cpp model and the scripted test double."""
+"""kgx's own litellm providers: the local llama.cpp model, the scripted test double and the oracle
+(the scripted double driven by the question's gold path, for method ceilings)."""
 from __future__ import annotations
 
 import logging
@@ -10,6 +11,7 @@ from litellm.litellm_core_utils.exception_mapping_utils import exception_type
 
 LOCAL = "kgx-local"
 SCRIPTED = "kgx-scripted"
+ORACLE = "kgx-oracle"
 
 _handlers: dict[str, CustomLLM] = {}
 # litellm.completion's arguments that are not the provider's own parameters.
@@ -21,17 +23,28 @@ def register() -> None:
     if _handlers:
         return
     from kgx.llm.local import LocalLlama
+    from kgx.llm.oracle import OracleLLM
     from kgx.llm.scripted import ScriptedLLM
 
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx"):
         logging.getLogger(name).setLevel(logging.WARNING)
     litellm.suppress_debug_info = True
     litellm.drop_params = True  # e.g. `seed` for providers that do not take it
-    _handlers.update({LOCAL: LocalLlama(), SCRIPTED: ScriptedLLM()})
+    _handlers.update({LOCAL: LocalLlama(), SCRIPTED: ScriptedLLM(), ORACLE: OracleLLM()})
     litellm.custom_provider_map = [
         *litellm.custom_provider_map,
         *({"provider": name, "custom_handler": handler} for name, handler in _handlers.items()),
     ]
+
+
+def simulated(model: str) -> bool:
+    """A test double (scripted or oracle): it takes the simulated latency and failure settings."""
+    return model.split("/")[0] in (SCRIPTED, ORACLE)
+
+
+def is_oracle(model: str) -> bool:
+    """The oracle backbone: its requests carry the question's gold (kgx.gold_path.GoldHint)."""
+    return model.split("/")[0] == ORACLE
 
 
 def prepare(model: str, options: dict[str, Any]) -> None:
@@ -44,7 +57,8 @@ def prepare(model: str, options: dict[str, Any]) -> None:
 
 
 def in_process(model: str) -> Optional[CustomLLM]:
-    """The handler of a kgx provider (``kgx-local/...``, ``kgx-scripted/...``), None for the rest."""
+    """The handler of a kgx provider (``kgx-local/...``, ``kgx-scripted/...``, ``kgx-oracle/...``),
+    None for the rest."""
     register()
     return _handlers.get(model.split("/")[0])
 

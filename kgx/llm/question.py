@@ -8,7 +8,7 @@ at the limit is named so when it fails, and is asked again with twice the limit.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from kgx.config import LLMConfig
 from kgx.llm.client import (
@@ -23,14 +23,19 @@ from kgx.llm.structured import PROMPTED, parse_json, with_schema_instruction
 from kgx.llm.usage import Meter, Usage
 from kgx.trace import LLMEvent, Trace
 
+if TYPE_CHECKING:
+    from kgx.gold_path import GoldHint
+
 
 class QuestionLLM:
-    """``ctx.llm`` for one question: every call is metered per stage and traced."""
+    """``ctx.llm`` for one question: every call is metered per stage and traced. ``gold`` is the
+    question's gold path, which only an oracle backbone is sent (``llm=oracle``)."""
 
-    def __init__(self, client: LLMClient, meter: Meter, trace: Trace):
+    def __init__(self, client: LLMClient, meter: Meter, trace: Trace, gold: Optional["GoldHint"] = None):
         self.client = client
         self.meter = meter
         self.trace = trace
+        self.gold = gold
 
     def __call__(self, stage: str, messages: Messages, *, temperature: Optional[float] = None,
                  schema: Optional[dict[str, Any]] = None, n: int = 1,
@@ -80,7 +85,8 @@ class QuestionLLM:
         for attempt in range(attempts):
             temp = min(2.0, base + attempt * cfg.retry_temperature_step)
             try:
-                done = self.client.complete(cfg, messages, temp, None if prompted else schema, sample, limit)
+                done = self.client.complete(cfg, messages, temp, None if prompted else schema, sample, limit,
+                                            gold=self.gold)
             except LLMError as exc:
                 self._record(stage, cfg, messages, temp, None, attempt, str(exc), limit)
                 raise

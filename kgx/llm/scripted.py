@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 import time
-from typing import Any
+from typing import Any, Optional
 
 import litellm
 from litellm import CustomLLM, ModelResponse, Usage
@@ -153,10 +153,10 @@ class ScriptedLLM(CustomLLM):
             time.sleep(latency)
         rate = float(optional_params.get("failure_rate", 0.0))
         if rate and self._fails(messages, optional_params, rate):
-            raise CustomLLMError(status_code=503, message="scripted transient failure")
+            raise CustomLLMError(status_code=503, message=f"{self.name} transient failure")
         response_format = optional_params.get("response_format") or {}
         schema = response_format.get("json_schema", {}).get("schema")
-        text, finish = cut(reply(messages, schema), optional_params.get("max_tokens"))
+        text, finish = cut(self.reply(messages, schema, optional_params), optional_params.get("max_tokens"))
         prompt_tokens = litellm.token_counter(model=TOKEN_MODEL, messages=messages, custom_tokenizer=tokenizer())
         completion_tokens = litellm.token_counter(model=TOKEN_MODEL, text=text, count_response_tokens=True,
                                                   custom_tokenizer=tokenizer())
@@ -166,6 +166,12 @@ class ScriptedLLM(CustomLLM):
                                      total_tokens=prompt_tokens + completion_tokens)
         model_response.model = model
         return model_response
+
+    name = "scripted"
+
+    def reply(self, messages: list, schema: Optional[dict[str, Any]], params: dict) -> str:
+        """The reply text; a subclass (the oracle) decides it otherwise, metered the same way."""
+        return reply(messages, schema)
 
     @staticmethod
     def _fails(messages: list, params: dict, rate: float) -> bool:

@@ -86,7 +86,7 @@ def backbone_key(cfg: LLMConfig) -> str:
 def in_process(cfg: LLMConfig) -> bool:
     """kgx's own providers take json_schema and enforce it themselves (the local model through
     llama.cpp's json_object form): nothing to probe."""
-    return cfg.model.split("/")[0] in (providers.LOCAL, providers.SCRIPTED)
+    return cfg.model.split("/")[0] in (providers.LOCAL, providers.SCRIPTED, providers.ORACLE)
 
 
 # send(cfg, mode, messages, schema or None) -> (reply text, requests sent); raises InfraError.

@@ -45,7 +45,7 @@ from kgx.methods.cgpe_paths import (
     path_triples,
 )
 from kgx.methods.cgpe_phrases import phrases, same_characters
-from kgx.types import Prediction, Question
+from kgx.types import Horizon, Prediction, Question
 
 
 @dataclass
@@ -68,6 +68,11 @@ class CGPEConfig(MethodConfig):
     max_candidates: int = 60  # (label, entity) pairs offered to rough matching (Sec. 3.4); cuts recorded
     max_answers: int = 20  # answers kept from the reply: one-to-many questions (Sec. 4.1, complete match)
     temperature: float = 0.0  # every call (Sec. 4.1: temperature 0 for all LLMs)
+
+    def horizon(self) -> Horizon:
+        """Reachability's bound: without termination ``max_steps`` steps per path; with it, each
+        step uses up an unused clue and the initial node one, so at most ``max_clues - 1`` steps."""
+        return Horizon(self.max_steps if not self.termination else max(1, self.max_clues - 1))
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -29,7 +29,7 @@ from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
 from kgx.methods.knowpath_parse import InferencePath, arrow_lines, read_reply
 from kgx.methods.knowpath_subgraph import Subgraph, depths, distinct, render, walk
-from kgx.types import Prediction, Question, Status
+from kgx.types import Horizon, Prediction, Question, Status
 
 
 @dataclass
@@ -49,6 +49,10 @@ class KnowPathConfig(MethodConfig):
     max_relations: int = 50  # per entity and direction offered to relation selection; cuts are recorded
     max_neighbors: int = 40  # per entity, relation and direction offered to entity selection; cuts recorded
     max_answers: int = 5  # answers kept from a reply (Sec. 2.4 gives one response; lists allow several)
+
+    def horizon(self) -> Horizon:
+        """Reachability's bound: one hop per exploration round."""
+        return Horizon(self.depth)
 
     def __post_init__(self) -> None:
         super().__post_init__()

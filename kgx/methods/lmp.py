@@ -33,7 +33,7 @@ from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
 from kgx.methods.lmp_readout import explanation, readout
 from kgx.methods.lmp_samplers import check_available, rank
-from kgx.types import Prediction, Question
+from kgx.types import Horizon, Prediction, Question
 
 
 @dataclass
@@ -56,6 +56,10 @@ class LMPConfig(MethodConfig):
     # True (the paper): the model ranks the candidates even when there are no more than K of them;
     # False: such a layer keeps them all without a sampling call (one call fewer per such layer)
     sample_when_trivial: bool = True
+
+    def horizon(self) -> Horizon:
+        """Reachability's bound: ``depth`` counts a layer through CVT nodes as its two hops (App. C.2), as the KG does."""
+        return Horizon(self.depth)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -46,7 +46,7 @@ from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
 from kgx.methods.lmp_samplers import check_available, rank
 from kgx.methods.pog_memory import Link, Memory, distinct_labels, interleave, unnecessary
-from kgx.types import Prediction, Question
+from kgx.types import Horizon, Prediction, Question
 
 STAGES = ("decomposition", "relation_exploration", "entity_pruning", "memory", "reasoning", "reflection",
           "backtrack", "answer")
@@ -75,6 +75,10 @@ class PoGConfig(MethodConfig):
     max_neighbors: int = 100  # KG cap per (entity, relation); cuts are recorded
     exemplars: bool = True  # one worked example per stage, as the released prompts carry (False: zero-shot)
     max_answers: int = 5
+
+    def horizon(self) -> Horizon:
+        """Reachability's bound: one hop per exploration depth."""
+        return Horizon(self.depth)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -38,7 +38,7 @@ from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
 from kgx.methods.structgpt_read import (Arc, Reading, constraint_values, extract_triples, linearize, matching_cvts,
                                         neighbor_relations)
-from kgx.types import Prediction, Question
+from kgx.types import Horizon, Prediction, Question
 
 STAGES = ("relation_selection", "constraints", "reasoning", "answer")
 
@@ -60,6 +60,10 @@ class StructGPTConfig(MethodConfig):
     max_frontier: int = 20  # entities carried to the next step (released: no cap)
     max_values: int = 30  # values shown per CVT attribute in the constraints call
     max_answers: int = 1  # released: "provide only one answer entity"
+
+    def horizon(self) -> Horizon:
+        """Reachability's bound: a reading step reads an unnamed (CVT) node one hop further."""
+        return Horizon(self.depth, cvt_free=True)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -42,7 +42,7 @@ from kgx.methods.tog_prompts import (
     triples_prompt,
 )
 from kgx.methods.tog_search import Candidate, Path, Search, Step, frontier_of, labelled
-from kgx.types import Prediction, Question
+from kgx.types import Horizon, Prediction, Question
 
 
 @dataclass
@@ -64,6 +64,10 @@ class ToGConfig(MethodConfig):
     fallback: str = "paths"  # at max depth, answer from the paths | cot: without them (the published code)
     exemplars: bool = True  # one worked example per stage, as the published prompts have (False: zero-shot)
     max_answers: int = 5
+
+    def horizon(self) -> Horizon:
+        """Reachability's bound: one hop per depth; a CVT is a node like any other."""
+        return Horizon(self.depth)
 
     def __post_init__(self) -> None:
         super().__post_init__()

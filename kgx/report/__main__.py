@@ -1,7 +1,8 @@
-"""``python -m kgx.report {table,cost,plot,html,compare}``: kgx runs from MLflow as tables and figures.
+"""``python -m kgx.report {table,cost,failures,plot,html,compare}``: kgx runs from MLflow as tables and figures.
 
     python -m kgx.report table --rows method --cols dataset --metric hits1 --format md
     python -m kgx.report cost --rows method,dataset
+    python -m kgx.report failures --rows method,dataset     # why questions were missed, and failures.png
     python -m kgx.report plot --cost total_tokens_per_q --param method.depth
     python -m kgx.report html --parent my_sweep --out report.html
     python -m kgx.report compare RUN_A RUN_B --metric hits1 --show 10
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 from kgx.report.compare import compare_labels, compare_runs, describe
+from kgx.report.failures import failure_table, plot_failures
 from kgx.report.plots import plot_cost_accuracy, plot_param
 from kgx.report.render import FORMATS, render
 from kgx.report.runs import SHORT_KEYS, ReportError, load_runs
@@ -43,6 +45,11 @@ def parser() -> argparse.ArgumentParser:
     cost = _runs_command(commands, "cost", "LLM calls, tokens, seconds (and USD) per question")
     cost.add_argument("--rows", type=keys, default=["method", "dataset"], help=KEYS_HELP)
     _output(cost)
+
+    failures = _runs_command(commands, "failures", "the failure breakdown (failure.* shares) and a stacked bar chart")
+    failures.add_argument("--rows", type=keys, default=["method", "dataset"], help=KEYS_HELP)
+    failures.add_argument("--out-dir", type=Path, default=Path("outputs/report"), help="where failures.png goes")
+    _output(failures)
 
     plot = _runs_command(commands, "plot", "PNGs: metric against cost, and against swept parameters")
     plot.add_argument("--metric", default="hits1")
@@ -97,9 +104,15 @@ def run(args: argparse.Namespace) -> str:
         paths = [plot_cost_accuracy(frame, args.out_dir, args.metric, args.cost, args.by)]
         paths += [plot_param(frame, args.out_dir, p, args.metric, args.by) for p in args.param]
         return "".join(f"{p}\n" for p in paths)
-    grid = metric_table(frame, args.rows, args.cols, args.metric) if args.command == "table" \
-        else cost_table(frame, args.rows)
+    if args.command == "table":
+        grid = metric_table(frame, args.rows, args.cols, args.metric)
+    elif args.command == "failures":
+        grid = failure_table(frame, args.rows)
+    else:
+        grid = cost_table(frame, args.rows)
     text = render(grid, args.format)
+    if args.command == "failures":
+        text += f"{plot_failures(frame, args.out_dir, args.rows)}\n"
     if args.out is None:
         return text
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from kgx.breakdown import CATEGORIES, describe
 from kgx.lifecycle import file_name
 from kgx.record import Record
 from kgx.report.render import html_table
@@ -135,6 +136,9 @@ def _filters(runs: Sequence[RunQuestions], metric: str, shown: int) -> str:
 
     parts = [select("status", "status", [(s, s) for s in ("ok", "fallback", "error")]),
              select("result", metric, [("right", "right"), ("wrong", "wrong")])]
+    found = [c for c in CATEGORIES if any(r.breakdown == c for run in runs for r in run.records)]
+    if found:
+        parts.append(select("why", "why", [(c, c) for c in found]))
     if len(runs) > 1:
         parts.append(select("run", "run", [(str(i), r.label) for i, r in enumerate(runs)]))
     return f'<p class="filters">{"".join(parts)} shown: <span id="shown">{shown}</span></p>'
@@ -160,6 +164,8 @@ def _question(record: Record, run: RunQuestions, index: int, metric: str, severa
         rows.append(("reason", esc(prediction.reason)))
     if record.error:
         rows.append(("error", esc(json.dumps(record.error.to_dict()))))
+    if record.breakdown:
+        rows.append(("why", _why(record)))
     rows.append(("scores", esc(", ".join(f"{k} {v:g}" for k, v in record.scores.items()))))
     rows.append(("cost", esc(f"{record.calls} LLM calls, {record.tokens} tokens, {record.latency_s:.2f} s")))
     if record.trace:
@@ -168,7 +174,17 @@ def _question(record: Record, run: RunQuestions, index: int, metric: str, severa
         rows.append(("explanation", _picture(record, run)))
     body = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in rows)
     return (f'<details class="q" data-status="{esc(record.status)}" data-run="{index}" '
-            f'data-result="{"right" if right else "wrong"}">{head}<dl>{body}</dl></details>')
+            f'data-result="{"right" if right else "wrong"}" data-why="{esc(record.breakdown)}">{head}<dl>{body}</dl></details>')
+
+
+def _why(record: Record) -> str:
+    """The failure category, with what reachability found and where exploration left the gold path."""
+    parts = [f"<b>{esc(record.breakdown)}</b>"]
+    if record.reach is not None:
+        parts.append(esc(describe(record.reach)))
+    if record.left_at:
+        parts.append(esc(f"{record.left_at['why']} (gold path: {record.left_at['path']})"))
+    return "; ".join(parts)
 
 
 def _evidence(evidence: list[str]) -> str:

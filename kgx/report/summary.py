@@ -14,6 +14,7 @@ from typing import Optional, Sequence, Union
 import polars as pl
 
 from kgx.record import Record
+from kgx.report.failures import failure_table, plot_failures, metrics as failure_metrics
 from kgx.report.html import RunQuestions, page
 from kgx.report.pages import from_folder, from_mlflow
 from kgx.report.plots import plot_cost_accuracy, plot_param
@@ -28,11 +29,14 @@ PAGE = "index.html"
 
 def layout(frame: pl.DataFrame, metric: str = "hits1", rows: Sequence[str] = ("method",),
            cols: Sequence[str] = ("dataset",), strict: bool = True) -> dict[str, Union[Grid, str]]:
-    """The ``metric`` table (rows x cols, the swept keys added to the rows) and the cost
-    table. Not ``strict``: a table the runs cannot fill is the reason, for a page to show."""
+    """The ``metric`` table (rows x cols, the swept keys added to the rows), the cost table and,
+    when the runs have one, the failure breakdown. Not ``strict``: a table the runs cannot fill
+    is the reason, for a page to show."""
     swept = separating_keys(frame, [*rows, *cols])
     builders = {f"Main table: {metric}": lambda: metric_table(frame, [*rows, *swept], cols, metric),
                 "Cost": lambda: cost_table(frame, [*rows, *swept, *cols])}
+    if failure_metrics(frame):
+        builders["Why questions were missed"] = lambda: failure_table(frame, [*rows, *swept, *cols])
     grids: dict[str, Union[Grid, str]] = {}
     for name, build in builders.items():
         try:
@@ -46,22 +50,25 @@ def layout(frame: pl.DataFrame, metric: str = "hits1", rows: Sequence[str] = ("m
 
 def figures(frame: pl.DataFrame, out_dir: Path, metric: str = "hits1", rows: Sequence[str] = ("method",),
             cols: Sequence[str] = ("dataset",), cost: str = "total_tokens_per_q") -> list[Path]:
-    """The accuracy-cost figure and one figure per numeric swept key, written to ``out_dir``."""
+    """The accuracy-cost figure, one figure per numeric swept key and the failure breakdown's
+    bars, written to ``out_dir``."""
     swept = separating_keys(frame, [*rows, *cols])
+    breakdown = [plot_failures(frame, out_dir, [*rows, *swept, *cols])] if failure_metrics(frame) else []
     return [plot_cost_accuracy(frame, out_dir, metric, cost, by=rows)] + [
         plot_param(frame, out_dir, key, metric, by=rows) for key in swept
-        if numeric(frame[param_column(key)].drop_nulls().to_list())]
+        if numeric(frame[param_column(key)].drop_nulls().to_list())] + breakdown
 
 
 def write_summary(frame: pl.DataFrame, out_dir: Path, metric: str = "hits1", rows: Sequence[str] = ("method",),
                   cols: Sequence[str] = ("dataset",), cost: str = "total_tokens_per_q",
                   runs: Sequence[RunQuestions] = (), title: str = "runs") -> list[Path]:
-    """``table.md``/``table.csv`` (``metric`` by rows x cols), ``cost.md``/``cost.csv``, the
+    """``table.md``/``table.csv`` (``metric`` by rows x cols), ``cost.md``/``cost.csv``,
+    ``failures.md``/``failures.csv`` (when the runs have a breakdown), the
     figures, and ``index.html`` (all of them, and the questions of ``runs``) in ``out_dir``."""
     grids = layout(frame, metric, rows, cols)
     out_dir.mkdir(parents=True, exist_ok=True)
     files = []
-    for name, grid in zip(("table", "cost"), grids.values()):
+    for name, grid in zip(("table", "cost", "failures"), grids.values()):
         for fmt in ("md", "csv"):
             files.append(out_dir / f"{name}.{fmt}")
             files[-1].write_text(render(grid, fmt))

@@ -89,7 +89,7 @@ def metric_table(frame: pl.DataFrame, rows: Sequence[str], cols: Sequence[str], 
                 headers=[" / ".join(str(v) for v in col) for col in columns], metric=metric)
     for line in aggregate(frame, [*rows, *cols], [metric]).iter_rows(named=True):
         key = tuple(line[param_column(k)] for k in [*rows, *cols])
-        grid.cells[key[:len(rows)], key[len(rows):]] = _cell(line, metric)
+        grid.cells[key[:len(rows)], key[len(rows):]] = summary_cell(line, metric)
     return grid
 
 
@@ -109,11 +109,11 @@ def cost_table(frame: pl.DataFrame, rows: Sequence[str] = ("method", "dataset"))
     for line in aggregate(frame, rows, metrics).iter_rows(named=True):
         row = tuple(line[param_column(k)] for k in rows)
         for m in metrics:
-            grid.cells[row, (m,)] = _cell(line, m)
+            grid.cells[row, (m,)] = summary_cell(line, m)
     return grid
 
 
-def _cell(line: dict, metric: str) -> Cell:
+def summary_cell(line: dict, metric: str) -> Cell:
     n = line[f"{metric}:n"]
     return Cell(line[f"{metric}:mean"], line[f"{metric}:std"] if n > 1 else None, n) if n else MISSING
 

@@ -1,0 +1,241 @@
+"""An oracle backbone for method ceilings (litellm provider ``kgx-oracle``, ``llm=oracle``).
+
+A test double like the scripted one (:mod:`kgx.llm.scripted`) that also knows the question's
+gold path (:class:`kgx.gold_path.GoldHint`, sent with each request by the client). At every
+choice it takes the offered candidates on a gold path; it calls the evidence sufficient only
+when a gold answer is in what it was shown, and answers with the gold answers it was shown. A
+run with it measures how far a method's own search can get: its choices are constrained like
+any model's (only offered candidates, within the schema's counts), and it is metered like the
+scripted backbone (real token counts, the same simulated latency and failures). Whatever the
+gold does not decide (reasoning text, sub-objectives, notes) is the scripted reply, except where
+free text feeds the search or the answer: CGPE's clues name the topic and gold entities first,
+and LMP's fact summaries keep the gold names of the facts they summarise.
+
+What the oracle was shown is the request's last message (worked examples are earlier turns),
+its ``Question:`` line excluded: the question is not evidence. An alias is shown when its
+normalised form (:func:`kgx.metrics.normalize`) stands there as whole words.
+
+How candidates are read, as the methods render them:
+- a relation is ``r`` (walked forwards) or ``r (reverse)``; where no message of the request
+  mentions ``(reverse)`` (KnowPath lists bare relations, one per id) either direction matches;
+- an entity is its name, numbered ``[2]`` or ``#2`` when names repeat;
+- CGPE's pairs ``(relation, type)`` and ``(type, name)`` are read part by part.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any, Optional
+
+from litellm.llms.custom_llm import CustomLLMError
+
+from kgx.gold_path import GoldHint, fold
+from kgx.llm import scripted
+from kgx.llm.scripted import ScriptedLLM, question_of, rank
+from kgx.metrics import normalize
+
+if TYPE_CHECKING:
+    from kgx.config import LLMConfig
+
+GOLD_PARAM = "kgx_gold"  # the request parameter the client puts the hint in (oracle requests only)
+NO_GOLD = "llm=oracle needs the question's gold: the run passes it per question (LLMClient.bind(..., gold=))"
+UNKNOWN = "unknown"  # the answer of an oracle shown no gold answer: an honest miss
+QUESTION_LINE = re.compile(r"^\s*(?:Question|Q)\s*:.*$", flags=re.M)
+LIST_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)*[.)]\s+", flags=re.M)  # "1. ", "1.2. ": no gold "1" shown by them
+NUMBERED = re.compile(r"^\s*(\d+)\.\s+(.+)$", flags=re.M)
+SUFFIX = re.compile(r" (?:\[\d+\]|#\d+)$")  # ToG's/PoG's "Name [2]", KnowPath's "Name #2"
+REVERSE = " (reverse)"
+CLUES = frozenset({"clues"})  # choices that are a set of question phrases to cover (CGPE's clue extraction)
+
+
+def gold_params(cfg: "LLMConfig", gold: Optional[GoldHint]) -> dict[str, Any]:
+    """The parameter that carries the gold in an oracle request (the client adds it to no other)."""
+    from kgx.llm.client import LLMError  # the client imports this module
+
+    if gold is None:
+        raise LLMError(f"llm '{cfg.name}' ({cfg.model}): {NO_GOLD}", "llm.oracle")
+    return {GOLD_PARAM: gold.to_dict()}
+
+
+def views(candidate: str) -> list[str]:
+    """The parts of a candidate that may name a gold relation or entity."""
+    out = [candidate, SUFFIX.sub("", candidate)]
+    if candidate.startswith("(") and candidate.endswith(")") and ", " in candidate:
+        out += candidate[1:-1].split(", ", 1)
+    return out
+
+
+class Judge:
+    """The oracle's view of one request: the gold, what it was shown, and its choices."""
+
+    def __init__(self, gold: GoldHint, messages: list[dict[str, str]]):
+        self.gold = gold
+        self.prompt = messages[-1]["content"]
+        self.question = question_of(self.prompt)
+        self.shown = f" {normalize(LIST_NUMBER.sub('', QUESTION_LINE.sub(' ', self.prompt)))} "
+        self.directed = any(REVERSE.strip() in str(m.get("content", "")) for m in messages)
+        self.relations = {fold(r, d) for r, d in gold.relations}
+        self.relation_ids = {r for r, _ in self.relations}
+        self.names = [*gold.entities, *(alias for group in gold.answers for alias in group)]
+        self.known = {normalize(n) for n in self.names} - {""}
+        self.ids = set(gold.entities)
+
+    # ------------------------------------------------------------------ what it was shown
+
+    def has(self, text: str, alias: str) -> bool:
+        """Whether ``alias`` stands as whole words in ``text`` (normalised and space-padded)."""
+        key = normalize(alias)
+        return bool(key) and f" {key} " in text
+
+    def answers(self) -> list[str]:
+        """The first alias of every gold answer some alias of which it was shown."""
+        return [group[0] for group in self.gold.answers if group and any(self.has(self.shown, a) for a in group)]
+
+    def gold_names(self, text: str) -> list[str]:
+        """The gold-path entity names and answer aliases that ``text`` holds, each once, and none
+        that is only part of another ("Yen" within "Japanese yen")."""
+        padded, out = f" {normalize(text)} ", {}
+        for name in self.names:
+            if self.has(padded, name):
+                out.setdefault(normalize(name), name)
+        return [name for key, name in out.items() if not any(key != k and f" {key} " in f" {k} " for k in out)]
+
+    # ------------------------------------------------------------------ candidates
+
+    def on_path(self, candidate: Any) -> bool:
+        """Whether an offered candidate is a gold relation (in its direction) or a gold entity."""
+        for view in views(str(candidate)):
+            if view in self.ids or normalize(view) in self.known:
+                return True
+            relation, direction = fold(view[: -len(REVERSE)], "in") if view.endswith(REVERSE) else fold(view, "out")
+            if (relation, direction) in self.relations or (not self.directed and relation in self.relation_ids):
+                return True
+        return False
+
+    def pick(self, options: list[Any], low: int, high: Optional[int], focused: bool) -> list[Any]:
+        """Gold candidates first (in the scripted order), topped up to ``low`` with the scripted
+        order's others. Without any: the scripted choice, or only ``low`` of it when a sibling
+        choice of the same reply has gold candidates (``focused``: the others are no lead)."""
+        ranked = rank(options, self.question)
+        gold = [o for o in ranked if self.on_path(o)]
+        if not gold and not focused:
+            return ranked[: max(1, low) if high is None else high]
+        chosen = gold[:high]
+        return chosen + [o for o in ranked if o not in chosen][: max(0, low - len(chosen))]
+
+    def clues(self, options: list[Any], high: Optional[int]) -> list[Any]:
+        """Clues are a set to cover, not one way to choose: the options naming a topic or gold
+        entity first, then the scripted choice without the options sharing a word with them (a
+        longer phrase would swallow the name)."""
+        ranked = rank(options, self.question)
+        targets = self.known | {normalize(t) for t in self.gold.topics}
+        named = [o for o in ranked if normalize(str(o)) in targets]
+        taken = set().union(*(scripted.words(str(o)) for o in named))
+        rest = [o for o in ranked if o not in named and not scripted.words(str(o)) & taken]
+        return (named + rest)[:high]
+
+    def has_gold(self, schema: dict[str, Any]) -> bool:
+        return any(self.on_path(o) for o in schema.get("items", {}).get("enum", []))
+
+    # ------------------------------------------------------------------ values
+
+    def value(self, schema: dict[str, Any], name: str = "", focused: bool = False) -> Any:
+        """A value of ``schema``: the gold decides choices, verdicts and answers; the scripted
+        model the rest."""
+        if "enum" in schema:
+            return self.pick(list(schema["enum"]), 1, 1, False)[0]
+        kind = schema.get("type")
+        if kind == "object":
+            props = schema.get("properties", {})
+            lead = any(self.has_gold(sub) for sub in props.values())
+            return {key: self.value(sub, key, lead) for key, sub in props.items()}
+        if kind == "array":
+            return self.array(schema, name, focused)
+        if kind == "boolean":  # sufficient / answerable / PoG's reflection: only once a gold answer is shown
+            return bool(self.answers())
+        return scripted.instance(schema, self.prompt, self.question, name)
+
+    def array(self, schema: dict[str, Any], name: str, focused: bool) -> Any:
+        """Choices, clues, scored or matched candidates, answers, summaries; else scripted."""
+        items = schema.get("items", {})
+        low, high = schema.get("minItems", 0), schema.get("maxItems")
+        props = items.get("properties", {})
+        if "enum" in items and name in CLUES:
+            return self.clues(list(items["enum"]), high)
+        if "enum" in items:
+            return self.pick(list(items["enum"]), low, high, focused)
+        if items.get("type") == "object" and any("enum" in sub for sub in props.values()):
+            return self.choices(schema, name)
+        if name == "answers":
+            return (self.answers() or ([UNKNOWN] if low else []))[:high]
+        fixed = scripted.instance(schema, self.prompt, self.question, name)
+        if items.get("type") == "string" and low and low == high:
+            return self.summaries(fixed, items.get("maxLength"))
+        return fixed
+
+    def choices(self, schema: dict[str, Any], name: str) -> list[dict[str, Any]]:
+        """Objects choosing a candidate each (ToG's scored relations and entities, CGPE's rough
+        and exact matches): one per gold candidate, topped up to minItems. Scores go to the gold:
+        equal shares of 1 where the scores are shares (ToG), the maximum otherwise; the top-ups
+        get the minimum. Without gold candidates: the scripted reply."""
+        items = schema["items"]
+        props = items["properties"]
+        key = next(k for k, sub in props.items() if "enum" in sub)
+        options = list(props[key]["enum"])
+        if not any(self.on_path(o) for o in options):
+            return scripted.instance(schema, self.prompt, self.question, name)
+        chosen = self.pick(options, schema.get("minItems", 0), schema.get("maxItems"), True)
+        gold = [c for c in chosen if self.on_path(c)]
+        shares = scripted.scored_choice(items)
+        cents = [100 // len(gold) + (i < 100 % len(gold)) for i in range(len(gold))]
+        out = []
+        for choice in chosen:
+            share = cents[gold.index(choice)] / 100 if choice in gold else 0.0
+            item: dict[str, Any] = {}
+            for field, sub in props.items():
+                if field == key:
+                    item[field] = choice
+                elif sub.get("type") in ("number", "integer"):
+                    top = sub.get("maximum", 1) if choice in gold else sub.get("minimum", 0)
+                    item[field] = share if shares else top
+                else:
+                    item[field] = scripted.instance(sub, self.prompt, self.question, field)
+            out.append(item)
+        return out
+
+    def summaries(self, fixed: list[str], limit: Optional[int]) -> list[str]:
+        """A fixed count of texts for the prompt's numbered items (LMP's fact summaries, which
+        are all the answer call will see of the facts): an item holding gold names is kept,
+        cut to ``limit`` with its gold names still at its end; the others get the scripted text."""
+        numbered = {int(n): text.strip() for n, text in NUMBERED.findall(self.prompt)}
+        if set(numbered) < set(range(1, len(fixed) + 1)):
+            return fixed
+        out = []
+        for i, text in enumerate(fixed, 1):
+            found = self.gold_names(numbered[i])
+            if not found:
+                out.append(text)
+            elif limit is None or len(numbered[i]) <= limit:
+                out.append(numbered[i])
+            else:
+                tail = ": " + ", ".join(found)
+                out.append((numbered[i][: max(0, limit - len(tail))] + tail)[:limit])
+        return out
+
+    def reply(self, schema: Optional[dict[str, Any]]) -> str:
+        if schema is None:  # a prompted backbone's free text: the papers' {answers}
+            return "{" + ", ".join(self.answers() or [UNKNOWN]) + "}"
+        return json.dumps(self.value(schema))
+
+
+class OracleLLM(ScriptedLLM):
+    """The scripted double's completion (latency, failures, token counts, max_tokens), with the
+    reply chosen by :class:`Judge` from the request's gold hint."""
+
+    name = "oracle"
+
+    def reply(self, messages: list, schema: Optional[dict[str, Any]], params: dict) -> str:
+        hint = params.get(GOLD_PARAM)
+        if hint is None:
+            raise CustomLLMError(status_code=400, message=NO_GOLD)
+        return Judge(GoldHint.from_dict(hint), messages).reply(schema)

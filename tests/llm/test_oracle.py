@@ -1,0 +1,328 @@
+"""``llm=oracle``: the gold relation chains of the datasets, the hint built from them and the reach
+paths, the provider's choices, verdicts and answers on the methods' own prompts, and whole
+questions on the demo KG, where the oracle answers what the scripted double cannot."""
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import replace
+from types import SimpleNamespace
+
+import pytest
+
+from kgx import datasets
+from kgx.config import DatasetConfig, KGConfig, LLMConfig
+from kgx.datasets import dataset_config, irn
+from kgx.gold_path import GoldHint, chain, gold_hint
+from kgx.kg import open_kg
+from kgx.kg.metered import MeteredKG
+from kgx.llm.cache import ResponseCache
+from kgx.llm.client import LLMClient, LLMError
+from kgx.llm.oracle import OracleLLM
+from kgx.llm.scripted import ScriptedLLM
+from kgx.llm.usage import Meter
+from kgx.methods import Context, get, kit
+from kgx.methods import cgpe_prompts, knowpath_prompts, lmp_prompts, tog_prompts
+from kgx.methods.cgpe_phrases import phrases
+from kgx.methods.lmp import LMPConfig
+from kgx.methods.tog import ToGConfig
+from kgx.spec import to_run_spec
+from kgx.trace import Trace
+from kgx.types import Question
+from tests import wc2014
+
+ORACLE = LLMConfig(name="oracle", model="kgx-oracle/gold", structured_output="json_schema", backoff_s=0.0)
+SCRIPTED = LLMConfig(name="scripted", model="kgx-scripted/overlap", structured_output="json_schema", backoff_s=0.0)
+CAPITAL, CURRENCY = "location.country.capital", "location.country.currency_used"
+YEN = ["Japanese yen", "Yen", "JPY"]
+# Demo-015 (Tokyo <-capital- Japan -currency_used-> Japanese yen) as the runner hands it over.
+TOKYO_GOLD = GoldHint([YEN], [(CAPITAL, "in"), (CURRENCY, "out")], ["Japan", "Japanese yen", "m.0kiv", "m.0dsn7"],
+                      ["Tokyo"])
+
+
+def ask(cfg: LLMConfig, messages, schema, gold=None, stages=None, cache=None):
+    """One call through the client as a method makes it: (parsed reply, the question's meter)."""
+    meter = Meter()
+    llm = LLMClient(cfg, stages or {}, cache, sleep=lambda s: None).bind(meter, Trace(), gold=gold)
+    return llm("stage", messages, schema=schema), meter
+
+
+def shared_data() -> None:
+    """Skip without the shared benchmark data; CI must have it."""
+    if os.environ.get("KGX_DATA_DIR"):
+        return
+    if os.environ.get("CI"):
+        pytest.fail("CI must set KGX_DATA_DIR: the gold chains are read from the real MetaQA/PathQuestion files")
+    pytest.skip("KGX_DATA_DIR is unset: MetaQA and PathQuestion are shared data")
+
+
+def first(name: str) -> Question:
+    return datasets.load(replace(dataset_config(name), limit=1))[0]
+
+
+def step(source: str, relation: str, direction: str, target: str) -> SimpleNamespace:
+    return SimpleNamespace(source=source, relation=relation, direction=direction, target=target)
+
+
+# --------------------------------------------------------------------------- gold chains
+
+
+@pytest.mark.parametrize("name, qtype, expected", [
+    ("metaqa_1hop", "actor_to_movie", [("film.film.starring", "in")]),
+    ("metaqa_2hop", "actor_to_movie_to_director", [("film.film.starring", "in"), ("film.film.directed_by", "out")]),
+    ("metaqa_3hop", "movie_to_director_to_movie_to_language",
+     [("film.film.directed_by", "out"), ("film.film.directed_by", "in"), ("film.film.language", "out")]),
+])
+def test_metaqa_question_types_become_relation_chains_of_the_kg(name, qtype, expected):
+    shared_data()
+    question = first(name)
+    assert question.meta["qtype"] == qtype
+    assert chain(question, "metaqa") == expected
+    # A KG that does not name MetaQA's relations (Freebase's nt) has no chain to offer.
+    assert chain(question, "nt") is None
+
+
+def test_pathquestion_gold_paths_become_relation_chains():
+    shared_data()
+    pq, pql = first("pq_2h"), first("pql_3h")
+    assert chain(pq, "pathquestion") == [("people.person.spouse_s", "out"), ("people.person.nationality", "out")]
+    # PQL's relations are Freebase ids spelled __domain__type__property; a step repeated stays repeated.
+    assert chain(pql, "pathquestion") == [("music.release_track.recording", "out")] * 3
+
+
+def test_wc2014_inverse_relations_are_their_forward_relation_walked_backwards(tmp_path):
+    _, questions = wc2014.write(tmp_path)
+    one, two, both = irn.irn(questions, DatasetConfig(name="wc", loader="irn", path=str(questions)))
+    assert chain(one, "custom") == [("plays_in_club", "out")]
+    assert chain(two, "custom") == [("plays_in_club", "out"), ("is_in_country", "out")]
+    assert chain(both, "custom") == [("plays_in_club", "in"), ("plays_for_country", "in")]
+    assert chain(Question("q", "no gold path"), "custom") is None
+
+
+def test_the_hint_takes_the_chain_and_the_entities_of_the_paths_that_follow_it():
+    question = Question("q", "which person directed the movies starred by Ann", {"m.ann": "Ann"},
+                        [["Bo"]], {"qtype": "actor_to_movie_to_director", "hops": 2})
+    follows = [step("m.ann", "film.film.starring", "in", "m.film"), step("m.film", "film.film.directed_by", "out", "m.bo")]
+    shortcut = [step("m.ann", "film.film.written_by", "in", "m.other"),
+                step("m.other", "film.film.directed_by", "out", "m.bo")]
+    reach = SimpleNamespace(paths=[shortcut, follows], names={"m.film": "Film", "m.other": "Other", "m.bo": "Bo"},
+                            gold_ids=["m.bo"])
+    hint = gold_hint(question, reach, "metaqa")
+    assert hint.relations == [("film.film.starring", "in"), ("film.film.directed_by", "out")]
+    assert hint.entities == ["Film", "Bo", "m.film", "m.bo"]  # not the shortcut's Other, not the topic
+    assert (hint.answers, hint.topics) == ([["Bo"]], ["Ann"])
+    assert GoldHint.from_dict(hint.to_dict()) == hint
+    # Without a chain the reach paths give the relations; without reach only the dataset's own path.
+    plain = replace(question, meta={})
+    assert gold_hint(plain, reach, "metaqa").relations == [
+        ("film.film.written_by", "in"), ("film.film.directed_by", "out"), ("film.film.starring", "in")]
+    pq = Question("p", "q", {}, [["uk"]], {"path": ["fred", "spouse", "ernest", "nationality", "uk"], "hops": 2})
+    assert gold_hint(pq, None, "pathquestion") == GoldHint(
+        [["uk"]], [("people.person.spouse_s", "out"), ("people.person.nationality", "out")], ["ernest", "uk"], ["fred"])
+
+
+# --------------------------------------------------------------------------- choices
+
+
+def relation_call(labels: list[str], k: int = 2, question: str = "Which currency is used in the country whose "
+                                                                 "capital is Tokyo?", topic: str = "Tokyo"):
+    prompt = tog_prompts.relation_prompt(question, topic, labels, k)
+    return tog_prompts.messages("relation_prune", prompt, True), tog_prompts.scored_schema("relations", "relation",
+                                                                                             labels, 1, k)
+
+
+def test_a_relation_choice_takes_the_gold_relation_the_scripted_model_passes_over():
+    labels = ["film.film.directed_by (reverse)", "film.film.starring (reverse)", "film.film.written_by (reverse)"]
+    messages, schema = relation_call(labels, 1, "which person directed the movies starred by John Krasinski",
+                                     "John Krasinski")
+    gold = GoldHint([["Sam Mendes"]], [("film.film.starring", "in"), ("film.film.directed_by", "out")], [])
+    scripted, _ = ask(SCRIPTED, messages, schema)
+    oracle, _ = ask(ORACLE, messages, schema, gold=gold)
+    assert scripted == {"relations": [{"relation": "film.film.directed_by (reverse)", "score": 1.0}]}
+    # directed_by is on the gold chain, but forwards from the movie: walked back from the actor it is no lead.
+    assert oracle == {"relations": [{"relation": "film.film.starring (reverse)", "score": 1.0}]}
+
+
+def test_a_relation_in_the_wrong_direction_is_no_gold_and_nothing_is_invented():
+    labels = [CAPITAL, "location.location.containedby", "location.location.geolocation"]  # capital only forwards
+    messages, schema = relation_call(labels)
+    oracle, _ = ask(ORACLE, messages, schema, gold=TOKYO_GOLD)
+    scripted, _ = ask(SCRIPTED, messages, schema)
+    assert oracle == scripted  # no gold candidate: the scripted choice, among the offered ones
+    assert {r["relation"] for r in oracle["relations"]} <= set(labels)
+
+
+def test_bare_relations_match_either_direction_where_no_direction_is_shown():
+    offers = {"Tokyo": ["location.location.containedby", CAPITAL, "location.location.geolocation"]}
+    messages = knowpath_prompts.relations("Which currency is used in the country whose capital is Tokyo?",
+                                          ["Tokyo"], None, [("Tokyo", ["Tokyo"], offers["Tokyo"])], 2)
+    reply, _ = ask(ORACLE, messages, kit.choice_schema(offers, 1, 2), gold=TOKYO_GOLD)
+    assert reply == {"Tokyo": [CAPITAL]}
+
+
+def test_entity_scores_go_to_the_entities_on_the_gold_path():
+    labels = ["Kyoto", "Japan", "Honshu"]
+    prompt = tog_prompts.entity_prompt("Which currency is used in the country whose capital is Tokyo?", "Tokyo",
+                                       [(f"{CAPITAL} (reverse)", ["Japan"]),
+                                        ("location.location.containedby", ["Kyoto", "Honshu"])])
+    messages = tog_prompts.messages("entity_score", prompt, True)
+    schema = tog_prompts.scored_schema("scores", "entity", labels, 3, 3)
+    reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_GOLD)
+    assert {s["entity"]: s["score"] for s in reply["scores"]} == {"Japan": 1.0, "Kyoto": 0.0, "Honshu": 0.0}
+
+
+def test_clues_name_the_topic_entities_before_the_scripted_phrases():
+    question = "Which writer influenced both James Joyce and Arthur Miller?"
+    gold = GoldHint([["Henrik Ibsen"]], [], [], ["James Joyce", "Arthur Miller"])
+    schema = cgpe_prompts.clues_schema(list(phrases(question, 8)), 6)
+    scripted, _ = ask(SCRIPTED, cgpe_prompts.clues(question), schema)
+    oracle, _ = ask(ORACLE, cgpe_prompts.clues(question), schema, gold=gold)
+    assert "James Joyce and Arthur Miller" in scripted["clues"]  # which would swallow both names
+    assert oracle["clues"][:2] == ["James Joyce", "Arthur Miller"]
+    assert not {"James Joyce and Arthur Miller", "James", "Miller"} & set(oracle["clues"])
+
+
+# --------------------------------------------------------------------------- verdicts and answers
+
+
+def reasoning_call(triples: str, question: str = "Which currency is used in the country whose capital is Tokyo?"):
+    messages = tog_prompts.messages("reasoning", tog_prompts.triples_prompt(question, triples), True)
+    return messages, kit.sufficiency_schema(5)
+
+
+def test_sufficient_only_once_a_gold_answer_is_shown_and_answered_with_its_first_alias():
+    messages, schema = reasoning_call(f"1. (Japan, {CAPITAL}, Tokyo); (Japan, {CURRENCY}, Yen)")
+    reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_GOLD)
+    assert (reply["sufficient"], reply["answers"]) == (True, ["Japanese yen"])
+    messages, schema = reasoning_call(f"1. (Japan, {CAPITAL}, Tokyo)", "Is the yen used where Tokyo is the capital?")
+    reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_GOLD)
+    assert (reply["sufficient"], reply["answers"]) == (False, [])  # the question's own "yen" is not evidence
+
+
+def test_a_gold_answer_in_a_worked_example_is_not_shown():
+    messages, schema = reasoning_call("1. (Kenya, location.country.capital, Nairobi)")
+    assert "Kenyan shilling" in messages[2]["content"] + messages[3]["content"]  # ToG's exemplar
+    reply, _ = ask(ORACLE, messages, schema, gold=GoldHint([["Kenyan shilling"]], [], []))
+    assert reply["sufficient"] is False
+
+
+def test_answers_are_the_gold_answers_shown_else_an_honest_miss():
+    gold = GoldHint([["English Language", "English"], ["French Language", "French"]], [], [])
+    schema = {"type": "object", "properties": {"answers": kit.answers_schema(5)}, "required": ["answers"]}
+    shown = lmp_prompts.answer("What languages are official in Canada?",
+                               "Canada:\n1. Canada's official language: English.", "hits")
+    reply, _ = ask(ORACLE, shown, schema, gold=gold)
+    assert reply == {"answers": ["English Language"]}
+    unseen = lmp_prompts.answer("What languages are official in Canada?", "Canada:\n1. Its capital is Ottawa.", "hits")
+    reply, _ = ask(ORACLE, unseen, schema, gold=gold)
+    assert reply == {"answers": ["unknown"]}
+
+
+def test_fact_summaries_keep_the_gold_names_they_were_given():
+    members = ", ".join(f"Province {i}" for i in range(30))  # the gold name at the end of a long fact
+    facts = [f"The entity Japan has relation location.location.contains with following entities: {members}, "
+             f"Japanese yen.", f"The entity Japan has relation {CAPITAL} with following entities: Tokyo."]
+    messages = lmp_prompts.transform("What currency is used in Japan?", "Japan", facts, [])
+    schema = {"type": "object", "required": ["facts"], "properties": {"facts": {
+        "type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": 2, "maxItems": 2}}}
+    scripted, _ = ask(SCRIPTED, messages, schema)
+    oracle, _ = ask(ORACLE, messages, schema, gold=GoldHint([YEN], [], []))
+    assert all("Japanese yen" not in s for s in scripted["facts"])
+    assert oracle["facts"][1] == scripted["facts"][1]  # no gold name in it: the scripted summary
+    assert oracle["facts"][0].endswith(": Japanese yen") and len(oracle["facts"][0]) == 200
+
+
+# --------------------------------------------------------------------------- the client
+
+
+def test_an_oracle_call_without_the_gold_fails_clearly():
+    messages, schema = reasoning_call("1. (Japan, location.country.capital, Tokyo)")
+    with pytest.raises(LLMError, match="llm 'oracle' .*: llm=oracle needs the question's gold") as info:
+        ask(ORACLE, messages, schema)
+    assert info.value.kind == "llm.oracle"
+
+
+def test_the_client_wants_gold_when_any_backbone_is_the_oracle():
+    assert LLMClient(ORACLE, {}, None).wants_gold()
+    assert LLMClient(SCRIPTED, {"reasoning": ORACLE}, None).wants_gold()
+    assert not LLMClient(SCRIPTED, {"answer": SCRIPTED}, None).wants_gold()
+    assert LLMClient(ORACLE, {}, None).preflight() == 0  # nothing to reach before a question gives the gold
+
+
+def test_only_the_oracle_receives_the_gold(monkeypatch):
+    seen: list[dict] = []
+    for handler in (ScriptedLLM, OracleLLM):
+        def spy(self, *args, original=handler.completion, **kwargs):
+            seen.append(dict(kwargs["optional_params"]))
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(handler, "completion", spy)
+    meter, trace = Meter(), Trace()
+    llm = LLMClient(SCRIPTED, {"reasoning": ORACLE}, None, sleep=lambda s: None).bind(meter, trace, gold=TOKYO_GOLD)
+    messages, schema = reasoning_call("1. (Japan, location.country.currency_used, Japanese yen)")
+    assert llm("answer", messages, schema=schema)["answers"] != ["Japanese yen"]  # the scripted double
+    assert llm("reasoning", messages, schema=schema)["answers"] == ["Japanese yen"]
+    assert "kgx_gold" not in seen[0] and seen[1]["kgx_gold"] == TOKYO_GOLD.to_dict()
+
+
+def test_calls_and_tokens_are_metered_like_the_scripted_double():
+    messages, schema = reasoning_call("1. (Japan, location.country.currency_used, Japanese yen)")
+    _, scripted = ask(SCRIPTED, messages, schema)
+    _, oracle = ask(ORACLE, messages, schema, gold=TOKYO_GOLD)
+    s, o = scripted.total(), oracle.total()
+    assert (o.calls, o.billed_calls, o.input_tokens) == (1, 1, s.input_tokens)
+    assert 0 < o.output_tokens and o.cost_usd == 0.0
+    with pytest.raises(LLMError, match="transient"):  # failure_rate and the retry budget, as scripted
+        ask(replace(ORACLE, failure_rate=0.999, max_retries=0), messages, schema, gold=TOKYO_GOLD)
+
+
+def test_cached_replies_belong_to_their_gold(tmp_path):
+    cache = ResponseCache(tmp_path / "llm.sqlite")
+    messages, schema = reasoning_call("1. (Japan, location.country.currency_used, Japanese yen)")
+    other = GoldHint([["Swedish krona"]], [], [])
+    first_reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_GOLD, cache=cache)
+    second_reply, _ = ask(ORACLE, messages, schema, gold=other, cache=cache)
+    again, meter = ask(ORACLE, messages, schema, gold=TOKYO_GOLD, cache=cache)
+    assert (first_reply["sufficient"], second_reply["sufficient"]) == (True, False)
+    assert again == first_reply and meter.total().cached_calls == 1
+
+
+def test_llm_oracle_composes(compose_cfg):
+    llm = to_run_spec(compose_cfg("llm=oracle")).llm
+    assert (llm.model, llm.structured_output, llm.input_cost_per_token) == ("kgx-oracle/gold", "json_schema", 0.0)
+
+
+# --------------------------------------------------------------------------- whole questions
+
+
+@pytest.fixture(scope="module")
+def kg(tmp_path_factory):
+    return open_kg(KGConfig(), tmp_path_factory.mktemp("kg"))
+
+
+def solve(kg, params, cfg: LLMConfig, gold=None):
+    """Demo-015 by the method of ``params``: (prediction, meter)."""
+    question = next(q for q in datasets.load(DatasetConfig()) if q.id == "demo-015")
+    trace, meter = Trace(), Meter()
+    llm = LLMClient(cfg, {}, None, sleep=lambda s: None).bind(meter, trace, gold=gold)
+    ctx = Context(llm=llm, params=params, rng=random.Random(0), trace=trace, kg=MeteredKG(kg, trace))
+    return get(params.name)(question, ctx), meter
+
+
+def tokyo_reach(kg) -> SimpleNamespace:
+    """Demo-015's gold path as kgx.reach reports it."""
+    path = [step("m.0va0", CAPITAL, "in", "m.0kiv"), step("m.0kiv", CURRENCY, "out", "m.0dsn7")]
+    return SimpleNamespace(paths=[path], names=kg.names(["m.0kiv", "m.0dsn7"]), gold_ids=["m.0dsn7"])
+
+
+@pytest.mark.parametrize("params", [ToGConfig(), LMPConfig(depth=2)], ids=["tog", "lmp"])
+def test_the_oracle_answers_a_demo_question_the_scripted_double_misses(kg, params):
+    question = next(q for q in datasets.load(DatasetConfig()) if q.id == "demo-015")
+    gold = gold_hint(question, tokyo_reach(kg), "nt")
+    assert gold.relations == [(CAPITAL, "in"), (CURRENCY, "out")] and "Japan" in gold.entities
+    scripted, _ = solve(kg, params, SCRIPTED)
+    oracle, meter = solve(kg, params, ORACLE, gold)
+    assert "Japanese yen" not in scripted.answers
+    assert oracle.answers == ["Japanese yen"] and oracle.status == "ok"
+    assert any("Japanese yen" in e for e in oracle.evidence)
+    assert meter.total().calls >= 3 and meter.total().input_tokens > 0

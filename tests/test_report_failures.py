@@ -62,6 +62,21 @@ def test_cli_prints_the_table_and_draws_the_bars(store, capsys, tmp_path):
     assert (tmp_path / "failures.png").read_bytes().startswith(PNG)
 
 
+def test_cli_lists_the_questions_of_a_category_with_where_they_left_the_gold_path(store, capsys):
+    _, uri, runs, parent = store
+    expected = [(label, r.id) for label, key in (("tog (run.seed=0)", "tog0"), ("tog (run.seed=1)", "tog1"))
+                for r in runs[key].records if r.breakdown == "not_retrieved"]
+    assert expected
+    main(["failures", "--tracking-uri", uri, "--parent", parent, "--list", "not_retrieved"])
+    head, *lines = capsys.readouterr().out.splitlines()
+    assert head == f"{len(expected)} questions not_retrieved"
+    assert [tuple(line.split("\t")[:2]) for line in lines] == expected
+    assert all("left the gold path" in line or "followed the gold path" in line for line in lines)
+    with pytest.raises(SystemExit):
+        main(["failures", "--tracking-uri", uri, "--list", "wrong"])
+    assert "unknown category 'wrong'" in capsys.readouterr().err
+
+
 def test_html_and_a_sweep_summary_show_the_breakdown(store):
     _, uri, runs, parent = store
     page = html_report(uri=uri, parent=parent)

@@ -3,6 +3,7 @@
     python -m kgx.report table --rows method --cols dataset --metric hits1 --format md
     python -m kgx.report cost --rows method,dataset
     python -m kgx.report failures --rows method,dataset     # why questions were missed, and failures.png
+    python -m kgx.report failures --parent SWEEP --list not_retrieved  # those questions, with where they left
     python -m kgx.report plot --cost total_tokens_per_q --param method.depth
     python -m kgx.report html --parent my_sweep --out report.html
     python -m kgx.report compare RUN_A RUN_B --metric hits1 --show 10
@@ -17,7 +18,7 @@ import sys
 from pathlib import Path
 
 from kgx.report.compare import compare_labels, compare_runs, describe
-from kgx.report.failures import failure_table, plot_failures
+from kgx.report.failures import failure_table, listing, plot_failures
 from kgx.report.plots import plot_cost_accuracy, plot_param
 from kgx.report.render import FORMATS, render
 from kgx.report.runs import SHORT_KEYS, ReportError, load_runs
@@ -49,6 +50,8 @@ def parser() -> argparse.ArgumentParser:
     failures = _runs_command(commands, "failures", "the failure breakdown (failure.* shares) and a stacked bar chart")
     failures.add_argument("--rows", type=keys, default=["method", "dataset"], help=KEYS_HELP)
     failures.add_argument("--out-dir", type=Path, default=Path("outputs/report"), help="where failures.png goes")
+    failures.add_argument("--list", default=None, metavar="CATEGORY",
+                          help="instead: every question of this category (e.g. not_retrieved), with why")
     _output(failures)
 
     plot = _runs_command(commands, "plot", "PNGs: metric against cost, and against swept parameters")
@@ -100,6 +103,8 @@ def run(args: argparse.Namespace) -> str:
         args.out.write_text(text)
         return f"{args.out}\n"
     frame = load_runs(args.experiment, args.tracking_uri, args.parent)
+    if args.command == "failures" and args.list:
+        return listing(frame, args.list, args.tracking_uri)
     if args.command == "plot":
         paths = [plot_cost_accuracy(frame, args.out_dir, args.metric, args.cost, args.by)]
         paths += [plot_param(frame, args.out_dir, p, args.metric, args.by) for p in args.param]

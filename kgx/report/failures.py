@@ -7,14 +7,16 @@ and those cells are blank ('-'), with the title saying why, rather than 0.
 """
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 import polars as pl
 from matplotlib.figure import Figure
 
-from kgx.breakdown import CATEGORIES
-from kgx.report.runs import ReportError, metric_column, param_column, require_keys
+from kgx.breakdown import CATEGORIES, describe
+from kgx.report.pages import run_records
+from kgx.report.runs import ReportError, client, metric_column, natural_key, param_column, require_keys, run_labels
 from kgx.report.tables import Grid, aggregate, check_replicates, labels, summary_cell
 
 NOT_APPLICABLE = "reads no KG, so only correct and not_answered apply"
@@ -78,3 +80,25 @@ def plot_failures(frame: pl.DataFrame, out_dir: Path, rows: Sequence[str] = ("me
     path = out_dir / "failures.png"
     fig.savefig(path, dpi=110)
     return path
+
+
+def listing(frame: pl.DataFrame, category: str, uri: Optional[str] = None) -> str:
+    """Every question of ``category`` in the runs of ``frame``, one line each: run, id, question,
+    and why (reachability, and where exploration left the gold path) - the per-question list an
+    oracle run's ``not_retrieved`` questions are read from."""
+    if category not in CATEGORIES:
+        raise ReportError(f"unknown category '{category}'; categories: {', '.join(CATEGORIES)}")
+    mlflow = client(uri)
+    lines = []
+    for label, run_id in sorted(zip(run_labels(frame), frame["run_id"])):
+        with tempfile.TemporaryDirectory() as tmp:
+            records = [r for r in run_records(mlflow, run_id, tmp) if r.breakdown == category]
+        for r in sorted(records, key=lambda r: natural_key(r.id)):
+            why = [describe(r.reach)] if r.reach is not None else []
+            if r.left_at:
+                why.append(f"{r.left_at['why']} (gold path: {r.left_at['path']})")
+            elif r.prediction.reason:
+                why.append(r.prediction.reason)
+            lines.append(f"{label}\t{r.id}\t{r.question}\t{'; '.join(why)}")
+    head = f"{len(lines)} questions {category}"
+    return "\n".join([head, *lines]) + "\n"

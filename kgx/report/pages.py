@@ -38,7 +38,7 @@ def from_mlflow(mlflow: Any, frame: pl.DataFrame, page_uri: Optional[str]) -> li
     for label, run_id in sorted(zip(run_labels(frame), frame["run_id"])):
         root = mlflow.get_run(run_id).info.artifact_uri
         with tempfile.TemporaryDirectory() as tmp:
-            records = _records(mlflow, run_id, tmp)
+            records = run_records(mlflow, run_id, tmp)
             wanted = {explanation_path(r.id): r.id for r in records}
             logged = [a.path for a in _listing(mlflow, run_id, "explanations") if a.path in wanted]
             pictures = {wanted[path]: download(mlflow, run_id, path, tmp).read_bytes() for path in logged[:budget]}
@@ -48,7 +48,7 @@ def from_mlflow(mlflow: Any, frame: pl.DataFrame, page_uri: Optional[str]) -> li
     return runs
 
 
-def _records(mlflow: Any, run_id: str, where: str) -> list[Record]:
+def run_records(mlflow: Any, run_id: str, where: str) -> list[Record]:
     """The last record of each question; none when the run logged no predictions (a job that
     failed before its first question)."""
     try:

@@ -205,21 +205,22 @@ class Judge:
 
     def summaries(self, fixed: list[str], limit: Optional[int]) -> list[str]:
         """A fixed count of texts for the prompt's numbered items (LMP's fact summaries, which
-        are all the answer call will see of the facts): an item holding gold names is kept,
-        cut to ``limit`` with its gold names still at its end; the others get the scripted text."""
+        are all the answer call will see of the facts): each item summarised faithfully, as
+        itself cut to ``limit``, and an item holding gold names keeps them at its end. (The
+        scripted double's one-line summaries often copy the entity name, which LMP rejects.)"""
         numbered = {int(n): text.strip() for n, text in NUMBERED.findall(self.prompt)}
         if set(numbered) < set(range(1, len(fixed) + 1)):
             return fixed
         out = []
-        for i, text in enumerate(fixed, 1):
-            found = self.gold_names(numbered[i])
-            if not found:
+        for i in range(1, len(fixed) + 1):
+            text, found = numbered[i], self.gold_names(numbered[i])
+            if limit is None or len(text) <= limit:
                 out.append(text)
-            elif limit is None or len(numbered[i]) <= limit:
-                out.append(numbered[i])
+            elif not found:
+                out.append(text[:limit])
             else:
                 tail = ": " + ", ".join(found)
-                out.append((numbered[i][: max(0, limit - len(tail))] + tail)[:limit])
+                out.append((text[: max(0, limit - len(tail))] + tail)[:limit])
         return out
 
     def reply(self, schema: Optional[dict[str, Any]]) -> str:

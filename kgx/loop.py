@@ -1,16 +1,15 @@
 """The question loop of a run: answer in parallel, log each as it finishes, stop when told.
 
-Three things stop it before the last question: Ctrl-C (questions in flight finish and are
-logged, queued ones are dropped), and the :class:`~kgx.failures.Breaker` when the same failure
-repeats (an outage). Either way every finished question is on disk, and a rerun resumes.
+Two things stop it before the last question: Ctrl-C (no question starts after it; those in
+flight are not logged) and the :class:`~kgx.failures.Breaker` when the same failure repeats (an
+outage). Either way every finished question is on disk, and a rerun resumes.
 """
 from __future__ import annotations
 
-import itertools
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty, SimpleQueue
@@ -105,42 +104,69 @@ class LoopResult:
 
 
 class Workers:
-    """``n`` threads answering the questions put to them, each result (or the exception that
-    escaped ``answer``) put on ``finished``. All are started before the first question: a thread
-    started while hundreds of others run waits ~20 ms for the interpreter lock just to report that
-    it started, and a pool that starts them on demand made the loop wait seconds for that. Daemon
-    threads: Ctrl-C does not wait for questions in flight (they are not logged; a rerun does them)."""
+    """``n`` threads taking questions from ``todo`` themselves, each record (or the exception that
+    escaped ``answer``) put on ``finished``, and a ``Finished(exited=True)`` when a thread stops.
 
-    def __init__(self, n: int, answer: Answer, finished: SimpleQueue[Finished]):
+    A thread takes its next question as soon as it is done with one: handed out by the loop's
+    thread, which waits its turn for the interpreter lock among hundreds of others, questions
+    in flight fell to ~225 of 256 and each waited ~24 ms to start. The breaker sees each record
+    in the thread that made it, before that thread takes another question, so a stop leaves at
+    most ``n - 1`` questions running, and none is started after it. The threads start together
+    once all exist: a thread started while hundreds of others run waits ~20 ms for the
+    interpreter lock just to report that it started. Daemon threads: Ctrl-C does not wait for
+    questions in flight (they are not logged; a rerun does them)."""
+
+    def __init__(self, n: int, answer: Answer, todo: Iterator[Question], finished: SimpleQueue[Finished],
+                 breaker: Breaker):
         self.answer = answer
         self.finished = finished
-        self.todo: SimpleQueue[Optional[Question]] = SimpleQueue()
+        self.breaker = breaker
+        self.tripped: Optional[Failure] = None
+        self._todo = todo
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._go = threading.Event()
         self.threads = [threading.Thread(target=self._work, name=f"kgx-q{i}", daemon=True) for i in range(n)]
         for thread in self.threads:
             thread.start()
+        self._go.set()
+
+    def _next(self) -> Optional[Question]:
+        with self._lock:
+            return None if self._stopped else next(self._todo, None)
 
     def _work(self) -> None:
-        while (question := self.todo.get()) is not None:
-            try:
-                self.finished.put(Finished(self.answer(question)))
-            except BaseException as exc:  # answer_one records failures; this is a bug, raised in the loop
-                self.finished.put(Finished(None, exc))
-
-    def put(self, question: Question) -> None:
-        self.todo.put(question)
+        self._go.wait()
+        try:
+            while (question := self._next()) is not None:
+                try:
+                    record = self.answer(question)
+                except BaseException as exc:  # answer_one records failures; this is a bug, raised in the loop
+                    self.stop(wait=False)
+                    self.finished.put(Finished(None, exc))
+                    return
+                with self._lock:
+                    if self.breaker.observe(record.failure) and self.tripped is None:
+                        self.tripped, self._stopped = self.breaker.tripped, True
+                self.finished.put(Finished(record))
+        finally:
+            self.finished.put(Finished(None, exited=True))
 
     def stop(self, wait: bool) -> None:
-        for _ in self.threads:
-            self.todo.put(None)
+        """No question starts after this; ``wait``: until those running are done."""
+        with self._lock:
+            self._stopped = True
         if wait:
             for thread in self.threads:
-                thread.join()
+                if thread is not threading.current_thread():
+                    thread.join()
 
 
 @dataclass
 class Finished:
     record: Optional[Record]
     exc: Optional[BaseException] = None
+    exited: bool = False  # the thread that put it takes no more questions
 
     def result(self) -> Record:
         if self.exc is not None:
@@ -151,39 +177,25 @@ class Finished:
 
 def answer_all(todo: list[Question], answer: Answer, workers: int, log: PredictionLog, progress: Progress,
                breaker: Breaker, clock: WallClock) -> LoopResult:
-    """Answer ``todo`` with ``workers`` questions in flight, handing out the next one only when
-    one has been logged: a stop (the breaker, Ctrl-C) then leaves at most ``workers - 1``
-    questions running, and memory does not grow with the number of questions. Finished
-    questions arrive on a queue and are logged together (with hundreds in flight the loop's
-    thread waits for the interpreter lock after every write it makes)."""
+    """Answer ``todo`` with ``workers`` questions in flight (kgx.loop.Workers), logging them as
+    they finish: a stop (the breaker, Ctrl-C) leaves at most ``workers - 1`` questions running,
+    and memory does not grow with the number of questions. Finished questions arrive on a queue
+    and are logged together (with hundreds in flight the loop's thread waits for the
+    interpreter lock after every write it makes)."""
     result = LoopResult()
-    queue = iter(todo)
     finished: SimpleQueue[Finished] = SimpleQueue()
-    pool = Workers(min(workers, len(todo)) or 1, answer, finished)
-    running = 0
-
-    def hand_out(n: int) -> int:
-        handed = 0
-        for question in itertools.islice(queue, n):
-            pool.put(question)
-            handed += 1
-        return handed
-
+    pool = Workers(min(workers, len(todo)) or 1, answer, iter(todo), finished, breaker)
+    live = len(pool.threads)
     try:
-        running = hand_out(workers)
-        while running:
+        while live:
             batch = _finished(finished)
-            running -= len(batch)
-            records = [done.result() for done in batch]
+            live -= sum(done.exited for done in batch)
+            records = [done.result() for done in batch if not done.exited]
             log.extend(records)
             for record in records:
                 result.new[record.id] = record
                 progress.update(record)
-                if breaker.observe(record.failure) and result.tripped is None:
-                    result.tripped = breaker.tripped
             clock.tick()
-            if result.tripped is None:
-                running += hand_out(len(batch))
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
@@ -191,6 +203,7 @@ def answer_all(todo: list[Question], answer: Answer, workers: int, log: Predicti
         progress.close()
         log.close()
         result.wall_s = clock.tick(final=True)
+    result.tripped = pool.tripped
     result.not_started = len(todo) - len(result.new)
     return result
 

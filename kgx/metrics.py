@@ -69,18 +69,23 @@ def _answer_groups(gold: Gold) -> list[list[str]]:
     return [[g] if isinstance(g, str) else list(g) for g in gold]
 
 
-def _norm_groups(gold: Gold) -> list[frozenset[str]]:
+def _norm_groups(gold: Gold) -> tuple[frozenset[str], ...]:
     """Normalised, non-empty alias sets, one per gold answer.
 
     Answers left with no usable alias are dropped, and so are duplicate answers (answers
     whose normalised alias sets are identical).
     """
+    return _norm_groups_of(tuple(g if isinstance(g, str) else tuple(g) for g in gold))
+
+
+@functools.lru_cache(maxsize=1 << 12)  # every metric of a question reads its gold: normalised once
+def _norm_groups_of(gold: tuple[str | tuple[str, ...], ...]) -> tuple[frozenset[str], ...]:
     groups: list[frozenset[str]] = []
     for aliases in _answer_groups(gold):
         normed = frozenset(n for n in (normalize(a) for a in aliases) if n)
         if normed and normed not in groups:
             groups.append(normed)
-    return groups
+    return tuple(groups)
 
 
 def _norm_aliases(gold: Gold) -> set[str]:
@@ -122,6 +127,7 @@ def _tog_clean(text: str) -> str:
     return "".join(text.split()).lower()
 
 
+@functools.lru_cache(maxsize=1 << 16)  # asked of every gold alias of every question
 def _is_verdict(cleaned: str) -> bool:
     """True for "yes"/"no" with any surrounding punctuation ("yes", "no.", "yes!")."""
     return "".join(ch for ch in cleaned if ch.isalnum()) in _VERDICTS

@@ -6,6 +6,7 @@ metric looks wrong, so it keeps prompts and responses verbatim, including failed
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
@@ -83,10 +84,10 @@ class Trace:
         except UnicodeEncodeError:  # a lone surrogate in model or question text: keep it escaped
             blob = self._dump(ensure_ascii=True).encode("ascii")
         try:
-            path.write_bytes(blob)
+            _write(path, blob)
         except FileNotFoundError:  # the first trace of a run: its folder is made once, not per question
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(blob)
+            _write(path, blob)
 
     def _dump(self, ensure_ascii: bool) -> str:
         def dump(value: Any) -> str:
@@ -96,6 +97,18 @@ class Trace:
             events = ",\n ".join(dump(vars(event)) for event in self.events)
         return (f'{{"events": [\n {events}\n],\n"error": {dump(self.error)},\n'
                 f'"explanation": {dump(self.explanation)}}}\n')
+
+
+def _write(path: Path, blob: bytes) -> None:
+    """The file, in three system calls: a buffered file object cost half as much again, and a
+    trace is written per question."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(blob)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def _plain(value: Any) -> Any:

@@ -263,11 +263,12 @@ class LLMClient:
         oracle = gold_params(cfg, gold) if providers.is_oracle(cfg.model) else {}
         # The limit sent: the backbone's own unless a stage asked for more, so keys made before
         # stages could ask stay valid.
+        cached = cfg.cache and self.cache is not None
         key = cache_key(model=cfg.model, api_base=cfg.api_base, messages=messages,
                         temperature=temperature, schema=response_schema, seed=seed,
-                        sample=sample, max_tokens=limit, extra=cfg.extra, **local, **form, **oracle)
+                        sample=sample, max_tokens=limit, extra=cfg.extra, **local, **form, **oracle) if cached else ""
         start = time.perf_counter()
-        if cfg.cache and self.cache is not None:
+        if cached:
             hit = self.cache.get(key)
             if hit is not None:
                 return Completion(hit["text"], hit["input_tokens"], hit["output_tokens"],
@@ -285,7 +286,7 @@ class LLMClient:
         completion = Completion(text, usage.prompt_tokens, usage.completion_tokens,
                                 time.perf_counter() - start, self._cost(cfg, response), False, retries,
                                 response.choices[0].finish_reason == "length")
-        if cfg.cache and self.cache is not None:
+        if cached:
             self.cache.put(key, {"text": text, "input_tokens": completion.input_tokens,
                                  "output_tokens": completion.output_tokens, "truncated": completion.truncated})
         return completion

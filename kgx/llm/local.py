@@ -31,11 +31,11 @@ import threading
 from pathlib import Path
 from typing import Any, Optional
 
-from litellm import CustomLLM, ModelResponse, Usage
+from litellm import CustomLLM, ModelResponse
 from litellm.llms.custom_llm import CustomLLMError
 
 from kgx.config import LocalModelConfig
-from kgx.llm import local_grammar
+from kgx.llm import local_grammar, providers
 from kgx.locks import waiting
 
 # Set before llama_cpp is first imported (in LocalLlama._load, and in the probe's child, which
@@ -312,10 +312,6 @@ class LocalLlama(CustomLLM):
         model_response.choices[0].message.content = choice["message"]["content"] or ""
         model_response.choices[0].finish_reason = choice.get("finish_reason") or "stop"
         usage = out["usage"]
-        model_response.usage = Usage(
-            prompt_tokens=usage["prompt_tokens"],
-            completion_tokens=usage["completion_tokens"],
-            total_tokens=usage["total_tokens"],
-        )
+        model_response.usage = providers.usage(model_response, usage["prompt_tokens"], usage["completion_tokens"])
         model_response.model = model
         return model_response

@@ -2,16 +2,21 @@
 
     python -m kgx.estimate method=cot dataset=metaqa_2hop kg=metaqa llm=gpt4o_mini
     python -m kgx.estimate +sweeps=baselines_smoke llm=scripted --pilot 10 --format md
+    python -m kgx.estimate method=tog dataset=metaqa_2hop kg=metaqa llm=gpt4o_mini --precision 0.1
 
 The overrides are those of ``python -m kgx`` (with or without ``-m``): comma lists and
 ``+sweeps=NAME`` expand into jobs as Hydra's basic sweeper expands them (``kgx.sweep``). Each job
 runs a pilot: ``--pilot`` questions drawn at random (``--seed``) from the questions the job would
-answer, through the same machinery as a run (``kgx.run.execute``) and the same LLM response
-cache, so the real run later gets the pilot's calls for free. The pilot is not one of your runs:
-it logs to a throwaway MLflow store and output folder in a temporary directory (deleted at the
-end) with transcripts off, so nothing of it appears in ``mlruns/`` or ``outputs/``.
+answer, spread over their kinds when the dataset says them (``--strata``, ``kgx.estimate_model``),
+through the same machinery as a run (``kgx.run.execute``) and the same LLM response cache, so the
+real run later gets the pilot's calls for free. KG methods' calls vary so much between questions
+that a handful cannot say their total: with ``--precision P`` the pilot grows, round by round,
+until the interval of both calls and tokens is within ± P × the estimate, or it reaches
+``--max-pilot`` or the whole job. The pilot is not one of your runs: it logs to a throwaway
+MLflow store and output folders in a temporary directory (deleted at the end) with transcripts
+off, so nothing of it appears in ``mlruns/`` or ``outputs/``.
 
-Per job and in total it prints LLM calls, input and output tokens, cost and wall time of the
+Per job and in total it prints LLM calls, input, output and total tokens, cost and wall time of the
 full run, each with an interval (``kgx.estimate_model``). Cost prices every call, cached or not,
 at the config's ``llm.*_cost_per_token`` or litellm's price map; a backbone without a price is
 ``unknown``, never 0. Wall time is ``max(N × latency / questions in flight, rate-limit time)``:
@@ -28,8 +33,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import math
 import os
-import random
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -37,8 +42,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgx.config import CONF_DIR, ConfigError, register
-from kgx.estimate_model import FORMATS, JobEstimate, add_up, estimate_job, render
+from kgx.estimate_model import FORMATS, JobEstimate, Strata, add_up, estimate_job, render, spread
+from kgx.record import Record
 from kgx.spec import RunSpec, to_run_spec
+
+MAX_PILOT = 100  # --max-pilot's default: a growing pilot's questions per job
 
 
 @dataclass
@@ -103,45 +111,104 @@ def throwaway_store() -> Iterator[Path]:
 
 def pilot_spec(spec: RunSpec, ids: list[str], where: Path) -> RunSpec:
     """The job's config on the sampled questions only, logged under ``where``. Only execution
-    settings and the question selection change: the method's calls, hence the cache keys, do not."""
+    settings and the question selection change: the method's calls, hence the cache keys, do not.
+    ``force``: jobs that differ only in execution settings (``run.concurrency=1,4``) share an
+    identity, and the second must not take the first's pilot for a finished run with nothing in it."""
     dataset = dataclasses.replace(spec.dataset, ids=ids, sample=None, limit=None)
     run = dataclasses.replace(spec.run, output_dir=str(where), tracking_uri=None, experiment="kgx-estimate",
-                              traces="off", explain=0, progress=False)
+                              traces="off", explain=0, progress=False, force=True)
     return dataclasses.replace(spec, run=run, dataset=dataset)
 
 
-def estimate(job: Job, pilot: int, seed: int, launch_dir: Path, parallel: int) -> tuple[JobEstimate, str]:
-    """Run the job's pilot and predict the full run; the second value says why the pilot failed."""
+def grow(size: int, cap: int, step: int, population: int, short: float) -> int:
+    """The next pilot size when the widest interval is ``short`` times the target: where a
+    half-width that goes as √(1/n - 1/N) would meet it, but at least ``step`` more and at most
+    twice as many questions, since a spread measured on few questions is itself rough."""
+    need = 1 / (1 / population + (1 / size - 1 / population) / short ** 2)
+    return min(cap, max(size + step, min(2 * size, math.ceil(need))))
+
+
+def pilot_note(result: JobEstimate, strata: Strata, precision: float | None, cap: int) -> str:
+    """What the pilot was: its kinds, and with ``--precision`` whether it got there."""
+    parts = [f"stratified by {strata.key} ({len(strata.sizes)} kinds)"] if strata.key else []
+    if precision:
+        widths = ", ".join(f"{name} ±{100 * spread(getattr(result, name)):.1f}%" for name in ("calls", "tokens"))
+        target = f"±{100 * precision:g}%"
+        parts.append(f"pilot {result.pilot} questions: {target} reached ({widths})" if result.reached else
+                     f"pilot stopped at --max-pilot {cap} short of {target} ({widths})")
+    return "; ".join(parts)
+
+
+def estimate(job: Job, args: argparse.Namespace, launch_dir: Path, parallel: int) -> tuple[JobEstimate, str]:
+    """Run the job's pilot, growing it round by round with ``--precision``, and predict the full
+    run; the second value says why the pilot failed. A round answers only the questions new to
+    it, in a fresh throwaway folder, and the estimate pools every round's records."""
     from kgx import datasets
     from kgx.failures import describe
     from kgx.run import execute
 
     questions = datasets.load(job.spec.dataset)
-    chosen = random.Random(seed).sample([q.id for q in questions], min(pilot, len(questions)))
-    index = sum(1 for _ in launch_dir.glob("job-*"))
-    outcome = execute(pilot_spec(job.spec, chosen, launch_dir / f"job-{index}"), launch_dir)
-    problems = outcome.failures
-    if problems or outcome.not_started:
-        reason = describe(problems) + (f"; {outcome.not_started} not run" if outcome.not_started else "")
-        failed = JobEstimate(job.name, len(questions), len(chosen), len(problems) + outcome.not_started)
-        first = problems[0].message if problems else "the pilot stopped early"
-        return failed, (f"job {job.name}: {failed.errors} of {len(chosen)} pilot questions failed ({reason}): "
-                        f"{first}")
-    return estimate_job(job.name, job.spec, outcome.records, len(questions), parallel), ""
+    strata = Strata.of(questions, args.strata)
+    order = strata.order(args.seed)
+    cap = min(len(order), args.max_pilot if args.precision else args.pilot)
+    size = min(args.pilot, cap)
+    records: list[Record] = []
+    while True:
+        where = launch_dir / f"pilot-{sum(1 for _ in launch_dir.glob('pilot-*'))}"
+        outcome = execute(pilot_spec(job.spec, order[len(records):size], where), launch_dir)
+        problems = outcome.failures
+        if problems or outcome.not_started:
+            reason = describe(problems) + (f"; {outcome.not_started} not run" if outcome.not_started else "")
+            failed = JobEstimate(job.name, len(order), size, len(problems) + outcome.not_started)
+            first = problems[0].message if problems else "the pilot stopped early"
+            return failed, (f"job {job.name}: {failed.errors} of {size} pilot questions failed ({reason}): "
+                            f"{first}")
+        records += outcome.records
+        result = estimate_job(job.name, job.spec, records, strata, parallel)
+        widest = max(spread(result.calls), spread(result.tokens))
+        if not args.precision or size >= cap or widest <= args.precision:
+            break
+        print(f"  {size} questions: ±{100 * widest:.1f}% ", end="", file=sys.stderr)
+        size = grow(size, cap, args.pilot, len(order), widest / args.precision)
+        print(f"> ±{100 * args.precision:g}%, growing to {size}", file=sys.stderr)
+    result.reached = widest <= args.precision if args.precision else None
+    result.note = "; ".join(filter(None, [pilot_note(result, strata, args.precision, cap), result.note]))
+    return result, ""
 
 
 def parser() -> argparse.ArgumentParser:
     cli = argparse.ArgumentParser(prog="python -m kgx.estimate", description=__doc__.splitlines()[0],
                                   formatter_class=argparse.RawDescriptionHelpFormatter,
-                                  epilog="\n".join(__doc__.splitlines()[2:5]))
+                                  epilog="\n".join(__doc__.splitlines()[2:6]))
     cli.add_argument("overrides", nargs="*", help="the overrides of python -m kgx (comma lists and "
                                                   "+sweeps=NAME make jobs)")
     cli.add_argument("--pilot", type=int, default=5, metavar="N", help="questions per job in the pilot (default 5)")
     cli.add_argument("--seed", type=int, default=0, help="seed of the pilot's question sample (default 0)")
+    cli.add_argument("--precision", type=float, metavar="P", help="grow each job's pilot until the 95%% interval "
+                     "of its calls and tokens is within ± P × the estimate (a fraction, e.g. 0.1; default: "
+                     "a fixed pilot)")
+    cli.add_argument("--max-pilot", type=int, metavar="M", help="with --precision, the most questions a job's "
+                     f"pilot grows to (default {MAX_PILOT})")
+    cli.add_argument("--strata", default="auto", metavar="KEY", help="meta key of the questions' kind to spread "
+                     "the pilot over (default auto: the first of qtype, compositionality_type, level, hops the "
+                     "questions carry; none: plain random)")
     cli.add_argument("--format", choices=FORMATS, default="text")
     cli.add_argument("-m", "--multirun", action="store_true", help="accepted for symmetry with python -m kgx; "
                                                                    "comma lists expand either way")
     return cli
+
+
+def options(argv: list[str]) -> argparse.Namespace:
+    """The command line, checked; a bad option is a ``kgx: error:`` naming it."""
+    args = parser().parse_intermixed_args(argv)
+    if args.pilot < 1:
+        raise SystemExit(f"kgx: error: --pilot={args.pilot}: must be at least 1")
+    if args.precision is not None and not 0 < args.precision < 1:
+        raise SystemExit(f"kgx: error: --precision={args.precision}: must be a fraction between 0 and 1, e.g. 0.1")
+    if args.max_pilot is not None and args.max_pilot < args.pilot:
+        raise SystemExit(f"kgx: error: --max-pilot={args.max_pilot}: must be at least --pilot ({args.pilot})")
+    args.max_pilot = args.max_pilot or max(MAX_PILOT, args.pilot)
+    return args
 
 
 def main(argv: list[str]) -> int:
@@ -151,9 +218,7 @@ def main(argv: list[str]) -> int:
     from kgx.llm.client import LLMError
     from kgx.locks import Busy
 
-    args = parser().parse_intermixed_args(argv)
-    if args.pilot < 1:
-        raise SystemExit(f"kgx: error: --pilot={args.pilot}: must be at least 1")
+    args = options(argv)
     try:
         jobs, parallel = compose_jobs(args.overrides)
     except ConfigError as exc:
@@ -163,12 +228,13 @@ def main(argv: list[str]) -> int:
         for i, job in enumerate(jobs, 1):
             print(f"pilot {i}/{len(jobs)}: {job.name}", file=sys.stderr)
             try:
-                result, failure = estimate(job, args.pilot, args.seed, launch_dir, parallel)
+                result, failure = estimate(job, args, launch_dir, parallel)
             except (ConfigError, DataError, KGError, LLMError, Busy, FileNotFoundError, SourceError) as exc:
                 raise SystemExit(f"kgx: error: job {job.name}: {exc}") from None
             results.append(result)
             failures += [failure] if failure else []
-    sys.stdout.write(render(results, add_up(results, parallel), args.format, args.pilot))
+    settings = {"pilot": args.pilot, "precision": args.precision, "max_pilot": args.max_pilot, "seed": args.seed}
+    sys.stdout.write(render(results, add_up(results, parallel), args.format, settings))
     if failures:
         raise SystemExit("kgx: error: " + "\nkgx: error: ".join(failures) + "\nno estimate for these jobs: "
                          "fix the cause and estimate again (their answered questions are cached)")

@@ -3,21 +3,30 @@
 On the scripted backbone CoT makes one call per question and its tokens vary with the question,
 so a seeded pilot of 8 questions must land within 10% of the full run's calls and tokens, with
 the measured figures inside the printed interval. KG methods (LMP, ToG) vary far more between
-questions: their pilot needs more questions (see the README), which the interval says.
+questions: a pilot that grows until its interval is within ±10% (``--precision 0.1``), spread
+over MetaQA's question types, must land within 10% of theirs.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
+from dataclasses import replace
 
 import pytest
+from scipy.stats import t
 
+from kgx import datasets
+from kgx.datasets import dataset_config
 from kgx.estimate import main
-from kgx.types import Prediction
+from kgx.estimate_model import Strata, total_of
+from kgx.types import Prediction, Question
 from tests.helpers import swap_method
 
 PILOT = 8
 METAQA = ("dataset=metaqa_2hop", "kg=metaqa", "dataset.limit=100")
+METAQA_200 = ("dataset=metaqa_2hop", "kg=metaqa", "dataset.limit=200")
+QUIET = ("run.traces=off", "run.explain=0")  # the full run's figures without its artifacts
 
 
 def estimate(capsys, *args: str) -> dict:
@@ -31,10 +40,32 @@ def within(figure: dict, measured: float) -> None:
     assert figure["low"] <= measured <= figure["high"], (figure, measured)
 
 
+@pytest.fixture
+def pilot_rounds(monkeypatch) -> list[list[str]]:
+    """The question ids of every pilot round, in order, as the estimate hands them to a run."""
+    from kgx import run
+
+    rounds, real = [], run.execute
+
+    def spy(spec, launch_dir, *args, **kwargs):
+        rounds.append(list(spec.dataset.ids))
+        return real(spec, launch_dir, *args, **kwargs)
+
+    monkeypatch.setattr(run, "execute", spy)
+    return rounds
+
+
+def needs_metaqa() -> None:
+    if not os.environ.get("KGX_DATA_DIR"):
+        if os.environ.get("CI"):
+            pytest.fail("KGX_DATA_DIR is unset: MetaQA is shared data")
+        pytest.skip("KGX_DATA_DIR is unset: MetaQA is shared data")
+
+
 @pytest.mark.parametrize("dataset", [(), METAQA], ids=["demo", "metaqa_2hop"])
 def test_the_pilot_predicts_the_full_run_within_ten_percent(capsys, run, dataset):
-    if dataset and not os.environ.get("KGX_DATA_DIR"):
-        pytest.skip("KGX_DATA_DIR is unset: MetaQA is shared data")
+    if dataset:
+        needs_metaqa()
     est = estimate(capsys, "method=cot", "llm=scripted", *dataset, "--pilot", str(PILOT))
     (job,) = est["jobs"]
     full = run(*dataset)
@@ -52,6 +83,27 @@ def test_the_pilot_predicts_the_full_run_within_ten_percent(capsys, run, dataset
     assert full.billed_calls == size - PILOT
 
 
+@pytest.mark.parametrize("method", [("method=tog",), ("method=lmp", "method.depth=2")], ids=["tog", "lmp"])
+def test_a_growing_pilot_predicts_kg_methods_within_ten_percent(capsys, run, pilot_rounds, method):
+    needs_metaqa()
+    est = estimate(capsys, *method, "llm=scripted", *METAQA_200, "--precision", "0.1")
+    (job,) = est["jobs"]
+    assert (est["pilot"], est["precision"], est["max_pilot"]) == (5, 0.1, 100)
+    assert (job["questions"], job["errors"], job["stratified_by"], job["reached"]) == (200, 0, "qtype", True)
+    # It grew from 5 in rounds that each ran only new questions, and stopped short of the whole job.
+    assert len(pilot_rounds) >= 3 and len(pilot_rounds[0]) == 5, [len(r) for r in pilot_rounds]
+    drawn = [qid for ids in pilot_rounds for qid in ids]
+    assert len(drawn) == len(set(drawn)) == job["pilot"] and 20 < job["pilot"] <= 100
+    assert "stratified by qtype (20 kinds); pilot" in job["note"] and "±10% reached (calls ±" in job["note"]
+    qtype = {q.id: q.meta["qtype"] for q in datasets.load(replace(dataset_config("metaqa_2hop"), limit=200))}
+    assert {qtype[qid] for qid in drawn} == set(qtype.values())  # every question type is in the pilot
+    full = run(*method, *METAQA_200, *QUIET).records
+    assert len(full) == 200
+    within(job["calls"], sum(r.calls for r in full))
+    within(job["tokens"], sum(r.usage.input_tokens + r.usage.output_tokens for r in full))
+    assert job["tokens"]["value"] == pytest.approx(job["input_tokens"]["value"] + job["output_tokens"]["value"])
+
+
 def test_a_sweep_prints_each_job_and_the_total(capsys, in_tmp):
     assert main(["-m", "method=io,cot", "llm=scripted", "dataset.limit=8", "--pilot", "4"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -66,6 +118,13 @@ def test_a_sweep_prints_each_job_and_the_total(capsys, in_tmp):
     csv_rows = capsys.readouterr().out.splitlines()
     assert [r.split(",")[0] for r in csv_rows] == ["job", "method=io", "method=cot", "total"]
     assert csv_rows[-1].split(",")[4:7] == ["16.0", "16.0", "16.0"]
+
+
+def test_jobs_that_differ_only_in_execution_settings_each_run_their_pilot(capsys, in_tmp):
+    # Same identity, same pilot questions: the second pilot must not pass for the first's finished run.
+    jobs = estimate(capsys, "method=io", "llm=scripted", "dataset.limit=6", "run.concurrency=1,2", "--pilot", "3")["jobs"]
+    found = [(j["job"], j["pilot"], j["calls"]["value"]) for j in jobs]
+    assert found == [("concurrency=1", 3, 6.0), ("concurrency=2", 3, 6.0)]
 
 
 @pytest.mark.parametrize("override, named", [("run.concurency=2", "run.concurency"),
@@ -124,3 +183,59 @@ def test_wall_time_follows_latency_concurrency_and_rate_limits(capsys, in_tmp):
     out = capsys.readouterr().out
     assert "wall from an earlier pilot's seconds per call" in out
     assert "0.8s" in out.splitlines()[2] or "0.9s" in out.splitlines()[2]
+
+
+def test_the_pilot_takes_one_question_of_every_kind_then_keeps_to_their_shares():
+    questions = [Question(id=f"q{i}", text="", meta={"qtype": kind}) for i, kind in enumerate("aaaaaabbbc")]
+    strata = Strata.of(questions)
+    assert (strata.key, strata.sizes) == ("qtype", {"a": 6, "b": 3, "c": 1})
+    order = strata.order(seed=0)
+    # One of each kind, the largest first; then always the kind furthest below its share (6:3:1).
+    assert "".join(strata.kind[qid] for qid in order) == "abcaabaaba"
+    assert sorted(order) == sorted(q.id for q in questions) and order == strata.order(seed=0)
+    assert {tuple(Strata.of(questions).order(seed)) for seed in range(5)} != {tuple(order)}  # seeded
+    assert Strata.of(questions, "none").sizes == {"": 10}
+    assert Strata.of([Question(id="x", text="", meta={"qtype": "a"})]).key == ""  # one kind: nothing to spread
+
+
+def test_the_stratified_estimate_sums_each_kinds_total():
+    # Kinds a (6 questions) and b (4): pilot values 1, 3, 5 of a and 10, 14 of b.
+    figure = total_of([1, 3, 5, 10, 14], ["a", "a", "a", "b", "b"], {"a": 6, "b": 4})
+    assert figure.value == 6 * 3 + 4 * 12
+    # Variance 6²/3·(1-3/6)·4 + 4²/2·(1-2/4)·8 = 24 + 32, degrees of freedom after Welch-Satterthwaite.
+    half = t.ppf(0.975, 56 ** 2 / (24 ** 2 / 2 + 32 ** 2 / 1)) * math.sqrt(56)
+    assert (figure.low, figure.high) == pytest.approx((66 - half, 66 + half))
+    # One question per kind: their spread is unknown, the plain variance (7, 2 degrees of freedom) stands in.
+    figure = total_of([1, 2, 6], ["a", "b", "c"], {"a": 4, "b": 4, "c": 2})
+    half = t.ppf(0.975, 2) * math.sqrt(7 * (16 * 0.75 + 16 * 0.75 + 4 * 0.5))
+    assert (figure.value, figure.high) == pytest.approx((4 * 1 + 4 * 2 + 2 * 6, 24 + half))
+    # A kind the pilot has not reached yet counts as the ones it has; one kind is the textbook estimate.
+    assert total_of([2, 4], ["a", "a"], {"a": 6, "b": 4}).value == 30
+    plain = total_of([1, 2, 3, 4], [""] * 4, {"": 10})
+    assert plain.high - plain.value == pytest.approx(t.ppf(0.975, 3) * math.sqrt(5 / 3 / 4 * 0.6) * 10)
+
+
+def test_a_pilot_short_of_its_precision_stops_at_max_pilot_and_says_so(capsys, in_tmp, pilot_rounds):
+    demo = ["method=cot", "llm=scripted", "--pilot", "4", "--precision", "0.001", "--max-pilot", "10"]
+    assert main(demo) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].split()[:4] == ["cot-demo-scripted", "16", "10", "0"]
+    assert lines[-2].endswith("; pilot 10 questions per job")
+    assert lines[-1].startswith("cot-demo-scripted: stratified by hops (2 kinds); pilot stopped at --max-pilot 10 "
+                                "short of ±0.1% (calls ±0.0%, tokens ±")
+    # 4, then twice as many, then the cap: each round only its new questions, in one seeded order.
+    assert [len(ids) for ids in pilot_rounds] == [4, 4, 2]
+    order = Strata.of(datasets.load(dataset_config("demo"))).order(0)
+    assert [qid for ids in pilot_rounds for qid in ids] == order[:10]
+    (job,) = estimate(capsys, *demo)["jobs"]
+    assert (job["pilot"], job["reached"], job["stratified_by"]) == (10, False, "hops")
+
+
+@pytest.mark.parametrize("option, named", [(("--precision", "0"), "--precision=0.0"),
+                                           (("--precision", "1.5"), "--precision=1.5"),
+                                           (("--pilot", "5", "--max-pilot", "3"), "--max-pilot=3"),
+                                           (("--strata", "nope"), "--strata nope: 16 questions have no meta 'nope'")])
+def test_a_bad_option_is_an_error_naming_it(in_tmp, option, named):
+    with pytest.raises(SystemExit) as exc:
+        main(["method=cot", "llm=scripted", *option])
+    assert str(exc.value).startswith("kgx: error: ") and named in str(exc.value)

@@ -76,6 +76,21 @@ def summary(found: list[tuple[Figure, Figure, int, bool]], index: int, measured:
     return f"worst {100 * errors[-1]:5.1f}% median {100 * statistics.median(errors):4.1f}% held {100 * held:3.0f}%"
 
 
+def measure(method: str, args: argparse.Namespace, work: Path) -> None:
+    """One method's full run, then its estimates under every setting, printed as they come."""
+    overrides = ["llm=scripted", *shlex.split(f"method={method}"), *shlex.split(args.data)]
+    calls, tokens, size = full_run(overrides, work)
+    print(f"{method} ({args.data}): full run {size} questions, {calls:,} calls, {tokens:,} tokens", flush=True)
+    for setting in args.settings:
+        start = time.perf_counter()
+        found = pilots(overrides, setting, args.seeds)
+        reached = sum(f[3] for f in found) / len(found)
+        print(f"  {setting:<40} calls {summary(found, 0, calls)}  tokens {summary(found, 1, tokens)}  "
+              f"pilot {statistics.mean(f[2] for f in found):5.1f}"
+              + (f" reached {100 * reached:3.0f}%" if "--precision" in setting else "")
+              + f"  ({args.seeds} seeds, {time.perf_counter() - start:.0f} s)", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--methods", nargs="+", default=["tog", "lmp method.depth=2"],
@@ -84,20 +99,10 @@ def main() -> None:
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), help="kgx.estimate options per argument")
     parser.add_argument("--seeds", type=int, default=20, help="pilot seeds per setting (default 20)")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="kgx-bench-estimate-"))
-    os.chdir(work)
-    for method in args.methods:
-        overrides = ["llm=scripted", *shlex.split(f"method={method}"), *shlex.split(args.data)]
-        calls, tokens, size = full_run(overrides, work)
-        print(f"{method} ({args.data}): full run {size} questions, {calls:,} calls, {tokens:,} tokens", flush=True)
-        for setting in args.settings:
-            start = time.perf_counter()
-            found = pilots(overrides, setting, args.seeds)
-            reached = sum(f[3] for f in found) / len(found)
-            print(f"  {setting:<40} calls {summary(found, 0, calls)}  tokens {summary(found, 1, tokens)}  "
-                  f"pilot {statistics.mean(f[2] for f in found):5.1f}"
-                  + (f" reached {100 * reached:3.0f}%" if "--precision" in setting else "")
-                  + f"  ({args.seeds} seeds, {time.perf_counter() - start:.0f} s)", flush=True)
+    with tempfile.TemporaryDirectory(prefix="kgx-bench-estimate-") as tmp:
+        os.chdir(tmp)
+        for method in args.methods:
+            measure(method, args, Path(tmp))
 
 
 if __name__ == "__main__":

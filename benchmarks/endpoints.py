@@ -29,11 +29,12 @@ def run(method: str, n: int, work: Path, cache: Path, kg: list[str]) -> Path:
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from kgx.config import CONF_DIR, register
-    from kgx.run import execute
-    from kgx.spec import to_run_spec
+    from kgx.core.paths import CONF_DIR
+    from kgx.run.compose import register_schemas
+    from kgx.run.execute import execute
+    from kgx.run.spec import to_run_spec
 
-    register()
+    register_schemas()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
         cfg = compose(config_name="config", overrides=[
@@ -124,8 +125,8 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="kgx-endpoints-"))
     cache = root / "cache"
     if args.only == "truncation":
+        from kgx.core.paths import resolve
         from kgx.kg import build_store
-        from kgx.paths import resolve
 
         store = build_store([resolve("metaqa/kb.txt")], "metaqa", cache / "kg" / "metaqa")
         detected, total = truncation(store, hubs(store, 100, 20))

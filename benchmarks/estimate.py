@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 if TYPE_CHECKING:
-    from kgx.estimate_model import Figure
+    from kgx.estimate.model import Figure
 
 DATA = "dataset=metaqa_2hop kg=metaqa dataset.limit=100"
 SETTINGS = ("--pilot 5 --strata none", "--pilot 5", "--pilot 5 --precision 0.1")
@@ -38,11 +38,12 @@ def full_run(overrides: list[str], work: Path) -> tuple[int, int, int]:
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from kgx.config import CONF_DIR, register
-    from kgx.run import execute
-    from kgx.spec import to_run_spec
+    from kgx.core.paths import CONF_DIR
+    from kgx.run.compose import register_schemas
+    from kgx.run.execute import execute
+    from kgx.run.spec import to_run_spec
 
-    register()
+    register_schemas()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
         cfg = compose(config_name="config", overrides=[*overrides, "run.progress=false", "run.traces=off",
@@ -56,7 +57,7 @@ def full_run(overrides: list[str], work: Path) -> tuple[int, int, int]:
 def pilots(overrides: list[str], setting: str, seeds: int) -> list[tuple[Figure, Figure, int, bool]]:
     """Per seed: the predicted calls and tokens, the pilot's size and whether it reached its
     precision. The seeds share one throwaway store, as the jobs of one estimate do."""
-    from kgx.estimate import compose_jobs, estimate, options, throwaway_store
+    from kgx.estimate.pilot import compose_jobs, estimate, options, throwaway_store
 
     (job,), parallel = compose_jobs(overrides)
     found = []
@@ -96,7 +97,7 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=["tog", "lmp method.depth=2"],
                         help="a method and its overrides per argument")
     parser.add_argument("--data", default=DATA, help=f"dataset overrides (default: {DATA})")
-    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), help="kgx.estimate options per argument")
+    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), help="kgx.estimate.pilot options per argument")
     parser.add_argument("--seeds", type=int, default=20, help="pilot seeds per setting (default 20)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kgx-bench-estimate-") as tmp:

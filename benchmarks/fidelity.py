@@ -29,11 +29,12 @@ def run(method: str, overrides: list[str], cache: Path) -> dict[str, float]:
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from kgx.config import CONF_DIR, register
-    from kgx.run import execute
-    from kgx.spec import to_run_spec
+    from kgx.core.paths import CONF_DIR
+    from kgx.run.compose import register_schemas
+    from kgx.run.execute import execute
+    from kgx.run.spec import to_run_spec
 
-    register()
+    register_schemas()
     GlobalHydra.instance().clear()
     with tempfile.TemporaryDirectory() as launch, initialize_config_dir(str(CONF_DIR), version_base=None):
         cfg = compose("config", [f"method={method}", *METHODS[method], *overrides, f"run.cache_dir={cache}",

@@ -31,15 +31,16 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 def child(questions: int, latency: float, flight: int) -> None:
     """One run in this process; prints its loop wall time and this process's peak memory."""
     from hydra import compose, initialize_config_dir
-
-    from kgx.config import CONF_DIR, register
-    from kgx.run import execute
-    from kgx.spec import to_run_spec
     from transcripts import dataset
+
+    from kgx.core.paths import CONF_DIR
+    from kgx.run.compose import register_schemas
+    from kgx.run.execute import execute
+    from kgx.run.spec import to_run_spec
 
     work = Path(tempfile.mkdtemp(prefix="kgx-loop-"))
     path = dataset(questions, work)
-    register()
+    register_schemas()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
         cfg = compose(config_name="config", overrides=[
             "method=io", "kg=demo", "llm=scripted", "llm.cache=false", f"llm.latency_s={latency}",

@@ -32,11 +32,13 @@ def load(hops: int, limit: int, cache: Path):
     from hydra.core.global_hydra import GlobalHydra
 
     from kgx import datasets
-    from kgx.config import CONF_DIR, register
-    from kgx.kg import coverage, open_kg
-    from kgx.spec import to_run_spec
+    from kgx.core.paths import CONF_DIR
+    from kgx.kg import open_kg
+    from kgx.run import preflight
+    from kgx.run.compose import register_schemas
+    from kgx.run.spec import to_run_spec
 
-    register()
+    register_schemas()
     GlobalHydra.instance().clear()
     with initialize_config_dir(str(CONF_DIR), version_base=None):
         cfg = compose("config", ["kg=metaqa", f"dataset=metaqa_{hops}hop", f"dataset.limit={limit}",
@@ -44,13 +46,13 @@ def load(hops: int, limit: int, cache: Path):
     GlobalHydra.instance().clear()
     spec = to_run_spec(cfg)
     kg = open_kg(spec.kg, cache)
-    questions, _ = coverage.resolve_names(datasets.load(spec.dataset), kg)
+    questions, _ = preflight.resolve_names(datasets.load(spec.dataset), kg)
     key = hashlib.sha256(json.dumps(asdict(spec.kg), sort_keys=True).encode()).hexdigest()
     return questions, kg, key
 
 
 def measure(reacher, questions, depth: int) -> dict[str, float]:
-    from kgx.types import Horizon
+    from kgx.core.types import Horizon
 
     start = time.perf_counter()
     results = [reacher.check(q, Horizon(depth)) for q in questions]
@@ -64,7 +66,7 @@ def measure(reacher, questions, depth: int) -> dict[str, float]:
 
 
 def main() -> None:
-    from kgx.reach import Reacher
+    from kgx.diagnose.reach import Reacher
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=100, help="first questions of each test set")

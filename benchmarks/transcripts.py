@@ -24,9 +24,10 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from mlflow.tracking import MlflowClient
 
-from kgx.config import CONF_DIR, register
-from kgx.run import execute
-from kgx.spec import to_run_spec
+from kgx.core.paths import CONF_DIR
+from kgx.run.compose import register_schemas
+from kgx.run.execute import execute
+from kgx.run.spec import to_run_spec
 
 DEMO = Path(__file__).resolve().parents[1] / "kgx" / "datasets" / "demo" / "questions.jsonl"
 
@@ -65,8 +66,8 @@ def live(work: Path) -> str:
     import mlflow
     from mlflow.entities import Span
 
-    from kgx import transcripts
-    from kgx.predlog import PredictionLog
+    from kgx.results.predlog import PredictionLog
+    from kgx.track import transcripts
 
     records = list(PredictionLog(next(work.glob("outputs/runs/*/predictions.jsonl"))).read().latest.values())
     trees = list(transcripts.trees(records, [], next(work.glob("outputs/runs/*"))))
@@ -102,7 +103,7 @@ def main() -> None:
     args = parser.parse_args()
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    register()
+    register_schemas()
     questions = dataset(args.questions, Path(tempfile.mkdtemp(prefix="kgx-transcripts-data-")))
     figures: dict[str, list[tuple[float, float]]] = {"off": [], "all": []}
     last = None

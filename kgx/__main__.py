@@ -11,29 +11,35 @@ from typing import Optional
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from kgx import sweep
-from kgx.config import CONF_DIR, ConfigError, register
-from kgx.spec import RunSpec, to_run_spec
+from kgx.core.cli import count
+from kgx.core.config import ConfigError
+from kgx.core.paths import CONF_DIR, SWEEPS_DIR
+from kgx.run import sweep
+from kgx.run.compose import register_schemas
+from kgx.run.spec import RunSpec, to_run_spec
 
-register()
+register_schemas()
 # A crash in native code (llama.cpp, a driver) prints the Python stack that led into it.
 faulthandler.enable()
 
 
-@hydra.main(version_base=None, config_path="../conf", config_name="config")
+@hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> Optional[float]:
+    from kgx.core.locks import Busy
     from kgx.datasets import DataError
     from kgx.kg import KGError
-    from kgx.kg.build import SourceError
-    from kgx.llm.client import LLMError
-    from kgx.locks import Busy
-    from kgx.run import execute
+    from kgx.kg.name_level import SourceError
+    from kgx.llm.errors import LLMError
 
     job = sweep.current_job()
     try:
         refuse_schemas()
         spec = to_run_spec(cfg)
         warn_demo_path(spec)
+        from kgx.run.execute import (
+            execute,  # litellm and MLflow: only once the config is known good
+        )
+
         outcome = execute(spec, Path.cwd(), run_name=job.name, parent_id=job.parent_id)
     except (ConfigError, DataError, KGError, LLMError, Busy, FileNotFoundError, SourceError) as exc:
         if job.parent_id:
@@ -52,7 +58,7 @@ def main(cfg: DictConfig) -> Optional[float]:
     print(
         f"{spec.method.name} on {spec.dataset.name} with {spec.llm.name}: "
         f"hits@1={s['hits1']:.1f} hits1_tog={s['hits1_tog']:.1f} hit_any={s['hit_any']:.1f} "
-        f"f1={s['f1']:.1f} over {int(s['n_questions'])} questions ({int(s['errors'])} errors)\n"
+        f"f1={s['f1']:.1f} over {count(int(s['n_questions']), 'question')} ({int(s['errors'])} errors)\n"
         f"  evidence: answer_recall={s['answer_recall']:.1f} partial_match={s['partial_match']:.1f} "
         f"complete_match={s['complete_match']:.1f}; fallback {s['fallback_rate']:.1f}%, "
         f"{s['parse_failures']:.0f} parse failures\n"
@@ -76,7 +82,7 @@ def main(cfg: DictConfig) -> Optional[float]:
 
 
 def why_missed(s: dict[str, float]) -> str:
-    """The failure breakdown's line: reachability and the share of every category (kgx.breakdown)."""
+    """The failure breakdown's line: reachability and the share of every category (kgx.diagnose.breakdown)."""
     shares = ", ".join(f"{k.split('.', 1)[1]} {v:.0f}%" for k, v in s.items() if k.startswith("failure.") and v)
     if not shares:
         return ""
@@ -86,7 +92,7 @@ def why_missed(s: dict[str, float]) -> str:
 
 def failure_report(outcome) -> str:
     """Why a run is FAILED, and that a rerun picks up exactly what is missing."""
-    from kgx.failures import describe
+    from kgx.core.faults import describe
 
     parts = []
     if outcome.tripped:
@@ -96,7 +102,7 @@ def failure_report(outcome) -> str:
         parts.append(f"{len(outcome.failures)} of {len(outcome.records)} questions ended in errors "
                      f"({describe(outcome.failures)}); their figures are partial")
     if outcome.not_started:
-        parts.append(f"{outcome.not_started} questions were not run")
+        parts.append(f"{count(outcome.not_started, 'question')} not run")
     return ("; ".join(parts) + ". The MLflow run is FAILED. Finished questions are kept: run the same "
             "command to compute the rest.")
 
@@ -132,8 +138,7 @@ def options(group: str) -> list[str]:
 
 def usage() -> str:
     """kgx's own ``--help``: what a run is made of, the commands beside it, and where results go."""
-    sweeps = Path.cwd() / "sweeps"
-    sweep_names = sorted(p.stem for p in sweeps.glob("*.yaml")) if sweeps.is_dir() else []
+    sweep_names = sorted({p.stem for folder in (Path.cwd() / "sweeps", SWEEPS_DIR) for p in folder.glob("*.yaml")})
     groups = [("method", "how questions are answered"), ("dataset", "which questions"),
               ("llm", "the backbone model"), ("kg", "the knowledge graph")]
 
@@ -148,10 +153,10 @@ def usage() -> str:
     lines += [row(group, what, [f"{o} (default)" if i == 0 else o for i, o in enumerate(options(group))])
               for group, what in groups]
     lines += ["", "Added with +:", row("+experiment", "paper settings per method and dataset", options("experiment")),
-              row("+sweeps", "studies, with -m; from ./sweeps, so start sweeps in the repository root",
-                  sweep_names or ["(no ./sweeps here)"]),
+              row("+sweeps", "studies, with -m: kgx's own, and your own in ./sweeps/NAME.yaml", sweep_names),
               "", "Settings: run.*, method.*, dataset.*, llm.*, kg.* (python -m kgx --cfg job lists them all).",
-              "Your own data: dataset=custom dataset.path=FILE, kg=custom kg.sources=[FILE.tsv] (README).",
+              "Your own data: dataset=custom dataset.path=FILE, kg=custom kg.sources=[FILE.tsv]",
+              "  (docs/guides/data-and-kgs.md).",
               "", "Commands:",
               "  python -m kgx.report   tables, cost tables, plots and comparisons of logged runs",
               "  python -m kgx.ui       the MLflow UI over ./mlruns",

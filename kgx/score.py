@@ -13,8 +13,9 @@ Each line of the predictions file is one JSON record; its format is recognised p
 * AoG: ``{question, Answer}``
 
 A question id given by several records counts by its last one, as in a run's own log; the
-report says how many were superseded. Every record becomes a :class:`~kgx.types.Prediction` (the text, and the answers parsed from
-it) and is scored by :func:`kgx.metrics.score`, the function runs use, so no rule is defined twice.
+report says how many were superseded. Every record becomes a Prediction (the text, and the
+answers parsed from it) and is scored by kgx.core.metrics.score, the function runs use, so no
+rule is defined twice.
 """
 from __future__ import annotations
 
@@ -27,13 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgx import metrics
-from kgx.config import ConfigError
+from kgx.core import metrics
+from kgx.core.config import ConfigError
+from kgx.core.types import Prediction, Question
 from kgx.datasets import DataError, dataset_config, dataset_names, load
 from kgx.datasets.files import json_lines
-from kgx.types import Prediction, Question
 
-RULES = {"exact": "hits1", "tog": "hits1_tog", "lmp": "hit_any"}  # --rule -> metric of kgx.metrics
+RULES = {"exact": "hits1", "tog": "hits1_tog", "lmp": "hit_any"}  # --rule -> metric of kgx.core.metrics
 
 LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+(.+?)\s*$")  # "1. x", "2) x", "- x", "* x"
 BRACED = re.compile(r"\{([^{}]*)\}")
@@ -202,7 +203,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help=f"a conf/dataset option: {', '.join(dataset_names())}")
     parser.add_argument("--predictions", required=True, type=Path, help="a JSONL file of predictions")
     parser.add_argument("--rule", required=True, choices=sorted(RULES),
-                        help="exact: kgx.metrics.hits1 on the parsed answers; tog: hits1_tog on the "
+                        help="exact: kgx.core.metrics.hits1 on the parsed answers; tog: hits1_tog on the "
                              "text (ToG/PoG); lmp: hit_any, LMP's any-mention rule")
     return parser.parse_args(argv)
 

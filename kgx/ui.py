@@ -3,7 +3,7 @@
 
 MLflow 3 opens an experiment with traces in its GenAI mode (an empty overview) and shows no
 metric column in its runs table until one is picked. So the experiment is marked as a classic
-one and given a saved runs-table view with the headline figures (kgx.tracking.present), and the
+one and given a saved runs-table view with the headline figures (kgx.track.tracker.present), and the
 URL printed (and opened with ``--open``) is the runs table in that view.
 
 MLflow's server imports litellm when it is installed; without a local price map that import
@@ -22,8 +22,9 @@ import webbrowser
 from pathlib import Path
 from typing import Optional
 
-from kgx.config import RunConfig
-from kgx.tracking import present, runs_url, tracking_uri
+from kgx.core.cli import plain
+from kgx.core.config import RunConfig
+from kgx.track.tracker import present, runs_url, tracking_uri
 
 
 def command(port: int, uri: str) -> list[str]:
@@ -72,7 +73,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m kgx.ui", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m kgx.ui", description=plain(__doc__).splitlines()[0])
     parser.add_argument("--port", type=int, default=5000)
     parser.add_argument("--tracking-uri", default=None,
                         help="default: $MLFLOW_TRACKING_URI, else ./mlruns/mlflow.db")
@@ -86,11 +87,16 @@ def main(argv: Optional[list[str]] = None) -> None:
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     base = f"http://127.0.0.1:{args.port}"
     url = dashboard(uri, args.experiment, base)
-    print(f"MLflow UI for {uri} on {base}\ndashboard: {url}", flush=True)
+    print(f"starting the MLflow UI for {uri} ...", flush=True)
     signal.signal(signal.SIGTERM, _interrupt)
     server = subprocess.Popen(command(args.port, uri))
     try:
-        if args.open and wait_up(base, server):
+        if not wait_up(base, server):  # the URL is printed only once it answers
+            server.terminate()
+            raise SystemExit(f"kgx: error: the MLflow UI did not come up on {base} (exit code {server.wait()}); "
+                             f"is port {args.port} taken? Try --port")
+        print(f"MLflow UI for {uri} on {base}\ndashboard: {url}", flush=True)
+        if args.open:
             webbrowser.open(url)
         raise SystemExit(server.wait())
     except KeyboardInterrupt:

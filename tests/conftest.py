@@ -1,13 +1,22 @@
 """Shared fixtures: every test runs offline, in a temp directory, with kgx's own providers."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
-from kgx.config import CONF_DIR, register
+from kgx.core.paths import CONF_DIR
+from kgx.run.compose import register_schemas
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test on the real local model is slow whatever marks its file gives it."""
+    for item in items:
+        if item.get_closest_marker("local_model") and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
@@ -16,10 +25,43 @@ def _offline_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+@pytest.fixture(scope="session")
+def _mlflow_template(tmp_path_factory: pytest.TempPathFactory):
+    """One migrated empty MLflow database per session, which every new default store of kgx (this
+    process and ``python -m kgx`` subprocesses, through the environment) starts as a copy of."""
+    from kgx.track.tracker import TEMPLATE_ENV
+    from tests.helpers import migrated_mlflow_db
+
+    db = migrated_mlflow_db(tmp_path_factory.mktemp("mlflow-template"))
+    before = os.environ.get(TEMPLATE_ENV)
+    os.environ[TEMPLATE_ENV] = str(db)
+    yield db
+    if before is None:
+        os.environ.pop(TEMPLATE_ENV, None)
+    else:
+        os.environ[TEMPLATE_ENV] = before
+
+
+@pytest.fixture(autouse=True)
+def _fast_mlflow_store(request: pytest.FixtureRequest) -> None:
+    """A test with a temp directory may start a run there: give it the template. Tests without one
+    (most unit tests) do not pay for making it."""
+    if {"tmp_path", "tmp_path_factory"} & set(request.fixturenames):
+        request.getfixturevalue("_mlflow_template")
+
+
+@pytest.fixture
+def no_mlflow_template(_fast_mlflow_store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """For a test of MLflow creating a new store itself (migrations included): no template."""
+    from kgx.track.tracker import TEMPLATE_ENV
+
+    monkeypatch.delenv(TEMPLATE_ENV, raising=False)
+
+
 @pytest.fixture
 def compose_cfg():
     """Compose conf/ with overrides the way ``python -m kgx`` does."""
-    register()
+    register_schemas()
 
     def _compose(*overrides: str):
         GlobalHydra.instance().clear()
@@ -39,8 +81,8 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def run(compose_cfg, in_tmp):
     """``run(*overrides)``: a whole run of CoT on the scripted backbone in the temp directory."""
-    from kgx.run import execute
-    from kgx.spec import to_run_spec
+    from kgx.run.execute import execute
+    from kgx.run.spec import to_run_spec
 
     def _run(*overrides: str):
         spec = to_run_spec(compose_cfg("method=cot", "llm=scripted", "run.progress=false", *overrides))

@@ -4,7 +4,7 @@ Replies come per stage, from a list (used in order; an exception in it is raised
 function of the :class:`Call`. Like the real client, each reply is checked against the call's
 JSON schema and its ``validate`` function, and an invalid one is asked again, at most
 ``retries`` times (the method's policy; 5 when the method leaves it to the backbone), before
-:class:`~kgx.llm.client.OutputError`. Every call and every discarded choice is recorded, so a
+:class:`~kgx.llm.errors.OutputError`. Every call and every discarded choice is recorded, so a
 test asserts real call counts, prompts and temperatures. Tests that need the whole client
 (caching, metering, retries at rising temperature) use the scripted backbone instead.
 """
@@ -17,8 +17,8 @@ from typing import Any, Optional
 
 import jsonschema
 
-from kgx.llm.client import OutputError
-from kgx.trace import Trace
+from kgx.core.trace import Trace
+from kgx.llm.errors import OutputError
 
 DEFAULT_RETRIES = 5
 

@@ -33,6 +33,29 @@ def mlflow_run(tmp: Path, run_id: str):
     return MlflowClient(f"sqlite:///{tmp / 'mlruns' / 'mlflow.db'}").get_run(run_id)
 
 
+def migrated_mlflow_db(directory: Path) -> Path:
+    """An MLflow sqlite database in ``directory`` with the current schema and no experiment at all.
+
+    kgx copies it (``$KGX_MLFLOW_TEMPLATE``, kgx.track.tracker) where it would create a new store,
+    so MLflow finds its tables and skips the migrations. The default experiment is deleted: MLflow
+    adds it to the copy on first use, with that store's artifact root and time, as to a new one."""
+    import sqlite3
+
+    from mlflow.tracking import MlflowClient
+
+    db = directory / "mlflow.db"
+    client = MlflowClient(tracking_uri=f"sqlite:///{db}")
+    client.search_experiments()  # creates the tables and runs the migrations
+    client._tracking_client.store.engine.dispose()
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("DELETE FROM experiment_tags")
+        con.execute("DELETE FROM experiments")
+    con.execute("VACUUM")
+    con.close()
+    return db
+
+
 def swap_method(monkeypatch, name: str, answer) -> None:
     """Run ``answer(question, ctx)`` in place of the registered method ``name`` for one test."""
     import dataclasses

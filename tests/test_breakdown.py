@@ -1,4 +1,4 @@
-"""The failure breakdown (kgx.breakdown): categories from a record's facts, the answer call's
+"""The failure breakdown (kgx.diagnose.breakdown): categories from a record's facts, the answer call's
 prompt, where exploration left the gold path, and the shares a run logs."""
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from kgx import breakdown
-from kgx.breakdown import answer_prompt, category, left_at, shares
+from kgx.core.trace import KGEvent, LLMEvent, Trace
+from kgx.core.types import Prediction
+from kgx.diagnose import breakdown
+from kgx.diagnose.breakdown import answer_prompt, category, left_at
+from kgx.diagnose.reach import Reach, Step
 from kgx.llm.usage import Usage
-from kgx.reach import Reach, Step
-from kgx.record import Record
-from kgx.trace import KGEvent, LLMEvent, Trace
-from kgx.types import Prediction
+from kgx.results.figures import shares
+from kgx.results.record import Record
 from tests.helpers import mlflow_run, swap_method
 
 REACHABLE, UNREACHABLE, UNKNOWN = Reach(True, 2, 1), Reach(False, 2), Reach(None, 2, reason="frontier cap")

@@ -34,12 +34,14 @@ def test_bad_input_fails_before_any_work(tmp_path, args, message):
     assert not (tmp_path / "outputs" / "runs").exists() and not (tmp_path / "mlruns").exists()
 
 
+@pytest.mark.slow
 def test_scripted_run_prints_its_figures(tmp_path):
     done = kgx(tmp_path, "method=cot", "llm=scripted", "dataset.limit=4", "run.progress=false")
     assert done.returncode == 0, done.stderr
     assert "over 4 questions (0 errors)" in done.stdout and "4 answered, 0 resumed, 4 billed" in done.stdout
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_finished_questions_and_the_rerun_completes_them(tmp_path):
     args = ["method=cot", "llm=scripted", "llm.latency_s=0.3", "llm.cache=false", "run.concurrency=2", "dataset.limit=30"]
     proc = subprocess.Popen([sys.executable, "-m", "kgx", *args], cwd=tmp_path, env=kgx_env(),

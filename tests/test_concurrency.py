@@ -9,12 +9,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from mlflow.tracking import MlflowClient
 
-from kgx import locks
-from kgx.config import CONF_DIR, register
+from kgx.core import locks
+from kgx.core.paths import CONF_DIR
+from kgx.run.compose import register_schemas
 from tests.helpers import kgx_env
 
 ARGS = ["method=io", "llm=scripted", "run.progress=false"]
@@ -25,6 +27,8 @@ def start(cwd: Path, *args: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_mlflow_template")
 def test_ten_runs_started_at_once_on_a_new_tracking_store(tmp_path):
     procs = [start(tmp_path, "dataset.limit=2", f"run.seed={i}") for i in range(10)]
     results = [(p.wait(timeout=600), p.stderr.read()) for p in procs]
@@ -38,6 +42,7 @@ def test_ten_runs_started_at_once_on_a_new_tracking_store(tmp_path):
         assert not conn.execute("SELECT name FROM sqlite_master WHERE name LIKE '_alembic_tmp%'").fetchall()
 
 
+@pytest.mark.slow
 def test_the_same_config_started_twice_is_refused_naming_the_first(tmp_path):
     slow = ("dataset.limit=2", "llm.latency_s=60", "llm.cache=false", "run.concurrency=1")
     first = start(tmp_path, *slow)
@@ -57,7 +62,7 @@ def test_the_same_config_started_twice_is_refused_naming_the_first(tmp_path):
 
 
 def test_two_sweeps_in_the_same_second_get_their_own_folders():
-    register()
+    register_schemas()
     dirs = []
     for _ in range(2):
         GlobalHydra.instance().clear()
@@ -70,6 +75,7 @@ def test_two_sweeps_in_the_same_second_get_their_own_folders():
     assert a.startswith("outputs/multirun/") and len(a.rsplit("-", 1)[1]) == 6
 
 
+@pytest.mark.slow
 def test_a_killed_invocation_still_counts_its_time_and_calls(tmp_path):
     slow = ("method=cot", "dataset.limit=20", "llm.latency_s=0.3", "llm.cache=false", "run.concurrency=1")
     first = start(tmp_path, *slow)

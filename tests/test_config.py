@@ -6,10 +6,11 @@ import sys
 import pytest
 from hydra.errors import ConfigCompositionException
 
-from kgx.config import CONF_DIR, ConfigError
+from kgx.core.config import ConfigError
+from kgx.core.paths import CONF_DIR
 from kgx.methods.lmp import LMPConfig
 from kgx.methods.sc import SCConfig
-from kgx.spec import to_run_spec
+from kgx.run.spec import to_run_spec
 from tests.helpers import kgx_env
 
 LLM_OPTIONS = sorted(p.stem for p in (CONF_DIR / "llm").glob("*.yaml"))
@@ -127,7 +128,7 @@ def test_every_method_default_comes_from_its_schema_alone(compose_cfg):
 
 
 def test_execution_settings_leave_the_run_identity_alone(compose_cfg):
-    from kgx.lifecycle import config_hash
+    from kgx.run.lifecycle import config_hash
 
     base = config_hash(to_run_spec(compose_cfg("llm=scripted")))
     same = ["llm.rpm=60", "llm.timeout_s=5", "llm.max_retries=1", "kg.timeout_s=3", "run.concurrency=2",
@@ -142,11 +143,12 @@ def test_a_new_method_needs_only_its_own_file(in_tmp, compose_cfg, monkeypatch):
     from dataclasses import dataclass
 
     from kgx import methods
-    from kgx.config import MethodConfig, register
+    from kgx.core.config import MethodConfig
+    from kgx.core.types import Prediction
     from kgx.methods.base import register as register_method
     from kgx.methods.kit import braces
-    from kgx.run import execute
-    from kgx.types import Prediction
+    from kgx.run.compose import register_schemas
+    from kgx.run.execute import execute
 
     @dataclass
     class EchoConfig(MethodConfig):
@@ -158,7 +160,7 @@ def test_a_new_method_needs_only_its_own_file(in_tmp, compose_cfg, monkeypatch):
 
     monkeypatch.setitem(methods.METHODS, "echo", None)
     register_method("echo", config=EchoConfig, stages=())(echo)
-    register()
+    register_schemas()
     spec = to_run_spec(compose_cfg("method=echo", "method.times=3", "llm=scripted", "dataset.limit=2",
                                    "run.progress=false"))
     assert spec.method == EchoConfig(times=3)

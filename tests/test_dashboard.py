@@ -19,6 +19,8 @@ from kgx.kg.serve import free_port
 from kgx.ui import wait_up
 from tests.helpers import kgx_env
 
+pytestmark = pytest.mark.slow
+
 HEADERS = ("hits1", "hits1_tog", "f1", "answer_recall", "total_tokens_per_q", "cost_usd")
 
 

@@ -17,10 +17,10 @@ import pytest
 from scipy.stats import t
 
 from kgx import datasets
+from kgx.core.types import Prediction, Question
 from kgx.datasets import dataset_config
-from kgx.estimate import main
-from kgx.estimate_model import Strata, total_of
-from kgx.types import Prediction, Question
+from kgx.estimate.model import Strata, total_of
+from kgx.estimate.pilot import main
 from tests.helpers import swap_method
 
 PILOT = 8
@@ -43,7 +43,7 @@ def within(figure: dict, measured: float) -> None:
 @pytest.fixture
 def pilot_rounds(monkeypatch) -> list[list[str]]:
     """The question ids of every pilot round, in order, as the estimate hands them to a run."""
-    from kgx import run
+    from kgx.run import execute as run
 
     rounds, real = [], run.execute
 
@@ -83,6 +83,7 @@ def test_the_pilot_predicts_the_full_run_within_ten_percent(capsys, run, dataset
     assert full.billed_calls == size - PILOT
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", [("method=tog",), ("method=lmp", "method.depth=2")], ids=["tog", "lmp"])
 def test_a_growing_pilot_predicts_kg_methods_within_ten_percent(capsys, run, pilot_rounds, method):
     needs_metaqa()

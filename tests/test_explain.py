@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from matplotlib.transforms import Bbox
 
-from kgx.explain import Edge, Graph, Node, draw, layout
-from kgx.explain_draw import Picture, render
-from kgx.explain_plan import MAX_ROWS, wrap
+from kgx.explain.draw import Picture, draw, layout, render
+from kgx.explain.graph import Edge, Graph, Node
+from kgx.explain.plan import MAX_ROWS, wrap
 
 RELATIONS = ["film.film.directed_by", "location.country.official_language",
              "government.governmental_jurisdiction.governing_officials", "people.person.nationality",

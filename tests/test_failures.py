@@ -1,5 +1,5 @@
 """Runs you can trust: errors are never final, outages stop a run early, and no failure is
-reported as a result (kgx.failures, kgx.loop, kgx.run)."""
+reported as a result (kgx.core.faults, kgx.run.loop, kgx.run.execute)."""
 from __future__ import annotations
 
 import json
@@ -7,14 +7,14 @@ import json
 import pytest
 
 from kgx import methods
-from kgx.failures import Breaker, Failure
+from kgx.core.faults import Breaker, Failure
+from kgx.core.paths import file_name
+from kgx.core.types import Prediction
 from kgx.kg.endpoint import KGUnavailable
-from kgx.lifecycle import file_name
-from kgx.llm.client import LLMError
+from kgx.llm.errors import LLMError
 from kgx.llm.usage import Usage
-from kgx.predlog import PredictionLog
-from kgx.record import Record
-from kgx.types import Prediction
+from kgx.results.predlog import PredictionLog
+from kgx.results.record import Record
 from tests.helpers import mlflow_run, swap_method
 
 
@@ -33,6 +33,7 @@ def flaky_run(run, overrides):
     raise AssertionError("the pre-flight request failed ten times in a row")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["lmp", "knowpath", "tog", "cgpe"])
 def test_failed_questions_are_recomputed_until_the_run_matches_a_clean_one(run, in_tmp, method):
     faulty = ("dataset.limit=12", f"method={method}", "llm.failure_rate=0.5", "llm.max_retries=1",

@@ -51,6 +51,7 @@ def test_demo_behaviour_is_kept(run, method):
     check(f"demo-{method}", outcome.records)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("KGX_DATA_DIR"), reason="needs $KGX_DATA_DIR (MetaQA 2-hop and its KB)")
 @pytest.mark.parametrize("method", list(METAQA_METHODS))
 def test_metaqa_2hop_behaviour_is_kept(run, method, tmp_path_factory):

@@ -1,9 +1,9 @@
-"""Pins each scoring rule in kgx.metrics on hand-made cases."""
+"""Pins each scoring rule in kgx.core.metrics on hand-made cases."""
 from __future__ import annotations
 
 import pytest
 
-from kgx.metrics import (
+from kgx.core.metrics import (
     QUESTION_METRICS,
     answer_recall,
     complete_match,
@@ -16,8 +16,8 @@ from kgx.metrics import (
     partial_match,
     score,
 )
-from kgx.record import Record
-from kgx.types import Prediction, Question
+from kgx.core.types import Prediction, Question
+from kgx.results.record import Record
 
 OBAMA = [["Barack Obama", "Obama", "Barack Hussein Obama II"]]
 # Three gold answers, with aliases.
@@ -358,7 +358,7 @@ def _record(hit: float, calls: int, tokens_in: int, latency: float, *, status="o
 
 
 def test_summarize_averages_over_every_question_errors_included():
-    from kgx.summary import summarize
+    from kgx.results.figures import summarize
 
     records = [_record(1.0, 2, 100, 1.0), _record(0.0, 4, 300, 3.0, status="error", cached=4),
                _record(1.0, 3, 200, 2.0, stage="select", status="fallback")]
@@ -378,12 +378,12 @@ def test_summarize_averages_over_every_question_errors_included():
 def test_summarize_reports_unknown_cost_as_nan():
     import math
 
-    from kgx.summary import summarize
+    from kgx.results.figures import summarize
 
     assert math.isnan(summarize([_record(1.0, 1, 10, 0.1, unpriced=1)], 1.0)["cost_usd"])
 
 
 def test_p95_is_nearest_rank():
-    from kgx.summary import p95
+    from kgx.results.figures import p95
 
     assert p95(list(range(1, 21))) == 19 and p95([4.0]) == 4.0 and p95([]) == 0.0

@@ -5,13 +5,16 @@ import subprocess
 import sys
 
 import nbformat
+import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.helpers import REPO, TINY_SWEEP, cell_outputs as outputs, kgx_env, run_notebook
+from tests.helpers import REPO, TINY_SWEEP, kgx_env, run_notebook
+from tests.helpers import cell_outputs as outputs
 
 NOTEBOOK = REPO / "notebooks" / "compare.ipynb"
 
 
+@pytest.mark.slow
 def test_the_notebook_reports_a_sweep(tmp_path, monkeypatch):
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP)

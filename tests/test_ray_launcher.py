@@ -15,6 +15,8 @@ from mlflow.tracking import MlflowClient
 
 from tests.helpers import kgx_env
 
+pytestmark = pytest.mark.slow
+
 if importlib.util.find_spec("ray") is None:
     if os.environ.get("CI"):  # CI installs the dev extra, which has Ray: missing, it is a failure
         raise ImportError('ray is not installed but CI is set: pip install -e ".[dev]" (or ".[ray]")')

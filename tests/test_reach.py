@@ -1,4 +1,4 @@
-"""Reachability of gold answers (kgx.reach): distances and paths on the demo KG, checked against
+"""Reachability of gold answers (kgx.diagnose.reach): distances and paths on the demo KG, checked against
 a plain whole-graph search; CVTs, caps, the cache, and MetaQA figures (shared data)."""
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from kgx.config import DEFAULT_FILTERS
+from kgx.core.config import DEFAULT_FILTERS
+from kgx.core.types import Horizon, Question
+from kgx.diagnose.reach import Reach, Reacher, Step
 from kgx.kg import BUNDLED_KG, EmbeddedKG, KGError, build_store
 from kgx.kg.freebase import NAME, is_literal, keep_relation
 from kgx.kg.sparql import node
-from kgx.reach import Reach, Reacher, Step
-from kgx.types import Horizon, Question
 
 DEMO_QUESTIONS = BUNDLED_KG.parent / "questions.jsonl"
 CANBERRA, AUSTRALIA = "m.04k0", "m.0_kk"
@@ -239,9 +239,10 @@ def metaqa_data() -> Path:
     return data
 
 
+@pytest.mark.slow
 def test_metaqa_two_hop_answers_are_reachable_at_depth_two(tmp_path_factory):
     from kgx.datasets import dataset_config, load
-    from kgx.kg.build import name_id
+    from kgx.kg.name_level import name_id
 
     kg = EmbeddedKG(build_store([metaqa_data() / "kb.txt"], "metaqa", tmp_path_factory.mktemp("kg") / "metaqa"))
     questions = load(dataset_config("metaqa_2hop"))[:20]

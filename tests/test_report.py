@@ -21,8 +21,8 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from mlflow.tracking import MlflowClient
 
-from kgx.config import CONF_DIR, register
-from kgx.lifecycle import Outcome
+from kgx.core.paths import CONF_DIR
+from kgx.core.types import Prediction
 from kgx.methods import io as io_method
 from kgx.report import (
     ReportError,
@@ -39,9 +39,10 @@ from kgx.report import (
     write_summary,
 )
 from kgx.report.__main__ import main
-from kgx.run import execute
-from kgx.spec import to_run_spec
-from kgx.types import Prediction
+from kgx.run.compose import register_schemas
+from kgx.run.execute import execute
+from kgx.run.lifecycle import Outcome
+from kgx.run.spec import to_run_spec
 from tests.helpers import swap_method
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -75,7 +76,7 @@ def _execute(*overrides: str) -> Outcome:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    register()
+    register_schemas()
     tmp = tmp_path_factory.mktemp("report")
     unpriced = ("llm.input_cost_per_token=null", "llm.output_cost_per_token=null", "llm.cache=false",
                 "run.experiment=unpriced")
@@ -95,7 +96,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
 
 
 def _sweep_parent(uri: str, children: list[str], name: str = "test") -> str:
-    """A parent run as kgx.sweep makes one: named after the sweep and tagged ``sweep`` with its
+    """A parent run as kgx.run.sweep makes one: named after the sweep and tagged ``sweep`` with its
     name, its children tagged mlflow.parentRunId."""
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("kgx").experiment_id

@@ -10,11 +10,12 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from mlflow.tracking import MlflowClient
 
-from kgx.config import CONF_DIR, register
+from kgx.core.paths import CONF_DIR
 from kgx.report import failure_table, html_report, load_runs, log_summary, render
 from kgx.report.__main__ import main
-from kgx.run import execute
-from kgx.spec import to_run_spec
+from kgx.run.compose import register_schemas
+from kgx.run.execute import execute
+from kgx.run.spec import to_run_spec
 from tests.test_report import _sweep_parent, text_cells
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -22,7 +23,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory):
-    register()
+    register_schemas()
     tmp = tmp_path_factory.mktemp("failures")
     runs = {}
     with pytest.MonkeyPatch.context() as mp:

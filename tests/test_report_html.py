@@ -15,16 +15,16 @@ import pytest
 from hydra.core.global_hydra import GlobalHydra
 from mlflow.tracking import MlflowClient
 
-from kgx.config import register
+from kgx.core.types import Prediction
 from kgx.llm.usage import Usage
-from kgx.record import Record
 from kgx.report import ReportError, load_runs, log_summary
 from kgx.report.__main__ import main
 from kgx.report.compare import compare_labels
 from kgx.report.html import MAX_PICTURES, RunQuestions, page
 from kgx.report.render import cell_text
 from kgx.report.tables import metric_table
-from kgx.types import Prediction
+from kgx.results.record import Record
+from kgx.run.compose import register_schemas
 from tests.test_report import Store, _execute, _sweep_parent
 
 SWEEP = "depth-sweep"
@@ -36,7 +36,7 @@ def artifact(store: Store, run_id: str, path: str) -> str:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    register()
+    register_schemas()
     tmp = tmp_path_factory.mktemp("html")
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(tmp)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from kgx.types import Prediction
+from kgx.core.types import Prediction
 from tests.helpers import mlflow_run, swap_method
 from tests.test_metrics import RUN_METRICS
 
@@ -109,7 +109,7 @@ def test_transient_failures_are_survived_and_counted(run):
 
 
 def test_hosted_model_without_key_fails_before_any_question(run, in_tmp, monkeypatch):
-    from kgx.llm.client import LLMError
+    from kgx.llm.errors import LLMError
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(LLMError, match="OPENAI_API_KEY"):

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from kgx.core.types import Question
 from kgx.datasets import DataError
 from kgx.score import main, match, read_predictions, summary
-from kgx.types import Question
 
 GOLD = [
     Question(id="q1", text="What is the capital of Australia?", answers=[["Canberra"]]),

@@ -11,6 +11,7 @@ from mlflow.tracking import MlflowClient
 
 from tests.helpers import REPO, TINY_SWEEP, kgx_env
 
+
 def sweep(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kgx", "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false",
                            *args], cwd=cwd, capture_output=True, text=True, env=kgx_env(), timeout=600)
@@ -22,6 +23,7 @@ def runs(cwd: Path):
     return client.search_runs([experiment.experiment_id], max_results=1000)
 
 
+@pytest.mark.slow
 def test_parallel_sweep_has_one_parent_and_reruns_nothing(tmp_path):
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP)
@@ -55,6 +57,7 @@ def test_parallel_sweep_has_one_parent_and_reruns_nothing(tmp_path):
     assert len(runs(tmp_path)) == len(all_runs)  # no new child, the same parent
 
 
+@pytest.mark.slow
 def test_a_crashed_job_is_recorded_and_only_it_runs_again(tmp_path):
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP.replace("run.seed: 0,1", "dataset.path: null,missing.jsonl"))
@@ -69,6 +72,7 @@ def test_a_crashed_job_is_recorded_and_only_it_runs_again(tmp_path):
     assert again.stdout.count("already finished") == 1 and "failed: MissingFile" in again.stderr
 
 
+@pytest.mark.slow
 def test_a_job_whose_run_had_errors_is_failed_and_runs_again(tmp_path):
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP.replace("run.seed: 0,1", "llm.failure_rate: 0.0,0.7"))
@@ -102,6 +106,7 @@ def test_a_bad_value_in_a_sweep_stops_it_before_any_job(tmp_path):
     assert not (tmp_path / "outputs" / "runs").exists()
 
 
+@pytest.mark.slow
 def test_the_repository_sweeps_compose():
     for path in (REPO / "sweeps").glob("*.yaml"):
         done = subprocess.run([sys.executable, "-m", "kgx", f"+sweeps={path.stem}", "--cfg", "hydra"],
@@ -109,6 +114,7 @@ def test_the_repository_sweeps_compose():
         assert done.returncode == 0 and "params:" in done.stdout, done.stderr
 
 
+@pytest.mark.slow
 def test_submitit_local_launcher_runs_the_jobs_as_children(tmp_path):
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP.replace("run.seed: 0,1", "run.seed: 0"))
@@ -128,6 +134,7 @@ def test_slurm_launcher_config_composes():
         assert line in done.stdout
 
 
+@pytest.mark.slow
 def test_an_ad_hoc_grid_without_a_sweep_file_gets_its_parent(tmp_path):
     done = subprocess.run([sys.executable, "-m", "kgx", "-m", "method=io,cot", "llm=scripted", "dataset.limit=2",
                            "run.progress=false"], cwd=tmp_path, capture_output=True, text=True, env=kgx_env(),
@@ -141,7 +148,7 @@ def test_an_ad_hoc_grid_without_a_sweep_file_gets_its_parent(tmp_path):
 def test_job_names_and_sweep_names_say_what_varies():
     from omegaconf import OmegaConf
 
-    from kgx.sweep import job_name, sweep_name, swept_keys
+    from kgx.run.sweep import job_name, sweep_name, swept_keys
 
     jobs = [["+sweeps=grid", f"method={m}", "dataset=cwq", f"run.seed={s}"] for m in ("lmp", "io") for s in (0, 1)]
     varying = swept_keys(jobs)

@@ -14,6 +14,8 @@ from kgx.kg.serve import free_port
 from kgx.ui import wait_up
 from tests.helpers import TINY_SWEEP, cell_outputs, kgx_env, run_notebook
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def server(tmp_path_factory):

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from kgx.config import ConfigError
-from kgx.transcripts import stages
-from kgx.types import Prediction
+from kgx.core.config import ConfigError
+from kgx.core.types import Prediction
+from kgx.track.transcripts import stages
 from tests.helpers import kgx_env, swap_method
 
 
@@ -104,7 +104,7 @@ def test_run_traces_names_how_many_questions_get_one(run, in_tmp, setting, expec
 
 
 def test_a_bad_run_traces_value_is_refused(compose_cfg, tmp_path):
-    from kgx.spec import to_run_spec
+    from kgx.run.spec import to_run_spec
 
     for bad in ("some", "-1", "1.5"):
         with pytest.raises(ConfigError, match=rf"run\.traces={bad}: use all, off, or a number N"):

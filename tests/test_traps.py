@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from kgx.config import ConfigError
-from kgx.kg.build import name_id
-from kgx.run import execute
-from kgx.spec import to_run_spec
+from kgx.core.config import ConfigError
+from kgx.kg.name_level import name_id
+from kgx.run.execute import execute
+from kgx.run.spec import to_run_spec
 from tests import wc2014
 from tests.helpers import kgx_env, swap_method
 
@@ -156,6 +156,7 @@ def test_what_cannot_run_is_one_error_line(tmp_path, args, message):
     assert "Traceback" not in done.stderr and not (tmp_path / "outputs" / "runs").exists()
 
 
+@pytest.mark.slow
 def test_a_kg_chosen_on_the_command_line_runs_with_warnings(tmp_path):
     path = questions_by_id(tmp_path, ("a", {name_id("Ana_ROCHA"): "Ana_ROCHA"}))
     done = kgx(tmp_path, *SCRIPTED, f"dataset.path={path}", "kg=demo")

@@ -6,11 +6,14 @@ import subprocess
 import sys
 import urllib.request
 
+import pytest
+
 from kgx.kg.serve import free_port
 from kgx.ui import wait_up
 from tests.helpers import kgx_env
 
 
+@pytest.mark.slow
 def test_ui_serves_the_runs_of_the_launch_directory(tmp_path):
     done = subprocess.run([sys.executable, "-m", "kgx", "llm=scripted", "dataset.limit=2", "run.progress=false"],
                           cwd=tmp_path, env=kgx_env(), capture_output=True, text=True, timeout=300)
@@ -19,10 +22,16 @@ def test_ui_serves_the_runs_of_the_launch_directory(tmp_path):
     env = kgx_env()
     env.pop("LITELLM_LOCAL_MODEL_COST_MAP", None)  # kgx.ui must set it itself
     proc = subprocess.Popen([sys.executable, "-m", "kgx.ui", "--port", str(port)], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         base = f"http://127.0.0.1:{port}"
-        assert wait_up(base, proc), "MLflow UI did not come up within 120 s"
+        printed = [proc.stdout.readline()]  # "starting ...", then the URLs once it answers (the server logs too)
+        while not printed[-1].startswith("dashboard: ") and printed[-1] and len(printed) < 500:
+            printed.append(proc.stdout.readline())
+        assert printed[0].startswith("starting the MLflow UI") and printed[-1].startswith("dashboard: "), printed
+        with urllib.request.urlopen(f"{base}/health", timeout=2) as r:  # up at the moment the URL is printed
+            assert r.read() == b"OK"
+        assert wait_up(base, proc)
         req = urllib.request.Request(f"{base}/api/2.0/mlflow/experiments/get-by-name?experiment_name=kgx")
         with urllib.request.urlopen(req, timeout=10) as r:
             experiment = json.load(r)["experiment"]
@@ -44,3 +53,17 @@ def test_ui_serves_the_runs_of_the_launch_directory(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_ui_on_a_taken_port_says_so_and_prints_no_url(tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "kgx.ui", "--port", str(port)], cwd=tmp_path, env=kgx_env(),
+                              capture_output=True, text=True, timeout=180)
+    assert done.returncode != 0
+    assert "dashboard:" not in done.stdout
+    assert f"did not come up on http://127.0.0.1:{port}" in done.stderr and "--port" in done.stderr

@@ -19,7 +19,13 @@ from typing import Any, Optional, Sequence
 
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.singleton import Singleton
-from hydra.core.utils import JobReturn, configure_log, filter_overrides, run_job, setup_globals
+from hydra.core.utils import (
+    JobReturn,
+    configure_log,
+    filter_overrides,
+    run_job,
+    setup_globals,
+)
 from hydra.plugins.launcher import Launcher
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf, open_dict
@@ -70,7 +76,8 @@ class RayLauncher(Launcher):
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        log.info(f"Ray launcher: {len(job_overrides)} jobs, at most {self.n_jobs} at once; sweep output dir {sweep_dir}")
+        log.info(f"Ray launcher: {len(job_overrides)} jobs, at most {self.n_jobs} at once; "
+                 f"sweep output dir {sweep_dir}")
 
         init = OmegaConf.to_container(self.ray_cfg.get("init") or {}, resolve=True)
         init = {k: v for k, v in init.items() if v is not None}

@@ -5,6 +5,12 @@
 a file or raises ``DataError`` naming the file and the line or record: never a partial load.
 """
 from kgx.datasets.files import DataError
-from kgx.datasets.loaders import LOADERS, dataset_config, dataset_file, dataset_names, load
+from kgx.datasets.loaders import (
+    LOADERS,
+    dataset_config,
+    dataset_file,
+    dataset_names,
+    load,
+)
 
 __all__ = ["LOADERS", "DataError", "dataset_config", "dataset_file", "dataset_names", "load"]

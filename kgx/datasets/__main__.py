@@ -5,10 +5,14 @@ loaded (a missing file says where to get it), so that a setup is checked before 
 """
 from __future__ import annotations
 
+import argparse
 import os
+import sys
+from collections.abc import Sequence
 
-from kgx import paths
-from kgx.config import ConfigError
+from kgx.core import paths
+from kgx.core.cli import plain
+from kgx.core.config import ConfigError
 from kgx.datasets import DataError, dataset_config, dataset_file, dataset_names, load
 from kgx.datasets.files import MissingFile
 
@@ -36,7 +40,9 @@ def table(rows: list[tuple[str, str, str, str]]) -> str:
                      for name, loader, count, file in rows)
 
 
-def main() -> None:
+def main(argv: Sequence[str] = ()) -> None:
+    argparse.ArgumentParser(prog="python -m kgx.datasets", description=plain(__doc__),
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
     where = f"${paths.ENV}" if os.environ.get(paths.ENV) else f"${paths.ENV} is unset: per-user default"
     print(f"data directory: {paths.data_dir()} ({where})")
     rows = [("dataset", "loader", "questions", "file")]
@@ -45,4 +51,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

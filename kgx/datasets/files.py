@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kgx import paths
-from kgx.config import DatasetConfig
+from kgx.core import paths
+from kgx.core.config import DatasetConfig
 
 # A surrogate code point (U+D800-U+DFFF) as JSON text spells it. Text decoded from UTF-8 holds
 # none, so only a parsed value whose text has this escape needs the walk of check_text.

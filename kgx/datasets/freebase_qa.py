@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kgx.config import DatasetConfig
+from kgx.core.config import DatasetConfig
+from kgx.core.types import Question
 from kgx.datasets.fields import field, one_alias_each, position_id, topic_entities
 from kgx.datasets.files import DataError, json_records, locate, read_json
-from kgx.types import Question
 
 UNNAMED = "UnName_Entity"  # PoG's placeholder for a gold answer that has no name
 

@@ -12,7 +12,7 @@ Tab-separated fields, the first three always there:
 
 The answer set holds every gold answer (IRN's readme: "answer, answer set, answer path"), the
 line's own answer first. KB names use underscores (``Tigres_UANL``), which
-:func:`kgx.metrics.normalize` would glue into one word, so each answer also gets its spaced
+:func:`kgx.core.metrics.normalize` would glue into one word, so each answer also gets its spaced
 form as an alias. A malformed line stops the load naming the file, the line and the field.
 """
 from __future__ import annotations
@@ -20,14 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgx.config import DatasetConfig
+from kgx.core.config import DatasetConfig
+from kgx.core.types import Question
 from kgx.datasets.fields import position_id
 from kgx.datasets.files import DataError, text_lines
-from kgx.types import Question
 
 END = "<end>"
 PATHS = "*"  # joins the paths of a conjunctive question (WC-C)
-TOPIC_NAMES = "topic_names"  # meta key: topic entities by name, for the KG to resolve (kgx.kg.coverage)
+TOPIC_NAMES = "topic_names"  # meta key: topic entities by name, for the KG to resolve (kgx.run.preflight)
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def lines(path: Path) -> list[tuple[int, Line]]:
 
 def irn(path: Path, cfg: DatasetConfig) -> list[Question]:
     """Questions whose topic entities are the paths' subjects, by name: the run resolves each name
-    to the entity of that name in its KG, whatever ids the KG uses (kgx.kg.coverage)."""
+    to the entity of that name in its KG, whatever ids the KG uses (kgx.run.preflight)."""
     return [Question(id=position_id(cfg.name, lineno), text=line.text,
                      answers=[aliases(name) for name in line.answers],
                      meta={**line.meta(), TOPIC_NAMES: line.topics})

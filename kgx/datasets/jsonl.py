@@ -4,11 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kgx.config import DatasetConfig
+from kgx.core.config import DatasetConfig
+from kgx.core.types import Question
 from kgx.datasets.fields import field, topic_entities
 from kgx.datasets.files import DataError, json_lines
 from kgx.datasets.irn import TOPIC_NAMES
-from kgx.types import Question
 
 
 def read_jsonl(path: Path, cfg: DatasetConfig) -> list[Question]:
@@ -16,7 +16,7 @@ def read_jsonl(path: Path, cfg: DatasetConfig) -> list[Question]:
     one alias list per gold answer, and ``answer_ids`` moves into meta.
 
     ``topic_entities`` is ``{id: name}`` with the KG's ids, or a list of names that the run
-    resolves to ids through its KG (kgx.kg.coverage), for question files written without the
+    resolves to ids through its KG (kgx.run.preflight), for question files written without the
     KG's ids at hand. ``topic_entities``, ``answer_ids`` and ``meta`` may be left out, but when
     given they are checked here: a wrong shape would otherwise surface in the middle of a run,
     far from the line.

@@ -9,14 +9,15 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from kgx.config import CONF_DIR, ConfigError, DatasetConfig
+from kgx.core.config import ConfigError, DatasetConfig
+from kgx.core.paths import CONF_DIR
+from kgx.core.types import Question
 from kgx.datasets import freebase_qa
 from kgx.datasets.files import DataError, locate, text_lines
 from kgx.datasets.irn import irn
 from kgx.datasets.jsonl import read_jsonl
 from kgx.datasets.metaqa import metaqa
 from kgx.datasets.pathquestion import pathquestion
-from kgx.types import Question
 
 BUNDLED = Path(__file__).resolve().parent / "demo" / "questions.jsonl"
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kgx.config import DatasetConfig
+from kgx.core.config import DatasetConfig
+from kgx.core.types import Question
 from kgx.datasets.fields import one_alias_each, position_id
 from kgx.datasets.files import DataError, locate, text_lines
-from kgx.kg.build import name_id
-from kgx.types import Question
+from kgx.kg.name_level import name_id
 
 TOPIC = re.compile(r"\[([^\[\]]+)\]")
 

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgx.config import KGConfig
+from kgx.core.config import KGConfig
+from kgx.core.paths import resolve
 from kgx.kg.build import build_store
 from kgx.kg.custom import store_dir
 from kgx.kg.embedded import EmbeddedKG
 from kgx.kg.endpoint import EndpointKG, connect
 from kgx.kg.freebase import KG, NS, KGError
 from kgx.kg.sparql import Noise, SparqlKG
-from kgx.paths import resolve
 
 BUNDLED_KG = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "kg.nt"
 
@@ -19,7 +19,8 @@ def open_kg(cfg: KGConfig, cache_dir: Path) -> SparqlKG:
     """The run's KG. An embedded store is built on first use and reused after; an endpoint is
     pinged with its graph and credentials, so that a wrong URL, graph or missing secret fails
     before any question runs."""
-    options = dict(filters=tuple(cfg.filters), noise=Noise(cfg.noise.drop_relations, cfg.noise.drop_names, cfg.noise.seed))
+    options = dict(filters=tuple(cfg.filters),
+                   noise=Noise(cfg.noise.drop_relations, cfg.noise.drop_names, cfg.noise.seed))
     if cfg.backend == "endpoint":
         return connect(cfg, **options)
     sources = [resolve(s) for s in cfg.sources] if cfg.sources else [BUNDLED_KG]

@@ -8,13 +8,15 @@ import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-from kgx.config import ConfigError, KGConfig
+from kgx.core.cli import plain
+from kgx.core.config import ConfigError, KGConfig
 from kgx.kg.bench import bench, candidate_entities
-from kgx.kg.build import FORMATS, SourceError, build
+from kgx.kg.build import FORMATS, build
 from kgx.kg.check import check, verdict
 from kgx.kg.embedded import EmbeddedKG
 from kgx.kg.endpoint import connect
 from kgx.kg.freebase import KGError
+from kgx.kg.name_level import SourceError
 from kgx.kg.serve import OxigraphServer, ServerError
 from kgx.kg.sparql import SparqlKG
 
@@ -116,7 +118,8 @@ def _endpoint_options(command: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m kgx.kg", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m kgx.kg", description=plain(__doc__),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
     load = sub.add_parser("load", help="build a store from RDF or name-level triple files")

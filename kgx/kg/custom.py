@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgx.config import KGConfig
+from kgx.core.config import KGConfig
 from kgx.kg.build import check_sources, fingerprint
 
 KEY_CHARS = 16  # of the sources' fingerprint in the folder name: 64 bits

@@ -23,14 +23,20 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from urllib.parse import urlencode
 
 import urllib3
-from urllib3.exceptions import ConnectTimeoutError, HTTPError, MaxRetryError, NewConnectionError, ReadTimeoutError
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    HTTPError,
+    MaxRetryError,
+    NewConnectionError,
+    ReadTimeoutError,
+)
 
-from kgx.failures import InfraError
+from kgx.core.faults import InfraError
 from kgx.kg.freebase import KGError
 from kgx.kg.sparql import SparqlKG, Term
 
 if TYPE_CHECKING:
-    from kgx.config import KGConfig
+    from kgx.core.config import KGConfig
 
 GET_LIMIT = 1500  # characters of query text sent in the URL; longer ones are POSTed
 POOL_SIZE = 16  # kept-alive connections per endpoint; more threads than this open extra ones
@@ -79,7 +85,7 @@ def _within_own_limit(query: str, max_rows: int) -> bool:
 
 class EndpointKG(SparqlKG):
     """``headers`` are sent with every request and may hold secrets: they appear in no message,
-    repr or log (the URL does, and holds none: :class:`kgx.config.KGConfig` refuses one that does)."""
+    repr or log (the URL does, and holds none: :class:`kgx.core.config.KGConfig` refuses one that does)."""
 
     def __init__(self, url: str, timeout_s: float = 30.0, retries: int = 3, backoff_s: float = 0.5,
                  sleep: Callable[[float], None] = time.sleep, default_graph: Optional[str] = None,

@@ -5,8 +5,8 @@ import time
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Optional
 
+from kgx.core.trace import KGEvent, Trace
 from kgx.kg.freebase import KG, Direction
-from kgx.trace import KGEvent, Trace
 
 
 @dataclass

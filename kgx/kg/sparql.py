@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from kgx.config import DEFAULT_FILTERS
+from kgx.core.config import DEFAULT_FILTERS
 from kgx.kg.freebase import (
     NAME,
     NS,
@@ -127,7 +127,7 @@ class SparqlKG:
         """Every edge at ``ids`` in one direction, as ``(node, relation, other)`` in the direction
         walked (the KG triple is ``node relation other`` when out, ``other relation node`` when in),
         filtered and noised like ``relations``/``neighbors``, sorted. One query per ``batch`` ids,
-        so a search over thousands of nodes (kgx.reach) costs a few queries, not one per node.
+        so a search over thousands of nodes (kgx.diagnose.reach) costs a few queries, not one per node.
 
         A quoted literal (``"1828-03-20"``, as ``neighbors`` returns it) has in-edges only; it is
         matched in every form an engine may store it in (``_literal_forms``), and comes back as
@@ -162,7 +162,7 @@ class SparqlKG:
 
     def named(self, ids: list[str], batch: int = 100) -> set[str]:
         """The entities among ``ids`` that carry a name (noise applied): the others are unnamed
-        (CVT) nodes, which a method may read through at no cost (kgx.reach, ``Horizon.cvt_free``).
+        (CVT) nodes, which a method may read through at no cost (kgx.diagnose.reach, ``Horizon.cvt_free``).
         One query per ``batch`` ids; literals are never named."""
         entities = [x for x in dict.fromkeys(ids) if not is_literal(x)]
         found: set[str] = set()

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import httpx
 import litellm
 
-from kgx.config import LLMConfig
-from kgx.failures import InfraError
+from kgx.core.config import LLMConfig
+from kgx.core.trace import Trace
 from kgx.llm import providers
 from kgx.llm.cache import Cache, cache_key
+from kgx.llm.errors import LLMError
+from kgx.llm.messages import Messages
 from kgx.llm.oracle import gold_params
 from kgx.llm.ratelimit import RateLimiter, share
 from kgx.llm.structured import (
@@ -33,10 +35,9 @@ from kgx.llm.structured import (
     response_format,
 )
 from kgx.llm.usage import Meter
-from kgx.trace import Trace
 
 if TYPE_CHECKING:
-    from kgx.gold_path import GoldHint
+    from kgx.diagnose.gold_path import GoldHint
     from kgx.llm.question import QuestionLLM
 
 # (exception, kind, retried): the first that matches wins, so subclasses come before their bases.
@@ -63,16 +64,6 @@ STATUS_KINDS: dict[int, tuple[str, bool]] = {
     422: ("llm.bad_request", False), 429: ("llm.rate_limit", True),
 }
 
-Messages = list[dict[str, str]]
-Validator = Callable[[Any], Any]
-
-
-class LLMError(InfraError):
-    """A call that cannot be made: no API key, a provider that refuses the request, or
-    transient errors past the retry budget. ``kind`` says which (``llm.auth``, ...)."""
-
-    def __init__(self, message: str, kind: str = "llm.error"):
-        super().__init__(message, kind)
 
 
 def error_kind(exc: Exception) -> tuple[str, bool]:
@@ -111,15 +102,6 @@ def _connection_failed(exc: BaseException) -> bool:
     return False
 
 
-class OutputError(ValueError):
-    """Output that stayed unparseable or invalid through every retry; methods decide the fallback."""
-
-    def __init__(self, stage: str, reason: str, text: str):
-        super().__init__(f"stage '{stage}': {reason}")
-        self.stage = stage
-        self.text = text
-
-
 @dataclass
 class Completion:
     text: str
@@ -137,7 +119,7 @@ class LLMClient:
 
     def __init__(self, llm: LLMConfig, stages: dict[str, LLMConfig], cache: Optional[Cache],
                  seed: int = 0, sleep: Callable[[float], None] = time.sleep):
-        providers.register()
+        providers.install()
         self.default = llm
         self.stages = stages
         self.cache = cache

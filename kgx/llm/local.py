@@ -34,9 +34,10 @@ from typing import Any, Optional
 from litellm import CustomLLM, ModelResponse
 from litellm.llms.custom_llm import CustomLLMError
 
-from kgx.config import LocalModelConfig
-from kgx.llm import local_grammar, providers
-from kgx.locks import waiting
+from kgx.core.config import LocalModelConfig
+from kgx.core.locks import waiting
+from kgx.llm import local_grammar
+from kgx.llm.reply import usage as reply_usage
 
 # Set before llama_cpp is first imported (in LocalLlama._load, and in the probe's child, which
 # inherits it): the OpenMP runtime it loads reads this once. With the default (ACTIVE) policy idle
@@ -312,6 +313,6 @@ class LocalLlama(CustomLLM):
         model_response.choices[0].message.content = choice["message"]["content"] or ""
         model_response.choices[0].finish_reason = choice.get("finish_reason") or "stop"
         usage = out["usage"]
-        model_response.usage = providers.usage(model_response, usage["prompt_tokens"], usage["completion_tokens"])
+        model_response.usage = reply_usage(model_response, usage["prompt_tokens"], usage["completion_tokens"])
         model_response.model = model
         return model_response

@@ -1,7 +1,7 @@
 """An oracle backbone for method ceilings (litellm provider ``kgx-oracle``, ``llm=oracle``).
 
 A test double like the scripted one (:mod:`kgx.llm.scripted`) that also knows the question's
-gold path (:class:`kgx.gold_path.GoldHint`, sent with each request by the client). At every
+gold path (:class:`kgx.diagnose.gold_path.GoldHint`, sent with each request by the client). At every
 choice it takes the offered candidates on a gold path; it calls the evidence sufficient only
 when a gold answer is in what it was shown, and answers with the gold answers it was shown. A
 run with it measures how far a method's own search can get: its choices are constrained like
@@ -13,7 +13,7 @@ and LMP's fact summaries keep the gold names of the facts they summarise.
 
 What the oracle was shown is the request's last message (worked examples are earlier turns),
 its ``Question:`` line excluded: the question is not evidence. An alias is shown when its
-normalised form (:func:`kgx.metrics.normalize`) stands there as whole words.
+normalised form (:func:`kgx.core.metrics.normalize`) stands there as whole words.
 
 How candidates are read, as the methods render them:
 - a relation is ``r`` (walked forwards) or ``r (reverse)``; where no message of the request
@@ -29,13 +29,14 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from litellm.llms.custom_llm import CustomLLMError
 
-from kgx.gold_path import GoldHint, fold
+from kgx.core.metrics import normalize
+from kgx.diagnose.gold_path import GoldHint, fold
 from kgx.llm import scripted
+from kgx.llm.errors import LLMError
 from kgx.llm.scripted import ScriptedLLM, question_of, rank
-from kgx.metrics import normalize
 
 if TYPE_CHECKING:
-    from kgx.config import LLMConfig
+    from kgx.core.config import LLMConfig
 
 GOLD_PARAM = "kgx_gold"  # the request parameter the client puts the hint in (oracle requests only)
 NO_GOLD = "llm=oracle needs the question's gold: the run passes it per question (LLMClient.bind(..., gold=))"
@@ -50,8 +51,6 @@ CLUES = frozenset({"clues"})  # choices that are a set of question phrases to co
 
 def gold_params(cfg: "LLMConfig", gold: Optional[GoldHint]) -> dict[str, Any]:
     """The parameter that carries the gold in an oracle request (the client adds it to no other)."""
-    from kgx.llm.client import LLMError  # the client imports this module
-
     if gold is None:
         raise LLMError(f"llm '{cfg.name}' ({cfg.model}): {NO_GOLD}", "llm.oracle")
     return {GOLD_PARAM: gold.to_dict()}

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import litellm
-from litellm import CustomLLM, Usage
+from litellm import CustomLLM
 from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+
+from kgx.llm.reply import Reply
 
 LOCAL = "kgx-local"
 SCRIPTED = "kgx-scripted"
@@ -19,7 +20,7 @@ _handlers: dict[str, CustomLLM] = {}
 NOT_PARAMS = frozenset({"model", "messages", "api_base", "api_key", "timeout", "num_retries"})
 
 
-def register() -> None:
+def install() -> None:
     """Add kgx's providers to litellm once per process, keeping any the user registered."""
     if _handlers:
         return
@@ -44,14 +45,14 @@ def simulated(model: str) -> bool:
 
 
 def is_oracle(model: str) -> bool:
-    """The oracle backbone: its requests carry the question's gold (kgx.gold_path.GoldHint)."""
+    """The oracle backbone: its requests carry the question's gold (kgx.diagnose.gold_path.GoldHint)."""
     return model.split("/")[0] == ORACLE
 
 
 def prepare(model: str, options: dict[str, Any]) -> None:
     """Load what a kgx provider needs (model weights, tokenizer) ahead of the first request;
     ``options`` are the provider's own settings (``llm.local`` for the local model)."""
-    register()
+    install()
     handler = _handlers.get(model.split("/")[0])
     if handler is not None:
         handler.prepare(options)
@@ -60,50 +61,8 @@ def prepare(model: str, options: dict[str, Any]) -> None:
 def in_process(model: str) -> Optional[CustomLLM]:
     """The handler of a kgx provider (``kgx-local/...``, ``kgx-scripted/...``, ``kgx-oracle/...``),
     None for the rest."""
-    register()
+    install()
     return _handlers.get(model.split("/")[0])
-
-
-@dataclass
-class Message:
-    content: str = ""
-    role: str = "assistant"
-
-
-@dataclass
-class Choice:
-    message: Message = field(default_factory=Message)
-    finish_reason: str = "stop"
-
-
-@dataclass
-class Tokens:
-    prompt_tokens: int
-    completion_tokens: int
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-
-@dataclass
-class Reply:
-    """The part of litellm's ``ModelResponse`` that kgx's providers fill in and kgx reads
-    (``choices[0].message.content``, ``choices[0].finish_reason``, ``usage``, ``model``):
-    building a ModelResponse took 45 µs, a twentieth of a scripted question."""
-
-    choices: list[Choice] = field(default_factory=lambda: [Choice()])
-    usage: Any = None
-    model: str = ""
-
-
-def usage(response: Any, prompt_tokens: int, completion_tokens: int) -> Any:
-    """A reply's token counts: plain ``Tokens`` in a ``Reply``, litellm's ``Usage`` (a pydantic
-    model, 15 µs to build) in the ModelResponse of a handler litellm itself called."""
-    if isinstance(response, Reply):
-        return Tokens(prompt_tokens, completion_tokens)
-    return Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                 total_tokens=prompt_tokens + completion_tokens)
 
 
 def complete(handler: CustomLLM, request: dict[str, Any]) -> Reply:

@@ -10,21 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from kgx.config import LLMConfig
-from kgx.llm.client import (
-    Completion,
-    LLMClient,
-    LLMError,
-    Messages,
-    OutputError,
-    Validator,
-)
+from kgx.core.config import LLMConfig
+from kgx.core.trace import LLMEvent, Trace
+from kgx.llm.client import Completion, LLMClient
+from kgx.llm.errors import LLMError, OutputError
+from kgx.llm.messages import Messages, Validator
 from kgx.llm.structured import PROMPTED, parse_json, with_schema_instruction
 from kgx.llm.usage import Meter, Usage
-from kgx.trace import LLMEvent, Trace
 
 if TYPE_CHECKING:
-    from kgx.gold_path import GoldHint
+    from kgx.diagnose.gold_path import GoldHint
 
 
 class QuestionLLM:

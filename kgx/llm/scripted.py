@@ -19,7 +19,7 @@ import litellm
 from litellm import CustomLLM, ModelResponse
 from litellm.llms.custom_llm import CustomLLMError
 
-from kgx.llm import providers
+from kgx.llm.reply import usage as reply_usage
 
 STOPWORDS = frozenset(
     "a an the of in on at to for by with from and or is was are were be been what which who whom "
@@ -199,7 +199,7 @@ class ScriptedLLM(CustomLLM):
         completion_tokens = count_text(text)
         model_response.choices[0].message.content = text
         model_response.choices[0].finish_reason = finish
-        model_response.usage = providers.usage(model_response, prompt_tokens, completion_tokens)
+        model_response.usage = reply_usage(model_response, prompt_tokens, completion_tokens)
         model_response.model = model
         return model_response
 

@@ -19,8 +19,8 @@ import jsonschema
 import jsonschema_rs
 import litellm
 
-from kgx.config import LLMConfig
-from kgx.failures import InfraError
+from kgx.core.config import LLMConfig
+from kgx.core.faults import InfraError
 from kgx.llm import providers
 
 JSON_SCHEMA, JSON_OBJECT_SCHEMA, PROMPTED = LLMConfig.STRUCTURED_MODES

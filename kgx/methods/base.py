@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
-from kgx.config import MethodConfig
+from kgx.core.config import MethodConfig
+from kgx.core.trace import Trace
+from kgx.core.types import Prediction, Question
 from kgx.kg.metered import MeteredKG
-from kgx.llm.question import QuestionLLM
-from kgx.trace import Trace
-from kgx.types import Prediction, Question
+
+if TYPE_CHECKING:  # the client imports litellm: composing a config or printing help need not
+    from kgx.llm.question import QuestionLLM
 
 Answer = Callable[[Question, "Context"], Prediction]
 

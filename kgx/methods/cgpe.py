@@ -27,7 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Collection, Optional
 
-from kgx.config import ConfigError, MethodConfig, check_temperature
+from kgx.core.config import ConfigError, MethodConfig, check_temperature
+from kgx.core.types import Horizon, Prediction, Question
 from kgx.kg.freebase import Direction, is_literal
 from kgx.methods import cgpe_prompts as prompts
 from kgx.methods import kit
@@ -45,7 +46,6 @@ from kgx.methods.cgpe_paths import (
     path_triples,
 )
 from kgx.methods.cgpe_phrases import phrases, same_characters
-from kgx.types import Horizon, Prediction, Question
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from kgx.explain import Graph
+from kgx.explain.graph import Graph
 from kgx.methods import kit
 from kgx.methods.kit import Hop, triple_text
 

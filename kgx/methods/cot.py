@@ -9,10 +9,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from kgx.config import ConfigError, MethodConfig
+from kgx.core.config import ConfigError, MethodConfig
+from kgx.core.types import Prediction, Question
 from kgx.methods.base import Context, register
 from kgx.methods.kit import answers_schema, clean_answers, conclusion
-from kgx.types import Prediction, Question
 
 
 @dataclass

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kgx.config import MethodConfig
+from kgx.core.config import MethodConfig
+from kgx.core.types import Prediction, Question
 from kgx.methods.base import Context, register
 from kgx.methods.kit import answers_schema, braces, clean_answers
-from kgx.types import Prediction, Question
 
 SYSTEM = (
     "You answer questions from your own knowledge. Give the answer entities only, most "

@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
-from kgx.explain import Edge, Graph, Node
+from kgx.core.metrics import normalize
+from kgx.core.types import Prediction
+from kgx.explain.graph import Edge, Graph, Node
 from kgx.kg.freebase import Direction
-from kgx.llm.client import Messages, OutputError
-from kgx.metrics import normalize
-from kgx.types import Prediction
+from kgx.llm.errors import OutputError
+from kgx.llm.messages import Messages
 
 if TYPE_CHECKING:
     from kgx.methods.base import Context
@@ -56,6 +57,19 @@ class Hop:
     def triple(self, here: str, there: str) -> tuple[str, str, str]:
         """(subject, relation, object) in the KG's own direction, walking from ``here`` to ``there``."""
         return (here, self.relation, there) if self.direction == "out" else (there, self.relation, here)
+
+
+@dataclass(frozen=True)
+class Arc:
+    """One hop walked: from ``source`` through ``hop`` to ``target`` (ToG's path steps, StructGPT's
+    read triples, PoG's links are all this)."""
+
+    source: str
+    hop: Hop
+    target: str
+
+    def triple(self) -> tuple[str, str, str]:
+        return self.hop.triple(self.source, self.target)
 
 
 def unnamed(label: str) -> bool:
@@ -207,7 +221,7 @@ def unnumbered(text: str) -> str:
 def clean_answers(values: Iterable[Any], limit: Optional[int] = None) -> list[str]:
     """Answer strings as a method returns them: without list numbers, the sentence a model wraps
     them in ("The answer is X."), braces or quotes; empty ones dropped; each answer once (after
-    :func:`~kgx.metrics.normalize`), best first, at most ``limit``."""
+    :func:`~kgx.core.metrics.normalize`), best first, at most ``limit``."""
     out: dict[str, None] = {}
     seen: set[str] = set()
     for value in values:

@@ -19,17 +19,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from kgx.config import ConfigError, MethodConfig, check_temperature
-from kgx.explain import Graph
+from kgx.core.config import ConfigError, MethodConfig, check_temperature
+from kgx.core.types import Horizon, Prediction, Question, Status
+from kgx.explain.graph import Graph
 from kgx.kg.freebase import DIRECTIONS
-from kgx.llm.client import OutputError
+from kgx.llm.errors import OutputError
 from kgx.methods import kit
 from kgx.methods import knowpath_prompts as prompts
 from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
 from kgx.methods.knowpath_parse import InferencePath, arrow_lines, read_reply
 from kgx.methods.knowpath_subgraph import Subgraph, depths, distinct, render, walk
-from kgx.types import Horizon, Prediction, Question, Status
 
 
 @dataclass
@@ -230,7 +230,8 @@ def evaluate(state: Exploration, ctx: Context) -> Optional[Verdict]:
 
     return kit.ask(ctx, "evaluation", prompts.evaluation(state.question.text, state.lines(), state.guide),
                    temperature=p.temperature_answer, schema=prompts.evaluation_schema(p.max_answers), validate=valid,
-                   max_tokens=prompts.evaluation_tokens(p.max_answers), note="no valid verdict; taken as not answerable")
+                   max_tokens=prompts.evaluation_tokens(p.max_answers),
+                   note="no valid verdict; taken as not answerable")
 
 
 def evidence(state: Exploration) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from kgx.llm.client import Messages
+from kgx.llm.messages import Messages
 from kgx.methods.kit import answers_schema
 
 PATH_FORMAT = "topic entity -> relation -> entity -> relation -> ... -> answer"

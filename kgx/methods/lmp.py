@@ -9,7 +9,7 @@ For each topic entity, layer by layer (Alg. 1):
   3. Transformation: one LLM call summarises the K aggregated facts for the question;
   4. Pooling: the neighbours reached through one relation become one hyper-entity whose text is
      that summary.
-Then the facts graph is read out depth-first as a numbered outline (Alg. 2, ``lmp_readout``) and
+Then the facts graph is read out depth-first as a numbered outline (Alg. 2, ``lmp_facts``) and
 given to the final answer call. ``method.depth`` counts hops as in the paper's Table 7: a layer
 whose neighbours are CVT nodes reaches the CVT's attributes too, so it covers two hops (App. C.2).
 
@@ -21,19 +21,19 @@ a layer offering at most K relations), or when message passing stops early.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
-from kgx.config import MethodConfig, check_choice, check_temperature
+from kgx.core.config import MethodConfig, check_choice, check_temperature
+from kgx.core.types import Horizon, Prediction, Question
 from kgx.kg.freebase import is_literal
-from kgx.llm.client import OutputError
+from kgx.llm.errors import OutputError
 from kgx.methods import kit
 from kgx.methods import lmp_prompts as prompts
 from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
-from kgx.methods.lmp_readout import explanation, readout
-from kgx.methods.lmp_samplers import check_available, rank
-from kgx.types import Horizon, Prediction, Question
+from kgx.methods.lmp_facts import Fact, FactsGraph, explanation, readout
+from kgx.methods.samplers import check_available, rank
 
 
 @dataclass
@@ -58,7 +58,8 @@ class LMPConfig(MethodConfig):
     sample_when_trivial: bool = True
 
     def horizon(self) -> Horizon:
-        """Reachability's bound: ``depth`` counts a layer through CVT nodes as its two hops (App. C.2), as the KG does."""
+        """Reachability's bound: ``depth`` counts a layer through CVT nodes as its two hops
+        (App. C.2), as the KG does."""
         return Horizon(self.depth)
 
     def __post_init__(self) -> None:
@@ -70,41 +71,8 @@ class LMPConfig(MethodConfig):
         check_choice("method.answer_style", self.answer_style, ("hits", "f1"))
 
 
-@dataclass
-class Fact:
-    """A node of the facts graph: the topic entity, or a hyper-entity pooled by one relation."""
-
-    id: str
-    text: str  # the summarised fact (the topic's name for the root)
-    depth: int
-    members: list[str]  # entity ids pooled into this node
-    hop: Optional[Hop] = None  # the relation that pooled it
-    parents: list[str] = field(default_factory=list)
-    aggregated: str = ""
-    walked: list[tuple[str, str]] = field(default_factory=list)  # (head, tail) names, in the hop's direction
-    through_cvt: bool = False  # members are unnamed nodes described by their attributes
-
-    @property
-    def triples(self) -> list[tuple[str, str, str]]:
-        """The walked pairs as the KG stores them."""
-        return [self.hop.triple(head, tail) for head, tail in self.walked] if self.hop else []
-
-
 class NoKnowledge(Exception):
     """Message passing cannot go on; the question is answered without knowledge (App. A.7)."""
-
-
-@dataclass
-class FactsGraph:
-    topic: str
-    topic_name: str
-    facts: list[Fact] = field(default_factory=list)
-
-    def children(self, fact: Fact) -> list[Fact]:
-        return [f for f in self.facts if f.parents and f.parents[0] == fact.id]
-
-    def layer(self, depth: int) -> list[Fact]:
-        return [f for f in self.facts if f.depth == depth]
 
 
 # --------------------------------------------------------------------------- the algorithm
@@ -130,7 +98,7 @@ def answer(question: Question, ctx: Context) -> Prediction:
     graphs = [g for g in graphs if len(g.facts) > 1]
     if not graphs and not reasons:
         reasons.append("message passing found no facts")
-    knowledge = "\n".join(readout(g, p) for g in graphs)
+    knowledge = "\n".join(readout(g, p.evidence, p.readout) for g in graphs)
     evidence = [kit.triple_text(*t) for g in graphs for f in g.facts for t in f.triples]
     evidence += [f.text for g in graphs for f in g.facts[1:]]
     if graphs:

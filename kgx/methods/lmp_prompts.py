@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from kgx.llm.client import Messages
+from kgx.llm.messages import Messages
 
 
 def _user(text: str) -> Messages:

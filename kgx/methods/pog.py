@@ -38,15 +38,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from kgx.config import ConfigError, MethodConfig, check_choice, check_temperature
+from kgx.core.config import ConfigError, MethodConfig, check_choice, check_temperature
+from kgx.core.types import Horizon, Prediction, Question
 from kgx.kg.freebase import DIRECTIONS, is_literal
 from kgx.methods import kit
 from kgx.methods import pog_prompts as prompts
 from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
-from kgx.methods.lmp_samplers import check_available, rank
-from kgx.methods.pog_memory import Link, Memory, distinct_labels, interleave, unnecessary
-from kgx.types import Horizon, Prediction, Question
+from kgx.methods.pog_memory import (
+    Link,
+    Memory,
+    distinct_labels,
+    interleave,
+    unnecessary,
+)
+from kgx.methods.pog_reflection import reflect
+from kgx.methods.samplers import check_available, rank, ranker, shortlist
 
 STAGES = ("decomposition", "relation_exploration", "entity_pruning", "memory", "reasoning", "reflection",
           "backtrack", "answer")
@@ -101,24 +108,13 @@ def call_bound(params: PoGConfig) -> int:
     return 1 + params.depth * (per_entity * params.max_frontier + 2) + reflecting * (params.depth - 1) + 1
 
 
+def messages(ctx: Context, stage: str, content: str) -> list[dict[str, str]]:
+    return prompts.messages(ctx.params.exemplars, stage, content)
+
+
 def check(params: PoGConfig) -> None:
     """sbert pruning needs the [sbert] extra: missing, the run fails before any question."""
     check_available(params.prune)
-
-
-def messages(ctx: Context, stage: str, content: str) -> list[dict[str, str]]:
-    return prompts.messages(stage, content, ctx.params.exemplars)
-
-
-def shortlist(ctx: Context, stage: str, query: str, labels: list[str], **data: Any) -> list[str]:
-    """At most ``max_entities`` labels, the best ranked against the query above it (the released
-    code's sentence encoder; here the ``prune`` ranker, bm25 when the LLM prunes); a cut is noted."""
-    p: PoGConfig = ctx.params
-    if len(labels) <= p.max_entities:
-        return labels
-    ranker = "bm25" if p.prune == "llm" else p.prune
-    ctx.trace.note(stage, f"{len(labels)} candidates: the top {p.max_entities} by {ranker} shown", **data)
-    return [label for label, _ in rank(ranker, query, labels, p.max_entities)]
 
 
 # --------------------------------------------------------------------------- guidance and exploration
@@ -198,7 +194,8 @@ def entity_pruning(question: Question, mem: Memory, entity: str, groups: dict[Ho
             kept[hop] = kit.cap(ctx, stage, found, p.entity_width, "literal values", entity=entity, relation=hop.label)
             continue
         labels = distinct_labels(found, mem)
-        shown = shortlist(ctx, stage, mem.plan(question.text), list(labels), entity=entity, relation=hop.label)
+        shown = shortlist(ctx.trace, stage, mem.plan(question.text), list(labels), p.max_entities, ranker(p.prune),
+                          entity=entity, relation=hop.label)
         asked[hop] = {label: labels[label] for label in shown}
     if asked and p.prune == "llm":
         offers = {hop.label: list(labels) for hop, labels in asked.items()}
@@ -260,46 +257,6 @@ def reasoning(question: Question, mem: Memory, depth: int, ctx: Context) -> Opti
         return None
     return Prediction(answer=kit.conclusion(reply["reasoning"], answers), answers=answers, evidence=mem.lines(),
                       reason=f"sufficient at depth {depth}")
-
-
-def reflect(question: Question, mem: Memory, upcoming: list[str], depth: int, ctx: Context) -> list[str]:
-    """Reflection: should entities met earlier join the next frontier, and which? Returns those added."""
-    p: PoGConfig = ctx.params
-    if len(set(mem.backtracked.values())) >= p.max_backtracks:
-        return []
-    pool = mem.pool(upcoming)
-    if not pool:
-        ctx.trace.note("reflection", f"depth {depth}: no entity met earlier to go back to")
-        return []
-    prompt = prompts.reflection_prompt(question.text, [mem.name(e) for e in upcoming], mem.notes, mem.lines())
-    reply = kit.ask(ctx, "reflection", messages(ctx, "reflection", prompt), schema=prompts.reflection_schema(),
-                    temperature=p.temperature_reason, note=f"no reflection at depth {depth}; exploring on")
-    if reply is None:
-        return []
-    reason = reply["reason"].strip()
-    if not reply["add"]:
-        mem.decisions.append(f"depth {depth}: go on ({reason})")
-        ctx.trace.note("reflection", f"depth {depth}: go on", depth=depth, reason=reason,
-                       upcoming=[mem.name(e) for e in upcoming])
-        return []
-    labels = distinct_labels(pool, mem)
-    shown = shortlist(ctx, "backtrack", f"{question.text} {reason}", list(labels))
-    chosen = kit.choose(ctx, "backtrack", messages(ctx, "backtrack", prompts.backtrack_prompt(
-        question.text, reason, shown, mem.notes, p.max_added)), {"entities": shown}, high=p.max_added, low=0,
-        temperature=p.temperature_reason, note=f"no entity chosen to go back to at depth {depth}")
-    added = [labels[label] for label in chosen.get("entities", [])]
-    for entity in added:
-        mem.backtracked[entity] = depth
-        if entity not in mem.depth_of:
-            mem.keep(mem.seen[entity])  # the triple it was met by joins the subgraph
-    names = [mem.name(e) for e in added]
-    mem.decisions.append(f"depth {depth}: back to {', '.join(names) or 'nothing chosen'} ({reason})")
-    ctx.trace.note("reflection", f"depth {depth}: add entities met earlier", depth=depth, reason=reason,
-                   upcoming=[mem.name(e) for e in upcoming], added=names)
-    return added
-
-
-# --------------------------------------------------------------------------- the algorithm
 
 
 def conclude(question: Question, mem: Memory, why: str, depth: int, ctx: Context) -> Prediction:

@@ -10,23 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from kgx.explain import Graph
+from kgx.explain.graph import Graph
 from kgx.kg.freebase import is_literal
 from kgx.methods import kit
-from kgx.methods.kit import Hop
+from kgx.methods.kit import Arc, Hop
 
 
 @dataclass(frozen=True)
-class Link:
+class Link(Arc):
     """One hop from ``source`` through ``hop`` to ``target``, found at ``depth``."""
 
-    source: str
-    hop: Hop
-    target: str
     depth: int
-
-    def triple(self) -> tuple[str, str, str]:
-        return self.hop.triple(self.source, self.target)
 
 
 @dataclass

@@ -164,7 +164,7 @@ EXAMPLES: dict[str, list[tuple[str, dict[str, Any]]]] = {
 }
 
 
-def messages(stage: str, content: str, exemplars: bool) -> list[dict[str, str]]:
+def messages(exemplars: bool, stage: str, content: str) -> list[dict[str, str]]:
     return few_shot(SYSTEMS[stage], EXAMPLES[stage] if exemplars else [], content)
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from kgx.config import ConfigError, check_temperature
+from kgx.core.config import ConfigError, check_temperature
+from kgx.core.metrics import normalize
+from kgx.core.types import Prediction, Question
 from kgx.methods import cot
-from kgx.methods.cot import CoTConfig
 from kgx.methods.base import Context, register
-from kgx.metrics import normalize
-from kgx.types import Prediction, Question
+from kgx.methods.cot import CoTConfig
 
 
 @dataclass

@@ -31,14 +31,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from kgx.config import MethodConfig, check_temperature
+from kgx.core.config import MethodConfig, check_temperature
+from kgx.core.types import Horizon, Prediction, Question
 from kgx.methods import kit
 from kgx.methods import structgpt_prompts as prompts
 from kgx.methods.base import Context, register
-from kgx.methods.kit import Hop
-from kgx.methods.structgpt_read import (Arc, Reading, constraint_values, extract_triples, linearize, matching_cvts,
-                                        neighbor_relations)
-from kgx.types import Horizon, Prediction, Question
+from kgx.methods.kit import Arc, Hop
+from kgx.methods.structgpt_read import (
+    Reading,
+    constraint_values,
+    extract_triples,
+    linearize,
+    matching_cvts,
+    neighbor_relations,
+)
 
 STAGES = ("relation_selection", "constraints", "reasoning", "answer")
 
@@ -177,7 +183,7 @@ def read(search: Search, reading: Reading, step: int) -> None:
     """Record a step's arcs: CVTs one hop past the entity that reached them, values one more."""
     for arc in reading.all_arcs():
         search.arcs.append(arc)
-        search.depth_of.setdefault(arc.there, search.depth_of.get(arc.here, step - 1) + 1)
+        search.depth_of.setdefault(arc.target, search.depth_of.get(arc.source, step - 1) + 1)
 
 
 @register("structgpt", config=StructGPTConfig, stages=STAGES)
@@ -212,7 +218,7 @@ def answer(question: Question, ctx: Context) -> Prediction:
         tails = [t for t in reading.tails() if t not in search.topics]
         back = {}
         for arc in reading.all_arcs():
-            back.setdefault(arc.there, set()).add(arc.hop.reverse())
+            back.setdefault(arc.target, set()).add(arc.hop.reverse())
         current = kit.cap(ctx, "relation_selection", tails, p.max_frontier, "entities carried to the next step",
                           step=step + 1)
         if not current:

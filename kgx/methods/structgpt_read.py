@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from kgx.kg.freebase import DIRECTIONS, is_literal
 from kgx.methods import kit
-from kgx.methods.kit import Hop
+from kgx.methods.kit import Arc, Hop
 
 if TYPE_CHECKING:
     from kgx.methods.base import Context
@@ -28,18 +28,6 @@ def ignored(relation: str) -> bool:
     """The released relation filter (GraftNet's criteria): schema relations of the ``type`` and
     ``common`` domains, except ``common.topic.notable_types``."""
     return relation != "common.topic.notable_types" and relation.split(".")[0] in ("type", "common")
-
-
-@dataclass(frozen=True)
-class Arc:
-    """One triple as it was read: from ``here`` along ``hop`` to ``there``."""
-
-    here: str
-    hop: Hop
-    there: str
-
-    def triple(self) -> tuple[str, str, str]:
-        return self.hop.triple(self.here, self.there)
 
 
 @dataclass
@@ -58,13 +46,13 @@ class Reading:
         (the released ``get_facts_1hop`` tails); literal values cannot be walked from."""
         out: list[str] = []
         for arc in self.arcs:
-            targets = [a.there for a in self.attributes[arc.there]] if arc.there in self.attributes else [arc.there]
+            targets = [a.target for a in self.attributes[arc.target]] if arc.target in self.attributes else [arc.target]
             out += [t for t in targets if not is_literal(t)]
         return list(dict.fromkeys(out))
 
     def keep_cvts(self, kept: set[str]) -> None:
         """Only the CVTs in ``kept`` (and the arcs reaching them) stay."""
-        self.arcs = [a for a in self.arcs if a.there not in self.attributes or a.there in kept]
+        self.arcs = [a for a in self.arcs if a.target not in self.attributes or a.target in kept]
         self.attributes = {c: arcs for c, arcs in self.attributes.items() if c in kept}
 
 
@@ -95,25 +83,25 @@ def extract_triples(ctx: "Context", at: dict[str, list[Hop]], chosen: list[Hop],
         for hop in (h for h in chosen if h in hops):
             reached = ctx.kg.neighbors(entity, hop.relation, hop.direction, limit=limit)
             reading.arcs += [Arc(entity, hop, x) for x in dict.fromkeys(reached)]
-    fresh = [a.there for a in reading.arcs if not is_literal(a.there) and a.there not in names]
+    fresh = [a.target for a in reading.arcs if not is_literal(a.target) and a.target not in names]
     if fresh:
         names.update(ctx.kg.names(list(dict.fromkeys(fresh))))
     for arc in reading.arcs:
-        if arc.there not in reading.attributes and kit.unnamed(names.get(arc.there, arc.there)):
-            reading.attributes[arc.there] = cvt_attributes(ctx, arc, names, limit)
+        if arc.target not in reading.attributes and kit.unnamed(names.get(arc.target, arc.target)):
+            reading.attributes[arc.target] = cvt_attributes(ctx, arc, names, limit)
     return reading
 
 
 def cvt_attributes(ctx: "Context", arc: Arc, names: dict[str, str], limit: int) -> list[Arc]:
     """The attributes of an unnamed node: every relation but the one it was reached by, and no
     value that is the entity it was reached from (a CVT's inverse relations lead back to it)."""
-    cvt, out = arc.there, []
+    cvt, out = arc.target, []
     for d in DIRECTIONS:
         for relation in sorted(ctx.kg.relations(cvt, d, limit=limit)):
             hop = Hop(relation, d)
             if hop != arc.hop.reverse() and not (ctx.params.filter_relations and ignored(relation)):
-                out += [Arc(cvt, hop, x) for x in ctx.kg.neighbors(cvt, relation, d, limit=limit) if x != arc.here]
-    values = [a.there for a in out if not is_literal(a.there) and a.there not in names]
+                out += [Arc(cvt, hop, x) for x in ctx.kg.neighbors(cvt, relation, d, limit=limit) if x != arc.source]
+    values = [a.target for a in out if not is_literal(a.target) and a.target not in names]
     if values:
         names.update(ctx.kg.names(list(dict.fromkeys(values))))
     return out
@@ -125,7 +113,7 @@ def constraint_values(reading: Reading, names: dict[str, str], most: int) -> dic
     for arcs in reading.attributes.values():
         for arc in arcs:
             shown = values.setdefault(arc.hop.label, [])
-            name = names.get(arc.there, arc.there)
+            name = names.get(arc.target, arc.target)
             if name not in shown and len(shown) < most:
                 shown.append(name)
     return {relation: shown for relation, shown in values.items() if len(shown) > 1}
@@ -137,7 +125,7 @@ def matching_cvts(reading: Reading, chosen: dict[str, list[str]], names: dict[st
     kept = set()
     for cvt, arcs in reading.attributes.items():
         pinned = [a for a in arcs if chosen.get(a.hop.label)]
-        if pinned and all(names.get(a.there, a.there) in chosen[a.hop.label] for a in pinned):
+        if pinned and all(names.get(a.target, a.target) in chosen[a.hop.label] for a in pinned):
             kept.add(cvt)
     return kept
 
@@ -150,7 +138,7 @@ def linearize(ctx: "Context", reading: Reading, names: dict[str, str], budget: i
         label[cvt] = f"CVT_{i}"
     lines: list[str] = []
     for arc in reading.arcs:
-        attributes = reading.attributes.get(arc.there)
+        attributes = reading.attributes.get(arc.target)
         if attributes == []:
             continue  # a CVT with nothing to say
         parts = [arc, *(attributes or [])]

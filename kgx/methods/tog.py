@@ -26,12 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from kgx.config import ConfigError, MethodConfig, check_choice, check_temperature
+from kgx.core.config import ConfigError, MethodConfig, check_choice, check_temperature
+from kgx.core.types import Horizon, Prediction, Question
 from kgx.kg.freebase import DIRECTIONS
 from kgx.methods import cot, kit
 from kgx.methods.base import Context, register
-from kgx.methods.kit import Hop
-from kgx.methods.lmp_samplers import check_available, rank
+from kgx.methods.kit import Arc, Hop
+from kgx.methods.samplers import check_available, rank
 from kgx.methods.tog_prompts import (
     entity_prompt,
     entity_scores,
@@ -41,8 +42,7 @@ from kgx.methods.tog_prompts import (
     scored_schema,
     triples_prompt,
 )
-from kgx.methods.tog_search import Candidate, Path, Search, Step, frontier_of, labelled
-from kgx.types import Horizon, Prediction, Question
+from kgx.methods.tog_search import Candidate, Path, Search, frontier_of, labelled
 
 
 @dataclass
@@ -215,7 +215,7 @@ def explore(question: Question, path: Path, search: Search, ctx: Context,
         scored = [(c, 1.0) for c in candidates]
     else:
         scored = entity_score(question, path, candidates, search, ctx)
-    return [c.path.extend(Step(c.path.end, c.hop, c.entity), c.relation_score * s) for c, s in scored]
+    return [c.path.extend(Arc(c.path.end, c.hop, c.entity), c.relation_score * s) for c, s in scored]
 
 
 def reasoning(question: Question, search: Search, depth: int, ctx: Context) -> Optional[Prediction]:

@@ -9,22 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from kgx.explain import Graph
+from kgx.explain.graph import Graph
 from kgx.kg.freebase import is_literal
 from kgx.methods import kit
-from kgx.methods.kit import Hop
-
-
-@dataclass(frozen=True)
-class Step:
-    """One hop from ``source`` (where the search stood) through ``hop`` to ``target``."""
-
-    source: str
-    hop: Hop
-    target: str
-
-    def triple(self) -> tuple[str, str, str]:
-        return self.hop.triple(self.source, self.target)
+from kgx.methods.kit import Arc, Hop
 
 
 @dataclass(frozen=True)
@@ -32,14 +20,14 @@ class Path:
     """A walk from a topic entity; ``score`` ranks it within the beam of its depth."""
 
     topic: str
-    steps: tuple[Step, ...] = ()
+    steps: tuple[Arc, ...] = ()
     score: float = 1.0  # of its last step: relation score x entity score
 
     @property
     def end(self) -> str:
         return self.steps[-1].target if self.steps else self.topic
 
-    def extend(self, step: Step, score: float) -> "Path":
+    def extend(self, step: Arc, score: float) -> "Path":
         return Path(self.topic, (*self.steps, step), score)
 
 
@@ -76,7 +64,7 @@ class Search:
         prefixes = {p.steps[:i] for p in self.kept for i in range(len(p.steps))}
         return [p for p in self.kept if p.steps not in prefixes]
 
-    def triple(self, step: Step) -> str:
+    def triple(self, step: Arc) -> str:
         s, r, o = step.triple()
         return kit.triple_text(self.name(s), r, self.name(o))
 

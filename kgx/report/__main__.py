@@ -17,12 +17,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from kgx.core.cli import plain
 from kgx.report.compare import compare_labels, compare_runs, describe
-from kgx.report.failures import failure_table, listing, plot_failures
+from kgx.report.failure_table import failure_table, listing, plot_failures
 from kgx.report.plots import plot_cost_accuracy, plot_param
 from kgx.report.render import FORMATS, render
 from kgx.report.runs import SHORT_KEYS, ReportError, load_runs
-from kgx.report.summary import html_report
+from kgx.report.sweep_summary import html_report
 from kgx.report.tables import cost_table, metric_table
 
 KEYS_HELP = f"config keys, comma-separated: {', '.join(f'{k} ({v})' for k, v in SHORT_KEYS.items())} or any param"
@@ -33,7 +34,7 @@ def keys(text: str) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m kgx.report", description=__doc__.splitlines()[0],
+    top = argparse.ArgumentParser(prog="python -m kgx.report", description=plain(__doc__).splitlines()[0],
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = top.add_subparsers(dest="command", required=True)
 

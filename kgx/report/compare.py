@@ -15,9 +15,9 @@ from typing import Optional
 
 import polars as pl
 
-from kgx.metrics import QUESTION_METRICS
-from kgx.predlog import PredictionLog
+from kgx.core.metrics import QUESTION_METRICS
 from kgx.report.runs import ReportError, client, download, load_run, run_labels
+from kgx.results.predlog import PredictionLog
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from kgx.breakdown import CATEGORIES, describe
-from kgx.lifecycle import file_name
-from kgx.record import Record
+from kgx.core.paths import file_name
+from kgx.diagnose.breakdown import CATEGORIES, describe
 from kgx.report.render import html_table
+from kgx.results.record import Record
 
 MAX_QUESTIONS = 2000
 MAX_PICTURES = 30
@@ -174,7 +174,8 @@ def _question(record: Record, run: RunQuestions, index: int, metric: str, severa
         rows.append(("explanation", _picture(record, run)))
     body = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in rows)
     return (f'<details class="q" data-status="{esc(record.status)}" data-run="{index}" '
-            f'data-result="{"right" if right else "wrong"}" data-why="{esc(record.breakdown)}">{head}<dl>{body}</dl></details>')
+            f'data-result="{"right" if right else "wrong"}" data-why="{esc(record.breakdown)}">'
+            f'{head}<dl>{body}</dl></details>')
 
 
 def _why(record: Record) -> str:
@@ -196,7 +197,7 @@ def _evidence(evidence: list[str]) -> str:
 
 
 def explanation_path(qid: str) -> str:
-    """Where kgx.run logs a question's explanation picture, under the run's artifact root."""
+    """Where kgx.run.execute logs a question's explanation picture, under the run's artifact root."""
     return f"explanations/{file_name(qid)}.png"
 
 

@@ -15,15 +15,15 @@ from typing import Any, Optional, Sequence
 
 import polars as pl
 
-from kgx.predlog import PredictionLog
-from kgx.record import Record
 from kgx.report.html import MAX_PICTURES, RunQuestions, explanation_path
 from kgx.report.runs import ReportError, download, natural_key, run_labels
+from kgx.results.predlog import PredictionLog
+from kgx.results.record import Record
 
 
 def from_folder(run_id: str, label: str, out_dir: Path, records: Sequence[Record]) -> RunQuestions:
     """A run's questions as its own ``report/index.html`` shows them: the pictures are the
-    ones kgx.run wrote beside the records, and links go up from ``report/``."""
+    ones kgx.run.execute wrote beside the records, and links go up from ``report/``."""
     explained = {r.id for r in records if (out_dir / explanation_path(r.id)).exists()}
     shown = [r.id for r in records if r.id in explained][:MAX_PICTURES]
     return RunQuestions(run_id, label, list(records), "../", explained,

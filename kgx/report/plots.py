@@ -14,8 +14,17 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from kgx.report.runs import (ReportError, full_key, natural_key, numeric, param_column, require_keys,
-                             require_metric, separating_keys, sort_values)
+from kgx.report.runs import (
+    ReportError,
+    full_key,
+    natural_key,
+    numeric,
+    param_column,
+    require_keys,
+    require_metric,
+    separating_keys,
+    sort_values,
+)
 from kgx.report.tables import aggregate, labels
 
 PANEL = "dataset"

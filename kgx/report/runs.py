@@ -16,8 +16,8 @@ from typing import Any, Optional, Sequence
 
 import polars as pl
 
-from kgx.config import RunConfig
-from kgx.tracking import PARENT_TAG, tracking_uri
+from kgx.core.config import RunConfig
+from kgx.track.tracker import PARENT_TAG, tracking_uri
 
 # Short names for the keys a table is usually laid out by; any full param key works as well.
 SHORT_KEYS = {"method": "method.name", "dataset": "dataset.name", "llm": "llm.name", "seed": "run.seed"}
@@ -27,9 +27,9 @@ SHORT_KEYS = {"method": "method.name", "dataset": "dataset.name", "llm": "llm.na
 REPLICATE_GROUP = "run."
 
 
-# Every kgx run carries its config hash (kgx.lifecycle); sweep parents and foreign runs do not.
+# Every kgx run carries its config hash (kgx.run.lifecycle); sweep parents and foreign runs do not.
 IDENTITY_TAG = "config_hash"
-# kgx.sweep tags a sweep's parent run with the sweep's name.
+# kgx.run.sweep tags a sweep's parent run with the sweep's name.
 SWEEP_TAG = "sweep"
 
 
@@ -68,7 +68,7 @@ def metric_column(name: str) -> str:
 
 
 def default_uri() -> str:
-    """Where ``python -m kgx`` launched from this directory logs (kgx.tracking's rule)."""
+    """Where ``python -m kgx`` launched from this directory logs (kgx.track.tracker's rule)."""
     return tracking_uri(RunConfig(), Path.cwd())
 
 

@@ -11,13 +11,21 @@ from typing import Optional, Sequence
 
 import polars as pl
 
-from kgx.report.runs import (ReportError, metric_column, param_column, require_keys, require_metric,
-                             separating_keys, sort_values, varying_keys)
+from kgx.report.runs import (
+    ReportError,
+    metric_column,
+    param_column,
+    require_keys,
+    require_metric,
+    separating_keys,
+    sort_values,
+    varying_keys,
+)
 
 Label = tuple[Optional[str], ...]
 
 # The cost table of KnowPath (Tables 3-6) and LMP (Table 4): per-question means, and the
-# price of the whole run (kgx.metrics defines cost_usd as the run's total).
+# price of the whole run (kgx.core.metrics defines cost_usd as the run's total).
 COST_METRICS = {
     "llm_calls_per_q": "LLM calls/q",
     "total_tokens_per_q": "total tokens/q",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from kgx.config import DatasetConfig
+from kgx.core.config import DatasetConfig
 from kgx.datasets import DataError, dataset_config, load
 from kgx.datasets.irn import TOPIC_NAMES
-from kgx.kg.build import name_id
+from kgx.kg.name_level import name_id
 from tests import wc2014
 
 

@@ -11,9 +11,10 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kgx.kg import build as build_module
-from kgx.kg.build import SourceError, build, build_store, fingerprint, name_id, relation_id
+from kgx.kg import name_level
+from kgx.kg.build import build, build_store, fingerprint
 from kgx.kg.freebase import NAME, NS
+from kgx.kg.name_level import SourceError, name_id, relation_id
 from tests.helpers import kgx_env
 
 CVT = "m.05kh7j4"
@@ -134,7 +135,7 @@ def test_turtle_cannot_skip_bad_lines(tmp_path):
 
 
 def test_two_names_sharing_an_id_fail_the_build(tmp_path, monkeypatch):
-    monkeypatch.setattr(build_module, "name_id", lambda name: "m.kgxsame")
+    monkeypatch.setattr(name_level, "name_id", lambda name: "m.kgxsame")
     source = write(tmp_path / "kb.txt", "A|directed_by|B")
     with pytest.raises(SourceError, match="'A' and 'B' share the generated id m.kgxsame"):
         build([source], "metaqa", tmp_path / "store")

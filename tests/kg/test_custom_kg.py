@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from kgx.config import KGConfig
+from kgx.core.config import KGConfig
 from kgx.kg import open_kg
-from kgx.kg.build import SourceError, build, custom_relation_id, name_id
+from kgx.kg.build import build
+from kgx.kg.name_level import SourceError, custom_relation_id, name_id
 from tests import wc2014
 
 

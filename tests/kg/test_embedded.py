@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgx.config import KGConfig
+from kgx.core.config import KGConfig
 from kgx.kg import BUNDLED_KG, EmbeddedKG, build_store, open_kg
 from kgx.kg.build import MANIFEST
 from kgx.kg.freebase import iri

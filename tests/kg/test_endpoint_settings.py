@@ -18,14 +18,14 @@ from typing import Callable, Union
 
 import pytest
 
-from kgx.config import ConfigError, KGConfig
+from kgx.core.config import ConfigError, KGConfig
 from kgx.kg import BUNDLED_KG, build_store
 from kgx.kg.endpoint import GET_LIMIT, EndpointKG, KGUnavailable, connect
 from kgx.kg.freebase import NS, KGError
 from kgx.kg.serve import OxigraphServer
-from kgx.run import execute
-from kgx.spec import to_run_spec
-from kgx.tracking import flatten
+from kgx.run.execute import execute
+from kgx.run.spec import to_run_spec
+from kgx.track.tracker import flatten
 
 Reply = tuple[int, dict[str, str], bytes]
 GRAPH = "http://rdf.freebase.com"

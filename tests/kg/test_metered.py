@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from kgx.config import KGConfig
+from kgx.core.config import KGConfig
+from kgx.core.trace import Trace
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
-from kgx.trace import Trace
 
 
 def test_calls_are_counted_timed_and_traced(tmp_path):

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from kgx.config import KGConfig
+from kgx.core.config import KGConfig
+from kgx.core.metrics import normalize
 from kgx.datasets import dataset_config, load
 from kgx.kg import open_kg
-from kgx.metrics import normalize
 
 pytestmark = pytest.mark.skipif(not os.environ.get("KGX_DATA_DIR"),
                                 reason="KGX_DATA_DIR is unset: point it at the shared benchmark data")

@@ -11,8 +11,10 @@ import pytest
 from kgx.kg import BUNDLED_KG, build_store
 from kgx.kg.endpoint import EndpointKG, KGUnavailable
 from kgx.kg.serve import OxigraphServer
-from kgx.run import execute
-from kgx.spec import to_run_spec
+from kgx.run.execute import execute
+from kgx.run.spec import to_run_spec
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +78,7 @@ def test_half_a_second_timeout_means_half_a_second():
 
 
 def test_a_timeout_must_be_positive(compose_cfg):
-    from kgx.config import ConfigError
+    from kgx.core.config import ConfigError
 
     with pytest.raises(ConfigError, match="kg.timeout_s=0.0: must be a positive number of seconds"):
         to_run_spec(compose_cfg("kg.timeout_s=0"))

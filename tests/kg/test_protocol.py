@@ -96,8 +96,8 @@ def test_ids_that_could_inject_are_refused(kg, bad):
 
 
 def test_the_kg_candidate_cap_is_recorded_like_a_method_cap(store):
+    from kgx.core.trace import Trace
     from kgx.kg.metered import MeteredKG
-    from kgx.trace import Trace
 
     trace = Trace()
     capped = MeteredKG(EmbeddedKG(store), trace, max_candidates=2)

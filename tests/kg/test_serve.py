@@ -20,6 +20,8 @@ from kgx.kg.endpoint import EndpointKG, KGUnavailable
 from kgx.kg.serve import OxigraphServer, ServerError
 from tests.helpers import kgx_env
 
+pytestmark = pytest.mark.slow
+
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
 GRAPH = "http://rdf.freebase.com"
 

@@ -27,15 +27,17 @@ import pyoxigraph as ox
 import pytest
 
 from kgx.kg import BUNDLED_KG, EmbeddedKG, EndpointKG, build_store
-from kgx.kg.build import name_id
 from kgx.kg.endpoint import KGUnavailable
 from kgx.kg.freebase import NS, iri, is_literal
+from kgx.kg.name_level import name_id
 from kgx.kg.serve import ServerError, free_port
 from kgx.kg.virtuoso import VirtuosoServer
-from kgx.run import execute
-from kgx.spec import to_run_spec
+from kgx.run.execute import execute
+from kgx.run.spec import to_run_spec
 from tests.helpers import kgx_env
 from tests.kg.test_protocol import AUSTRALIA, CALLS, JFK, RFK
+
+pytestmark = pytest.mark.slow
 
 HUB, HUB_RELATION = "location.location", "type.object.type"  # 137 places have this type in the demo KG
 MAX_ROWS = 100

@@ -4,12 +4,13 @@ from __future__ import annotations
 import litellm
 import pytest
 
-from kgx.config import LLMConfig
+from kgx.core.config import LLMConfig
+from kgx.core.trace import Trace
 from kgx.llm.cache import ResponseCache
-from kgx.llm.client import LLMClient, LLMError, OutputError
+from kgx.llm.client import LLMClient
+from kgx.llm.errors import LLMError, OutputError
 from kgx.llm.structured import parse_json
 from kgx.llm.usage import Meter
-from kgx.trace import Trace
 
 QUESTION = [{"role": "user", "content": "Question: Which river flows through Canberra?\n"
                                          "Molonglo River flows through Canberra.\nSydney is a city."}]
@@ -175,7 +176,7 @@ def test_parse_json_says_what_is_wrong(text, message):
 @pytest.mark.parametrize("name, prompted", [("gpt4o_mini", False), ("deepseek_v3", True), ("gpt35", True)])
 def test_hosted_backbones_go_through_litellm_and_are_priced(monkeypatch, name, prompted):
     """Offline: litellm's mock_response runs the hosted call path without the network."""
-    from kgx.spec import llm_config
+    from kgx.run.spec import llm_config
 
     cfg = llm_config(name)
     monkeypatch.setenv(cfg.api_key_env, "test-key")

@@ -7,14 +7,14 @@ from dataclasses import replace
 
 import pytest
 
-from kgx.config import DatasetConfig, LocalModelConfig
+from kgx.core.config import DatasetConfig, LocalModelConfig
+from kgx.core.trace import Trace
 from kgx.datasets import load
 from kgx.llm.client import LLMClient
 from kgx.llm.usage import Meter
 from kgx.methods import Context
 from kgx.methods.knowpath import KnowPathConfig, generate_inference_paths
-from kgx.spec import llm_config
-from kgx.trace import Trace
+from kgx.run.spec import llm_config
 
 pytestmark = pytest.mark.local_model
 

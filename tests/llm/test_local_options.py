@@ -10,13 +10,13 @@ from pathlib import Path
 import litellm
 import pytest
 
-from kgx.config import LocalModelConfig
+from kgx.core.config import LocalModelConfig
+from kgx.core.trace import Trace
 from kgx.llm import local, providers
 from kgx.llm.client import LLMClient
 from kgx.llm.local_grammar import gbnf
 from kgx.llm.usage import Meter
-from kgx.spec import llm_config
-from kgx.trace import Trace
+from kgx.run.spec import llm_config
 
 
 class FakeLlama:
@@ -90,7 +90,7 @@ def test_the_knobs_reach_llama_and_each_distinct_setting_loads_once(probed, tmp_
 
 
 def test_a_request_carries_its_options_through_litellm_and_resets_first(probed, monkeypatch):
-    providers.register()
+    providers.install()
     handler = providers._handlers[providers.LOCAL]
     monkeypatch.setattr(handler, "_models", {})
     reply = litellm.completion(model="kgx-local/test", messages=[{"role": "user", "content": "hi"}],
@@ -110,7 +110,7 @@ def test_a_request_carries_its_options_through_litellm_and_resets_first(probed, 
 ])
 def test_sampling_parameters_and_both_schema_forms_reach_create_chat_completion(probed, monkeypatch,
                                                                                 response_format, sent):
-    providers.register()
+    providers.install()
     handler = providers._handlers[providers.LOCAL]
     monkeypatch.setattr(handler, "_models", {})
     litellm.completion(model="kgx-local/test", messages=[{"role": "user", "content": "hi"}], local=options(),
@@ -138,7 +138,7 @@ def test_a_bad_model_path_names_the_setting_and_the_file(probed, tmp_path, conte
 
 def test_a_stage_limit_reaches_create_chat_completion_within_the_context(probed, monkeypatch):
     """Above n_ctx the client caps it; llama-cpp-python clips it further to what the prompt leaves."""
-    providers.register()
+    providers.install()
     handler = providers._handlers[providers.LOCAL]
     monkeypatch.setattr(handler, "_models", {})
     cfg = dataclasses.replace(llm_config("local"), cache=False, max_tokens=256, local=LocalModelConfig(n_ctx=1024))

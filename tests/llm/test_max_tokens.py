@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from kgx.config import LLMConfig, LocalModelConfig
+from kgx.core.config import LLMConfig, LocalModelConfig
+from kgx.core.trace import Trace
 from kgx.llm.cache import ResponseCache
-from kgx.llm.client import LLMClient, OutputError
+from kgx.llm.client import LLMClient
+from kgx.llm.errors import OutputError
 from kgx.llm.usage import Meter, Usage
-from kgx.spec import llm_config
-from kgx.trace import Trace
+from kgx.run.spec import llm_config
 from tests.llm.fake_server import FakeServer, completion
 
 QUESTION = [{"role": "user", "content": "Question: Which river flows through Canberra?\n"

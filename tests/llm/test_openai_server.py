@@ -30,7 +30,7 @@ from kgx.llm.client import LLMClient
 from kgx.llm.local import default_threads, gguf_path
 from tests.helpers import mlflow_run
 
-pytestmark = pytest.mark.local_model
+pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 
 START_TIMEOUT_S = 120.0
 # Every call at temperature 0, retries too: a sampled retry (0.2) can take another token where two

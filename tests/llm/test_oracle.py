@@ -11,24 +11,32 @@ from types import SimpleNamespace
 import pytest
 
 from kgx import datasets
-from kgx.config import DatasetConfig, KGConfig, LLMConfig
+from kgx.core.config import DatasetConfig, KGConfig, LLMConfig
+from kgx.core.trace import Trace
+from kgx.core.types import Question
 from kgx.datasets import dataset_config, irn
-from kgx.gold_path import GoldHint, chain, gold_hint
+from kgx.diagnose.gold_path import GoldHint, chain, gold_hint
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import ResponseCache
-from kgx.llm.client import LLMClient, LLMError
+from kgx.llm.client import LLMClient
+from kgx.llm.errors import LLMError
 from kgx.llm.oracle import OracleLLM
 from kgx.llm.scripted import ScriptedLLM
 from kgx.llm.usage import Meter
-from kgx.methods import Context, get, kit
-from kgx.methods import cgpe_prompts, knowpath_prompts, lmp_prompts, tog_prompts
+from kgx.methods import (
+    Context,
+    cgpe_prompts,
+    get,
+    kit,
+    knowpath_prompts,
+    lmp_prompts,
+    tog_prompts,
+)
 from kgx.methods.cgpe_phrases import phrases
 from kgx.methods.lmp import LMPConfig
 from kgx.methods.tog import ToGConfig
-from kgx.spec import to_run_spec
-from kgx.trace import Trace
-from kgx.types import Question
+from kgx.run.spec import to_run_spec
 from tests import wc2014
 
 ORACLE = LLMConfig(name="oracle", model="kgx-oracle/gold", structured_output="json_schema", backoff_s=0.0)
@@ -310,7 +318,7 @@ def solve(kg, params, cfg: LLMConfig, gold=None):
 
 
 def tokyo_reach(kg) -> SimpleNamespace:
-    """Demo-015's gold path as kgx.reach reports it."""
+    """Demo-015's gold path as kgx.diagnose.reach reports it."""
     path = [step("m.0va0", CAPITAL, "in", "m.0kiv"), step("m.0kiv", CURRENCY, "out", "m.0dsn7")]
     return SimpleNamespace(paths=[path], names=kg.names(["m.0kiv", "m.0dsn7"]), gold_ids=["m.0dsn7"])
 

@@ -6,10 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from kgx.llm.client import LLMClient, LLMError
+from kgx.core.trace import Trace
+from kgx.llm.client import LLMClient
+from kgx.llm.errors import LLMError
 from kgx.llm.usage import Meter
-from kgx.spec import llm_config
-from kgx.trace import Trace
+from kgx.run.spec import llm_config
 from tests.llm.fake_server import OK, FakeServer
 
 

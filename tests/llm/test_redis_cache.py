@@ -23,10 +23,12 @@ from typing import Iterator
 
 import pytest
 
-from kgx.config import ConfigError, RunConfig, masked_url
+from kgx.core.config import ConfigError, RunConfig, masked_url
 from kgx.kg.serve import free_port
 from kgx.llm.cache_redis import PREFIX, CacheUnavailable, RedisCache
 from tests.helpers import kgx_env, mlflow_run
+
+pytestmark = pytest.mark.slow
 
 ARGS = ["method=io", "kg=demo", "llm=scripted", "run.progress=false"]
 PASSWORD = "s3cret-pw"  # what must not appear in any output

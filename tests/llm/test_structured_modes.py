@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
-from kgx.config import ConfigError, LLMConfig
-from kgx.llm.client import LLMClient, LLMError
+from kgx.core.config import ConfigError, LLMConfig
+from kgx.core.trace import Trace
+from kgx.llm.client import LLMClient
+from kgx.llm.errors import LLMError
 from kgx.llm.structured import PROBE_SCHEMA
 from kgx.llm.usage import Meter
-from kgx.spec import llm_config, to_run_spec
-from kgx.trace import Trace
+from kgx.run.spec import llm_config, to_run_spec
 from tests.llm.fake_server import FakeServer, completion
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}

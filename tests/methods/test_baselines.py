@@ -5,12 +5,12 @@ import random
 
 import pytest
 
+from kgx.core.trace import Trace
+from kgx.core.types import Question
 from kgx.methods import Context, cot, get
 from kgx.methods.cot import CoTConfig
 from kgx.methods.io import IOConfig
 from kgx.methods.sc import SCConfig
-from kgx.trace import Trace
-from kgx.types import Question
 from tests.doubles import FakeLLM
 
 Q = Question(id="q1", text="What is the capital of Australia?", answers=[["Canberra"]])

@@ -12,7 +12,9 @@ from typing import Any, Callable, Optional
 import pytest
 from omegaconf import OmegaConf
 
-from kgx.config import ConfigError, KGConfig, LLMConfig
+from kgx.core.config import ConfigError, KGConfig, LLMConfig
+from kgx.core.trace import LLMEvent, Trace
+from kgx.core.types import Question
 from kgx.kg import EmbeddedKG, build_store, open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient
@@ -23,9 +25,7 @@ from kgx.methods.cgpe import CGPEConfig
 from kgx.methods.cgpe_phrases import phrases
 from kgx.methods.cgpe_prompts import ASKED
 from kgx.methods.kit import Hop
-from kgx.spec import to_run_spec
-from kgx.trace import LLMEvent, Trace
-from kgx.types import Question
+from kgx.run.spec import to_run_spec
 from tests.doubles import Call, FakeLLM
 
 REPO = Path(__file__).resolve().parents[2]

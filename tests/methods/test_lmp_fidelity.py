@@ -44,6 +44,7 @@ def test_the_selection_is_forth_and_back_questions(ids):
     assert set(qtypes) >= {"movie_to_director_to_movie", "movie_to_actor_to_movie", "movie_to_writer_to_movie"}
 
 
+@pytest.mark.slow
 def test_lmp_walks_back_to_same_relation_answers(run, ids, cache_dir):
     outcome = run("method=lmp", "kg=metaqa", "llm=scripted", "method.depth=2", "method.width=10",
                   "dataset=metaqa_2hop", f"dataset.ids=[{','.join(ids)}]", f"run.cache_dir={cache_dir}")

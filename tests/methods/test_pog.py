@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 
 from kgx import datasets
-from kgx.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
+from kgx.core.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
+from kgx.core.trace import Trace
+from kgx.core.types import Question
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient
 from kgx.llm.usage import Meter
 from kgx.methods import Context, get, pog
 from kgx.methods.pog import PoGConfig
-from kgx.spec import to_run_spec
-from kgx.trace import Trace
-from kgx.types import Question
+from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
 from tests.helpers import kgx_env
 
@@ -358,6 +358,7 @@ def test_the_experiments_compose(compose_cfg, dataset):
     assert (spec.dataset.name, spec.kg.name) == (dataset, "freebase")
 
 
+@pytest.mark.slow
 def test_a_whole_run_stays_within_the_bound(tmp_path):
     done = subprocess.run([sys.executable, "-m", "kgx", "method=pog", "llm=scripted", "kg=demo", "dataset.limit=4",
                            "run.progress=false", "run.explain=1"], cwd=tmp_path, capture_output=True, text=True,
@@ -370,6 +371,7 @@ def test_a_whole_run_stays_within_the_bound(tmp_path):
     assert list(folder.glob("explanations/demo-001.png"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("KGX_DATA_DIR"), reason="needs $KGX_DATA_DIR (MetaQA 2-hop and its KB)")
 def test_metaqa_2hop_questions_stay_within_the_bound(run_cfg, tmp_path_factory):
     cache = tmp_path_factory.getbasetemp() / "pog-metaqa-cache"
@@ -383,7 +385,7 @@ def test_metaqa_2hop_questions_stay_within_the_bound(run_cfg, tmp_path_factory):
 
 @pytest.fixture
 def run_cfg(compose_cfg, in_tmp: Path):
-    from kgx.run import execute
+    from kgx.run.execute import execute
 
     def _run(*overrides: str):
         return execute(to_run_spec(compose_cfg("run.progress=false", *overrides)), in_tmp)

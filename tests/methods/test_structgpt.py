@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from kgx import datasets
-from kgx.config import ConfigError, DatasetConfig, KGConfig
+from kgx.core.config import ConfigError, DatasetConfig, KGConfig
+from kgx.core.trace import Trace
+from kgx.core.types import Question
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.methods import Context, get, structgpt
 from kgx.methods.structgpt import StructGPTConfig
-from kgx.spec import to_run_spec
-from kgx.trace import Trace
-from kgx.types import Question
+from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
 from tests.helpers import kgx_env
 
@@ -257,6 +257,7 @@ def test_the_experiments_compose(compose_cfg, dataset, depth):
     assert (spec.dataset.name, spec.kg.name) == (dataset, "freebase")
 
 
+@pytest.mark.slow
 def test_a_whole_run_stays_within_the_bound(tmp_path):
     done = subprocess.run([sys.executable, "-m", "kgx", "method=structgpt", "llm=scripted", "kg=demo",
                            "dataset.limit=4", "run.progress=false", "run.explain=1"], cwd=tmp_path,
@@ -269,9 +270,10 @@ def test_a_whole_run_stays_within_the_bound(tmp_path):
     assert list(folder.glob("explanations/demo-001.png"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("KGX_DATA_DIR"), reason="needs $KGX_DATA_DIR (MetaQA 2-hop and its KB)")
 def test_metaqa_2hop_questions_stay_within_the_bound(compose_cfg, in_tmp: Path, tmp_path_factory):
-    from kgx.run import execute
+    from kgx.run.execute import execute
 
     cache = tmp_path_factory.getbasetemp() / "structgpt-metaqa-cache"
     outcome = execute(to_run_spec(compose_cfg("run.progress=false", "method=structgpt", "kg=metaqa",

@@ -10,7 +10,9 @@ import sys
 import pytest
 
 from kgx import datasets
-from kgx.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
+from kgx.core.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
+from kgx.core.trace import Trace
+from kgx.core.types import Question
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient
@@ -19,9 +21,7 @@ from kgx.methods import Context, get, tog, tog_prompts
 from kgx.methods.cot import messages as cot_messages
 from kgx.methods.tog import ToGConfig, ToGRConfig
 from kgx.methods.tog_search import Path, Search
-from kgx.spec import to_run_spec
-from kgx.trace import Trace
-from kgx.types import Question
+from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
 from tests.helpers import kgx_env
 
@@ -496,6 +496,7 @@ def test_method_configs_compose_with_the_published_defaults(compose_cfg, method,
             params.num_retain_entity, params.prune, params.fallback) == (3, 3, 0.4, 0.0, 5, "llm", "paths")
 
 
+@pytest.mark.slow
 def test_a_run_from_the_command_line(tmp_path):
     done = subprocess.run([sys.executable, "-m", "kgx", "method=tog_r", "llm=scripted", "dataset.limit=3",
                            "run.progress=false", "run.explain=1"], cwd=tmp_path, capture_output=True, text=True,

@@ -1,0 +1,330 @@
+"""Typed schemas of a kgx run, registered in Hydra's ConfigStore.
+
+Hydra merges every YAML file of ``conf/`` onto these dataclasses, so an unknown key or a
+value of the wrong type fails at composition, before any question runs. Range checks that
+types cannot express live in ``__post_init__``; they run when ``kgx.run.spec.to_run_spec`` turns the
+composed config into objects, still before any work. A method's own schema lives beside the
+method (``kgx.methods``), registered with it.
+
+A field made with :func:`execution` says where or how a run executes (a timeout, a rate limit,
+a folder), not what it computes: it is logged but left out of the run's identity, the config
+hash, so changing it resumes the same run instead of starting a new one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, Optional
+
+from kgx.core.types import Horizon
+
+# Schema and bookkeeping relations that carry no answer (ToG, LMP and KnowPath drop them too).
+DEFAULT_FILTERS: tuple[str, ...] = ("type.object.*", "common.*", "freebase.*", "kg.*", "*sameAs*", "*.key")
+
+
+class ConfigError(ValueError):
+    """A config value that composes but cannot be run; the message names the field."""
+
+
+def check_choice(where: str, value: str, options: tuple[str, ...]) -> None:
+    if value not in options:
+        raise ConfigError(f"{where}={value}: choose one of {', '.join(options)}")
+
+
+def check_temperature(where: str, value: float) -> None:
+    if not 0.0 <= value <= 2.0:
+        raise ConfigError(f"{where}={value}: a temperature must lie in [0, 2]")
+
+
+def execution(default: Any = None, default_factory: Any = None) -> Any:
+    """A field that changes how a run executes, not its results (left out of the config hash)."""
+    if default_factory is not None:
+        return field(default_factory=default_factory, metadata={"result": False})
+    return field(default=default, metadata={"result": False})
+
+
+def masked_url(url: str) -> str:
+    """``url`` with the user-info of ``scheme://user:password@host`` shown as ``user:***`` (a bare
+    ``token@host`` as ``***``) and any ``password=`` query value as ``***``: what messages, logs,
+    config.json and MLflow params show of a URL that may carry a secret."""
+    import re
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, host = netloc.rpartition("@")
+        user, colon, _ = userinfo.partition(":")
+        netloc = f"{user}:***@{host}" if colon else f"***@{host}"
+    query = re.sub(r"(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def identity(obj: Any) -> Any:
+    """A schema instance as plain data without its execution fields: what a run's results depend on."""
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: identity(getattr(obj, f.name)) for f in fields(obj) if f.metadata.get("result", True)}
+    if isinstance(obj, dict):
+        return {k: identity(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [identity(v) for v in obj]
+    return obj
+
+
+@dataclass
+class RunConfig:
+    concurrency: int = execution(4)  # questions answered in parallel (threads)
+    seed: int = 0
+    output_dir: Optional[str] = execution()  # default: outputs/runs/<method>-<dataset>-<llm>-<config hash>
+    tracking_uri: Optional[str] = execution()  # default: $MLFLOW_TRACKING_URI, else sqlite under ./mlruns
+    experiment: str = execution("kgx")
+    cache_dir: str = execution(".kgx_cache")  # LLM response cache and built KG stores, shared by all runs
+    # Where LLM responses are cached: empty = <cache_dir>/llm.sqlite (one machine); redis://[:password@]
+    # host:port/db (or rediss://) = a Redis server several machines share (pip install 'kgx[redis]').
+    cache_url: str = execution("")
+    force: bool = execution(False)  # recompute questions that already have a prediction
+    progress: bool = execution(True)
+    explain: int = execution(3)  # questions per run whose explanation (text + PNG/SVG) is logged
+    # Questions whose transcript (an MLflow trace of its stages, LLM and KG calls) is logged:
+    # all, off, or N = the first N questions in dataset order (kgx.track.transcripts).
+    traces: str = execution("all")
+    # Stop early when this many questions in a row fail the same way (an outage); 0 = never.
+    max_consecutive_errors: int = execution(5)
+
+    def __post_init__(self) -> None:
+        if self.max_consecutive_errors < 0:
+            raise ConfigError(f"run.max_consecutive_errors={self.max_consecutive_errors}: must be >= 0")
+        if self.concurrency < 1:
+            raise ConfigError(f"run.concurrency={self.concurrency}: must be at least 1")
+        if self.explain < 0:
+            raise ConfigError(f"run.explain={self.explain}: must be >= 0")
+        if self.cache_url and not self.cache_url.startswith(("redis://", "rediss://")):
+            raise ConfigError(f"run.cache_url={masked_url(self.cache_url)}: use redis://[:password@]host:port/db "
+                              f"(or rediss://), or leave it empty for the local sqlite file")
+        # YAML reads a bare off as false.
+        self.traces = "off" if str(self.traces).lower() in ("off", "false") else str(self.traces)
+        if self.traces not in ("all", "off") and not (self.traces.isascii() and self.traces.isdigit()):
+            raise ConfigError(f"run.traces={self.traces}: use all, off, or a number N (the first N questions "
+                              f"in dataset order)")
+
+
+@dataclass
+class DatasetConfig:
+    """Which questions a run asks. Selection applies ``ids``, then ``sample``, then ``limit``.
+
+    Relative file paths resolve under ``$KGX_DATA_DIR``, else the per-user data directory
+    (see ``kgx.core.paths``), so that one config names a file the same way on every machine.
+    """
+
+    name: str = "demo"
+    loader: str = "jsonl"  # which reader in kgx.datasets parses `path`
+    path: Optional[str] = None  # None: the questions bundled with kgx
+    source: str = ""  # where to get the file(s), shown when one is missing
+    aliases: Optional[str] = None  # cwq: PoG's answer-name file (question -> gold answer names)
+    qtype: Optional[str] = None  # metaqa: question type per line of `path`; gives meta qtype and hops
+    ids: list[str] = field(default_factory=list)  # keep only these question ids ([] = all)
+    sample: Optional[int] = None  # then a random subset of this size, drawn with `seed`
+    seed: int = 0
+    limit: Optional[int] = None  # then the first N questions
+    # The conf/kg option holding this dataset's topic entities: what kgx.run.preflight suggests when
+    # the run's KG lacks them. Says which KG to use, not which one is used: left out of the hash.
+    kg: Optional[str] = execution()
+
+    def __post_init__(self) -> None:
+        for name in ("sample", "limit"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ConfigError(f"dataset.{name}={value}: must be >= 0 (or null for all)")
+
+
+@dataclass
+class NoiseConfig:
+    """Seeded KG damage for robustness studies (LMP Table 3), applied at query time."""
+
+    drop_relations: float = 0.0  # share of edges removed
+    drop_names: float = 0.0  # share of entities whose names are removed
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("drop_relations", "drop_names"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ConfigError(f"kg.noise.{name}={getattr(self, name)}: must lie in [0, 1)")
+
+
+@dataclass
+class KGConfig:
+    name: str = "demo"
+    backend: str = "embedded"  # embedded (pyoxigraph store in a directory) | endpoint (SPARQL URL)
+    sources: list[str] = field(default_factory=list)  # files to load; [] = the bundled demo KG
+    format: str = "nt"  # nt | ttl | tsv | metaqa | pathquestion | custom (tab-separated, any relation names)
+    drop_inverse: Optional[str] = None  # relation suffix (e.g. "_inverse") of declared inverse triples, folded
+    # A run whose KG lacks topic entities of its questions stops before any question (kgx.run.preflight);
+    # true runs it anyway, and those questions fall back to the model's own knowledge.
+    allow_missing_topics: bool = execution(False)
+    store: Optional[str] = execution()  # store directory; default <run.cache_dir>/kg/<name>
+    endpoint: Optional[str] = None  # SPARQL query URL for backend=endpoint; no ?query, no user:password@
+    default_graph: Optional[str] = None  # graph IRI, sent as the default-graph-uri parameter of every query
+    headers_env: dict[str, str] = execution(default_factory=dict)  # request header -> NAME of the env variable
+    user_env: Optional[str] = execution()  # NAME of the env variable holding the HTTP basic-auth user
+    password_env: Optional[str] = execution()  # NAME of the env variable holding its password (both or neither)
+    timeout_s: float = execution(30.0)  # seconds, a float: per connection attempt and per read
+    retries: int = execution(3)  # per query, exponential backoff
+    max_candidates: Optional[int] = None  # cap on relations/neighbours returned per call
+    filters: list[str] = field(default_factory=lambda: list(DEFAULT_FILTERS))  # relation globs dropped
+    noise: NoiseConfig = field(default_factory=NoiseConfig)
+
+    def __post_init__(self) -> None:
+        if self.backend not in ("embedded", "endpoint"):
+            raise ConfigError(f"kg.backend={self.backend}: use 'embedded' or 'endpoint'")
+        if self.backend == "endpoint" and not self.endpoint:
+            raise ConfigError("kg.endpoint: a SPARQL URL is needed for kg.backend=endpoint")
+        if self.timeout_s <= 0:
+            raise ConfigError(f"kg.timeout_s={self.timeout_s}: must be a positive number of seconds")
+        if self.max_candidates is not None and self.max_candidates < 1:
+            raise ConfigError(f"kg.max_candidates={self.max_candidates}: must be at least 1 (or null)")
+        if self.retries < 0:
+            raise ConfigError(f"kg.retries={self.retries}: must be >= 0")
+        self._check_endpoint_access()
+
+    def _check_endpoint_access(self) -> None:
+        """Where and how to reach an endpoint. Secrets live only in environment variables read
+        when the KG opens, so no config, log, trace or MLflow param ever holds one; a message
+        about a field that may hold a secret never repeats its value."""
+        import re
+        from urllib.parse import urlsplit
+
+        if self.endpoint:
+            url = urlsplit(self.endpoint)
+            if "@" in url.netloc or (not url.netloc and "@" in self.endpoint):
+                raise ConfigError("kg.endpoint: credentials in the URL (user:password@host) are not accepted; "
+                                  "put them in environment variables named by kg.user_env and kg.password_env")
+            if url.scheme not in ("http", "https") or not url.netloc:
+                raise ConfigError(f"kg.endpoint={self.endpoint}: must be an http:// or https:// URL")
+            if "?" in self.endpoint:
+                raise ConfigError(f"kg.endpoint={url.scheme}://{url.netloc}{url.path}?...: remove the query "
+                                  f"string; kgx sends the query itself, and the graph with kg.default_graph=IRI")
+        if self.default_graph is not None and not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+",
+                                                               self.default_graph):
+            raise ConfigError(f"kg.default_graph={self.default_graph}: must be an absolute IRI "
+                              f"(e.g. http://rdf.freebase.com), or null for the endpoint's default")
+        variable = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+        for header, name in self.headers_env.items():
+            if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", header):
+                raise ConfigError(f"kg.headers_env: {header!r} is not an HTTP header name")
+            if header.lower() in ("accept", "content-type", "content-length", "host"):
+                raise ConfigError(f"kg.headers_env.{header}: kgx sets this header itself")
+            if header.lower() == "authorization" and (self.user_env or self.password_env):
+                raise ConfigError("kg.headers_env.Authorization: conflicts with kg.user_env/kg.password_env; use one")
+            if not variable.fullmatch(str(name)):
+                raise ConfigError(f"kg.headers_env.{header}: must be the NAME of an environment variable "
+                                  f"(letters, digits, _) holding the value, never the value itself")
+        for field_name in ("user_env", "password_env"):
+            if getattr(self, field_name) is not None and not variable.fullmatch(getattr(self, field_name)):
+                raise ConfigError(f"kg.{field_name}: must be the NAME of an environment variable (letters, "
+                                  f"digits, _) holding the value, never the value itself")
+        if (self.user_env is None) != (self.password_env is None):
+            raise ConfigError("kg.user_env, kg.password_env: basic auth needs both (or neither)")
+
+
+@dataclass
+class LocalModelConfig:
+    """The in-process llama.cpp backbone (``llm=local``); ignored by every other provider."""
+
+    model_path: Optional[str] = None  # any instruct GGUF file; None = the bundled SmolLM2-135M-Instruct
+    chat_format: Optional[str] = None  # llama-cpp-python chat format; None = the template in the GGUF
+    n_ctx: int = 4096
+    n_threads: Optional[int] = None  # None = kgx's choice for this machine (see kgx/llm/local.py)
+    n_batch: int = 512
+    # Off: the AMX/repacked weight buffers segfault at the first decode on some Xeon VMs.
+    use_extra_bufts: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("n_ctx", "n_batch"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"llm.local.{name}={getattr(self, name)}: must be at least 1")
+        if self.n_threads is not None and self.n_threads < 1:
+            raise ConfigError(f"llm.local.n_threads={self.n_threads}: must be at least 1 (or null)")
+
+
+@dataclass
+class LLMConfig:
+    name: str = "local"
+    model: str = "kgx-local/smollm2-135m-instruct"  # litellm model string
+    api_base: Optional[str] = None
+    api_key_env: Optional[str] = execution()  # environment variable that must hold the API key
+    temperature: float = 0.0
+    max_tokens: int = 512
+    timeout_s: float = execution(120.0)
+    max_retries: int = execution(4)  # transient errors (429, 5xx, timeouts), exponential backoff
+    backoff_s: float = execution(1.0)
+    parse_retries: int = 5  # invalid structured output: retry at temperature +0.2 (LMP App. A.7)
+    retry_temperature_step: float = 0.2
+    # How a reply's JSON schema is enforced: json_schema | json_object_schema | prompted | auto
+    # (probed at pre-flight); None: litellm's model map decides. true/false mean json_schema/prompted.
+    structured_output: Optional[str] = None
+    cache: bool = True
+    max_parallel: Optional[int] = execution()  # requests it serves at once; caps run.concurrency
+    rpm: Optional[int] = execution()  # provider's requests per minute, shared by a sweep's parallel jobs
+    tpm: Optional[int] = execution()  # provider's tokens per minute, likewise
+    input_cost_per_token: Optional[float] = None  # overrides litellm's price map
+    output_cost_per_token: Optional[float] = None
+    latency_s: float = 0.0  # scripted backbone only: simulated latency per call
+    failure_rate: float = 0.0  # scripted backbone only: share of calls failing transiently
+    extra: dict[str, Any] = field(default_factory=dict)  # passed through to litellm.completion
+    local: LocalModelConfig = field(default_factory=LocalModelConfig)  # llm=local only
+    stages: dict[str, Any] = field(default_factory=dict)  # stage -> llm config name or mapping
+
+    # The values of structured_output that name a request form (not a field: no annotation).
+    STRUCTURED_MODES = ("json_schema", "json_object_schema", "prompted")
+
+    def __post_init__(self) -> None:
+        check_temperature("llm.temperature", self.temperature)
+        # Configs written when this was a bool (YAML true/false arrive as "True"/"False").
+        legacy = {"true": "json_schema", "false": "prompted"}
+        if self.structured_output is not None:
+            value = str(self.structured_output)
+            self.structured_output = legacy.get(value.lower(), value)
+            check_choice("llm.structured_output", self.structured_output, (*self.STRUCTURED_MODES, "auto"))
+        if not 0.0 <= self.failure_rate < 1.0:
+            raise ConfigError(f"llm.failure_rate={self.failure_rate}: must lie in [0, 1)")
+        if self.max_parallel is not None and self.max_parallel < 1:
+            raise ConfigError(f"llm.max_parallel={self.max_parallel}: must be at least 1 (or null)")
+        for name in ("rpm", "tpm"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise ConfigError(f"llm.{name}={getattr(self, name)}: must be at least 1 (or null)")
+        if self.timeout_s <= 0:
+            raise ConfigError(f"llm.timeout_s={self.timeout_s}: must be a positive number of seconds")
+        for name in ("max_retries", "parse_retries", "max_tokens"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"llm.{name}={getattr(self, name)}: must be >= 0")
+
+
+@dataclass
+class MethodConfig:
+    """The fields every method has; a method's schema extends it beside the method."""
+
+    name: str = "io"
+    max_retries: Optional[int] = None  # invalid-output retries per call; None = llm.parse_retries
+
+    def __post_init__(self) -> None:
+        if self.max_retries is not None and self.max_retries < 0:
+            raise ConfigError(f"method.max_retries={self.max_retries}: must be >= 0 (or null)")
+
+    def horizon(self) -> Optional[Horizon]:
+        """How far the method sees in the KG (what ``reachable`` searches); None for a method
+        that reads no KG (io, cot, sc)."""
+        return None
+
+    def at_least(self, low: int, *names: str) -> None:
+        """Range check of integer fields, naming the first one out of range."""
+        for key in names:
+            if getattr(self, key) < low:
+                raise ConfigError(f"method.{key}={getattr(self, key)}: must be at least {low}")
+
+
+@dataclass
+class Config:
+    run: RunConfig = field(default_factory=RunConfig)
+    method: Any = None
+    dataset: DatasetConfig = field(default_factory=DatasetConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    kg: KGConfig = field(default_factory=KGConfig)

@@ -1,0 +1,127 @@
+"""A question's gold path: the relations and entities between its topic entities and its answers.
+
+``llm=oracle`` (:mod:`kgx.llm.oracle`) is driven by it, to give each method's ceiling: at every
+choice it takes what lies on a gold path. Where the dataset spells the path out, its relation
+chain is the gold (MetaQA's question type, PathQuestion's and WC2014's gold paths), because the
+KG may also join topic and answer by paths the question does not ask about; elsewhere the paths
+reachability found in the KG (:mod:`kgx.diagnose.reach`) are. The entities come from those KG paths
+(the ones that follow the chain, where there is one) and from the dataset's own path.
+
+WebQSP's parses carry an ``InferentialChain``, but the loader (``kgx.datasets.freebase_qa``)
+does not keep it in meta: WebQSP questions take their relations from the reach paths.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional
+
+from kgx.core.types import Question
+from kgx.kg.name_level import relation_id
+
+if TYPE_CHECKING:
+    from kgx.diagnose.reach import Reach
+
+Step = tuple[str, str]  # (relation id, "out" | "in"), walked from the topic side
+
+# MetaQA's question types name entity kinds (``actor_to_movie_to_director``); each kind but the
+# movie is the object of one movie relation (kgx.kg.name_level.METAQA_RELATIONS names its KG id).
+METAQA_KINDS = {
+    "actor": "starred_actors", "director": "directed_by", "writer": "written_by", "genre": "has_genre",
+    "language": "in_language", "year": "release_year", "tag": "has_tags", "tags": "has_tags",
+    "imdbrating": "has_imdb_rating", "imdbvotes": "has_imdb_votes",
+}
+# IRN's KBs (WC2014) write each edge twice, ``r`` and ``r_inverse``; a KG built with
+# ``kg.drop_inverse`` keeps only ``r``, so a gold ``r_inverse`` step is ``r`` walked backwards.
+INVERSE = "_inverse"
+
+
+@dataclass(frozen=True)
+class GoldHint:
+    """What the oracle backbone knows of one question: the gold answers (alias lists), the
+    relations of its gold paths with the direction they are walked from the topic side, the
+    entities on them (topic excluded), by name and by id; and the topic entities' names, which
+    are no candidate to choose but what a clue of the question should name (CGPE)."""
+
+    answers: list[list[str]]
+    relations: list[Step]
+    entities: list[str]
+    topics: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"answers": [list(a) for a in self.answers], "relations": [list(r) for r in self.relations],
+                "entities": list(self.entities), "topics": list(self.topics)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "GoldHint":
+        return cls([list(a) for a in data["answers"]], [(r, d) for r, d in data["relations"]],
+                   list(data["entities"]), list(data.get("topics", [])))
+
+
+def fold(relation: str, direction: str) -> Step:
+    """``r_inverse`` walked one way is ``r`` walked the other: one form for both KG builds."""
+    if relation.endswith(INVERSE) and relation != INVERSE:
+        return relation[: -len(INVERSE)], "in" if direction == "out" else "out"
+    return relation, direction
+
+
+def _metaqa(qtype: str, kg_format: str) -> Optional[list[Step]]:
+    """``actor_to_movie_to_director``: from an actor back along the starring relation to the
+    movie ("in"), then forwards along directed_by ("out")."""
+    kinds = qtype.split("_to_")
+    steps: list[Step] = []
+    for here, there in zip(kinds, kinds[1:]):
+        if here == "movie" and there in METAQA_KINDS:
+            steps.append((relation_id(kg_format, METAQA_KINDS[there]), "out"))
+        elif there == "movie" and here in METAQA_KINDS:
+            steps.append((relation_id(kg_format, METAQA_KINDS[here]), "in"))
+        else:
+            return None
+    return steps
+
+
+def _paths(question: Question) -> list[list[str]]:
+    """The dataset's gold paths ``[subject, r1, e1, ..., answer]`` (PathQuestion, WC2014)."""
+    meta = question.meta
+    return [meta["path"]] if "path" in meta else list(meta.get("paths", []))
+
+
+def chains(question: Question, kg_format: str) -> Optional[list[list[Step]]]:
+    """The dataset's gold relation chains, one per gold path, in ``kg_format``'s relation ids;
+    None when the dataset gives none or its relations have no id in that KG."""
+    try:
+        if "qtype" in question.meta:
+            found = _metaqa(question.meta["qtype"], kg_format)
+            return None if found is None else [found]
+        paths = _paths(question)
+        if not paths:
+            return None
+        return [[fold(relation_id(kg_format, r), "out") for r in path[1::2]] for path in paths]
+    except ValueError:  # a relation the KG's format does not name (e.g. MetaQA's on a Freebase KG)
+        return None
+
+
+def chain(question: Question, kg_format: str) -> Optional[list[Step]]:
+    """The dataset's gold relation chain (a conjunctive question's chains one after the
+    other), or None."""
+    found = chains(question, kg_format)
+    return None if found is None else [step for c in found for step in c]
+
+
+def gold_hint(question: Question, reach: Optional["Reach"], kg_format: str) -> GoldHint:
+    """The oracle's hint: relations from the dataset's chain when it gives one, else from the
+    reach paths; entities from the reach paths (those following the chain, where some do) and
+    from the dataset's own gold path."""
+    gold_chains = chains(question, kg_format)
+    paths = list(reach.paths) if reach is not None else []
+    if gold_chains:
+        relations = list(dict.fromkeys(step for c in gold_chains for step in c))
+        paths = [p for p in paths if [fold(s.relation, s.direction) for s in p] in gold_chains] or paths
+    else:
+        relations = list(dict.fromkeys(fold(s.relation, s.direction) for p in paths for s in p))
+    subjects = [path[0] for path in _paths(question)]
+    topics = set(question.topic_entities) | set(subjects)
+    ids = [s.target for p in paths for s in p if s.target not in topics]
+    names = [reach.names[i] for i in ids if reach is not None and i in reach.names]
+    named = [e for path in _paths(question) for e in path[2::2] if e not in topics]
+    return GoldHint(question.answers, relations, list(dict.fromkeys([*names, *named, *ids])),
+                    list(dict.fromkeys([*question.topic_entities.values(), *subjects])))

@@ -1,0 +1,23 @@
+"""The two ways an LLM call ends without a usable reply: the call could not be made (``LLMError``,
+an infrastructure error the circuit breaker counts) or its output stayed invalid (``OutputError``,
+which methods answer with their documented fallback)."""
+from __future__ import annotations
+
+from kgx.core.faults import InfraError
+
+
+class LLMError(InfraError):
+    """A call that cannot be made: no API key, a provider that refuses the request, or
+    transient errors past the retry budget. ``kind`` says which (``llm.auth``, ...)."""
+
+    def __init__(self, message: str, kind: str = "llm.error"):
+        super().__init__(message, kind)
+
+
+class OutputError(ValueError):
+    """Output that stayed unparseable or invalid through every retry; methods decide the fallback."""
+
+    def __init__(self, stage: str, reason: str, text: str):
+        super().__init__(f"stage '{stage}': {reason}")
+        self.stage = stage
+        self.text = text

@@ -1,0 +1,31 @@
+"""What Hydra composes from: kgx's config schemas and every registered method's schema.
+
+Lives in the run layer because it needs the method registry (``kgx.methods``), which sits above
+the config schemas of ``kgx.core.config``."""
+from __future__ import annotations
+
+import secrets
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
+
+from kgx.core.config import Config
+from kgx.core.paths import CONF_DIR
+from kgx.methods import METHODS
+
+
+def register_schemas() -> None:
+    """Make the schemas known to Hydra: ``method=<name>`` is the registered method's schema, and
+    a ``conf/method/<name>.yaml`` (paper comments, overrides) extends it as ``base_<name>``.
+
+    ``${kgx.token:}`` is a random token, drawn once per composed config (Hydra copies the
+    resolver cache into every job of a sweep): it keeps two sweeps started in the same second
+    out of each other's folder."""
+    if not OmegaConf.has_resolver("kgx.token"):
+        OmegaConf.register_new_resolver("kgx.token", lambda: secrets.token_hex(3), use_cache=True)
+    cs = ConfigStore.instance()
+    cs.store(name="kgx_schema", node=Config)
+    for name, found in METHODS.items():
+        cs.store(group="method", name=f"base_{name}", node=found.config)
+        if not (CONF_DIR / "method" / f"{name}.yaml").exists():  # a method needs no YAML file
+            cs.store(group="method", name=name, node=found.config)

@@ -1,0 +1,201 @@
+"""One kgx run: build its parts, answer the questions in parallel, score, log.
+
+``execute`` is the flow of the design notes: check everything that can fail on bad input, claim
+the run's folder (kgx.run.lifecycle), plan from what earlier invocations logged, pre-flight the
+backbones, answer in the question loop (kgx.run.loop) with every finished question one flushed line
+of ``predictions.jsonl``, then sum the records into the run's figures and log them to MLflow,
+with every question's transcript as an MLflow trace (kgx.track.transcripts) built after the loop. A
+question that ended in an error is not finished: the run is FAILED, and a rerun computes that
+question again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+import time
+import traceback
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Optional
+
+from kgx import datasets, methods
+from kgx.core import metrics
+from kgx.core.faults import Breaker, Failure, classify
+from kgx.core.paths import file_name
+from kgx.core.trace import Trace
+from kgx.core.types import Prediction, Question
+from kgx.diagnose import breakdown
+from kgx.diagnose.gold_path import gold_hint
+from kgx.diagnose.reach import Reacher
+from kgx.kg import open_kg
+from kgx.kg.metered import MeteredKG
+from kgx.llm.cache import open_cache
+from kgx.llm.client import LLMClient
+from kgx.llm.usage import Meter
+from kgx.results.figures import summarize
+from kgx.results.record import Record
+from kgx.run import preflight
+from kgx.run.lifecycle import Outcome, Plan, RunFolder, skipped
+from kgx.run.loop import LoopResult, Progress, answer_all
+from kgx.run.spec import RunSpec
+from kgx.track import transcripts
+
+
+def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, out_dir: Path,
+               reacher: Optional[Reacher] = None) -> Record:
+    """Run the method on one question; any exception becomes a ``status=error`` record whose
+    ``error`` says whether the infrastructure or the method failed (kgx.core.faults). Reachability
+    comes first (the oracle backbone is driven by its gold paths), on the KG itself, not metered
+    as the method's; the facts of the failure breakdown (kgx.diagnose.breakdown) come after."""
+    meter, trace = Meter(), Trace()
+    horizon = spec.method.horizon()
+    reach = reacher.check(question, horizon) if reacher is not None and horizon is not None else None
+    gold = gold_hint(question, reach, spec.kg.format) if client.wants_gold() else None
+    metered_kg = MeteredKG(kg, trace, spec.kg.max_candidates)
+    seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
+    ctx = methods.Context(llm=client.bind(meter, trace, gold=gold), params=spec.method, rng=random.Random(seed),
+                          trace=trace, kg=metered_kg)
+    failure: Optional[Failure] = None
+    start = time.perf_counter()
+    try:
+        prediction = methods.get(spec.method.name)(question, ctx)
+    except Exception as exc:  # recorded, never fatal: the question stays in the denominator
+        failure = classify(exc)
+        prediction = Prediction(answer="", status="error", reason=f"{type(exc).__name__}: {exc}")
+        trace.error = traceback.format_exc()
+    latency = time.perf_counter() - start
+    record = Record(id=question.id, question=question.text, gold=question.answers, prediction=prediction,
+                    scores=metrics.score(question, prediction), status=prediction.status, usage=meter.total(),
+                    stages=dict(meter.stages), kg=metered_kg.usage, latency_s=latency,
+                    trace=str(Path("traces") / f"{file_name(question.id)}.json"), error=failure, reach=reach,
+                    shown=None if failure else breakdown.shown(trace, question.answers))
+    if reach is not None:
+        trace.note("reach", breakdown.describe(reach), **reach.to_dict())
+        if record.breakdown == "not_retrieved":
+            record.left_at = breakdown.left_at(reach, trace)
+            if record.left_at:
+                trace.note("failure", record.left_at["why"], **record.left_at)
+    trace.write(out_dir / record.trace)
+    return record
+
+
+def kg_key(spec: RunSpec) -> str:
+    """What identifies the KG's content for the reachability cache: its whole config."""
+    return json.dumps(asdict(spec.kg), sort_keys=True, default=str)
+
+
+def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
+            parent_id: Optional[str] = None) -> Outcome:
+    """Run ``spec``; a config that already has a FINISHED MLflow run is not run again
+    (``run.force`` overrides). ``parent_id`` makes the MLflow run a child of a sweep's run.
+    One invocation per config at a time: a second one is refused (locks.Busy), naming the first."""
+    from kgx.track.tracker import PARENT_TAG, Tracker, git_commit, run_params
+
+    # Everything that can fail on bad input fails here, before any question runs.
+    methods.prepare(spec.method)
+    wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
+    cache = open_cache(spec.run) if wants_cache else None  # a shared server is pinged here
+    client = LLMClient(spec.llm, spec.stages, cache, seed=spec.run.seed)
+    client.check_keys()
+    questions = datasets.load(spec.dataset)
+    kg = open_kg(spec.kg, Path(spec.run.cache_dir))
+    questions = preflight.check(spec, questions, kg)  # topic names -> ids; stops on entities the KG lacks
+    tracker = Tracker(spec.run, launch_dir)
+    folder = RunFolder(spec)
+    with folder.lock():
+        finished = None if spec.run.force else tracker.finished_run(folder.digest)
+        if finished is not None:
+            return skipped(finished, folder.path)
+        plan = folder.plan(questions)
+        client.invocation = plan.invocation
+        if plan.todo:  # a broken backbone stops the run here, before the clock and before any question
+            client.prepare()
+            client.preflight()
+        tags = {
+            "method": spec.method.name, "dataset": spec.dataset.name, "llm": spec.llm.model,
+            "llm_config": spec.llm.name, "kg": spec.kg.name, "git_commit": git_commit(Path(__file__).parent),
+            "config_hash": folder.digest, "output_dir": str(folder.path),
+            # How each backbone was asked for structured output (what llm.structured_output=auto chose).
+            "structured_output": ", ".join(f"{name}={mode}" for name, mode in client.structured_modes().items()),
+            **({PARENT_TAG: parent_id} if parent_id else {}),
+        }
+        name = run_name or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"
+        with folder.mlflow_run(tracker, name, run_params(spec.resolved()), tags) as run_id:
+            reacher = Reacher(kg, kg_key(spec), Path(spec.run.cache_dir)) if spec.method.horizon() else None
+            loop = answer_all(plan.todo, lambda q: answer_one(q, spec, client, kg, folder.path, reacher), spec.workers,
+                              folder.log, Progress(len(questions), list(plan.done.values()), spec.run.progress),
+                              Breaker(spec.run.max_consecutive_errors), folder.clock(plan))
+            if reacher is not None:
+                reacher.close()
+            outcome = conclude(questions, plan, loop, folder.path, run_id, client.invocation)
+            tracker.log_metrics(outcome.summary)
+            tracker.log_outcome(outcome.status, outcome.failures, loop.tripped, outcome.not_started)
+            _log_artifacts(tracker, folder.path, outcome.records)
+            _log_explanations(tracker, folder.path, outcome.records, spec.run.explain)
+            transcripts.log(tracker, questions, outcome.records, folder.path, spec.run.traces, spec.run.progress)
+            from kgx.report import (
+                log_run_report,  # polars and matplotlib: only once the questions are done
+            )
+
+            log_run_report(run_id, tracker.uri, folder.path, outcome.records)
+            tracker.end(outcome.status)
+    return outcome
+
+
+def conclude(questions: list[Question], plan: Plan, loop: LoopResult, out_dir: Path, run_id: str,
+             invocation: int) -> Outcome:
+    """The run's records in dataset order and its figures. A question the loop did not reach keeps
+    its earlier error record: it is still unanswered."""
+    records = [r for q in questions if (r := loop.new.get(q.id) or plan.done.get(q.id) or plan.earlier.get(q.id))]
+    replaced = [plan.earlier[qid] for qid in loop.new if qid in plan.earlier]
+    summary = summarize(records, loop.wall_s, spent=[*plan.superseded, *replaced])
+    unreached = len(questions) - len(records)
+    summary["unanswered"] = float(unreached)
+    summary["invocations"] = float(invocation)
+    billed = sum(r.usage.billed_calls for r in loop.new.values())
+    return Outcome(summary, records, out_dir, run_id, len(loop.new), billed, len(plan.done), loop.interrupted,
+                   failures=[f for r in records if (f := r.failure)], tripped=loop.tripped, not_started=unreached,
+                   retried=sum(1 for qid in loop.new if qid in plan.earlier))
+
+
+def _log_artifacts(tracker: Any, out_dir: Path, records: list[Record]) -> None:
+    import polars as pl
+
+    if records:
+        flat = [{
+            "id": r.id, "question": r.question, "gold": json.dumps(r.gold), "answer": r.prediction.answer,
+            "answers": r.prediction.answers, "status": r.status, **r.scores, "calls": r.calls, "tokens": r.tokens,
+            "input_tokens": r.usage.input_tokens, "output_tokens": r.usage.output_tokens,
+            "latency_s": r.latency_s, "trace": r.trace, "breakdown": r.breakdown,
+            "reachable": None if r.reach is None else r.reach.reachable,
+            "left_at": None if r.left_at is None else r.left_at["depth"],
+        } for r in records]
+        pl.DataFrame(flat).write_parquet(out_dir / "predictions.parquet")
+    for name in ("config.json", "predictions.jsonl", "predictions.parquet"):
+        tracker.log_artifact(out_dir / name)
+    tracker.log_artifact(out_dir / "traces", "traces")
+
+
+def _log_explanations(tracker: Any, out_dir: Path, records: list[Record], limit: int) -> None:
+    """Text and pictures of the first ``limit`` explained questions, in dataset order."""
+    from kgx.explain.draw import write
+    from kgx.explain.graph import Graph
+
+    target = out_dir / "explanations"
+    if target.exists():
+        shutil.rmtree(target)
+    written = 0
+    for r in records:
+        if written >= limit:
+            break
+        trace_path = out_dir / r.trace
+        if not trace_path.exists():
+            continue
+        data = json.loads(trace_path.read_text()).get("explanation")
+        if data:
+            write(Graph.from_dict(data), target / file_name(r.id))
+            written += 1
+    if written:
+        tracker.log_artifact(target, "explanations")

@@ -1,0 +1,150 @@
+"""Do the run's questions start from entities its KG holds? Checked once, before any question.
+
+A KG method answers a question whose topic entity its KG lacks from the model's own knowledge
+(status ``fallback``, "has no relations in the KG"). A run of such answers still prints figures,
+so a dataset on the wrong KG (``dataset=cwq`` on the default demo KG) would look like a result:
+``fallback 100.0%`` is easy to miss. So before any question:
+
+* topic entities given by name (IRN files, a JSON-lines list of names) become the ids of the
+  entities of that exact name in the KG; a name the KG lacks stops the run, listing near matches;
+* every topic id must be an entity with an edge in the KG. If one is missing, the run stops
+  with the dataset, the KG, a few missing ids, and the fix: the dataset's own KG
+  (``dataset.kg``), or ``kg.allow_missing_topics=true``. It goes on with a warning instead when
+  the user chose the KG (``kg=`` on the command line or a sweep axis) or it is the dataset's own
+  KG: then a missing entity is a property of the data, not a wrong default;
+* a question file that records hop counts (``meta.hops``) deeper than ``method.depth`` gets a
+  warning naming the depth to set.
+
+The prompting baselines (``PROMPT_ONLY``) never read the KG, so their runs skip all of this.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, replace
+from typing import Any, Optional
+
+from kgx.core.config import ConfigError
+from kgx.core.types import Question
+from kgx.datasets.irn import TOPIC_NAMES
+from kgx.kg.entities import missing, named, near
+from kgx.kg.sparql import SparqlKG
+from kgx.run.spec import RunSpec
+
+# Methods that answer from the question alone (IO, CoT, self-consistency): sweeps put them on
+# every dataset with whatever KG is default, and their results do not depend on it.
+PROMPT_ONLY = frozenset({"io", "cot", "sc"})
+SHOWN = 5  # missing ids or names named in a message
+NEAR = 3  # near matches offered per unknown name
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A topic entity name the KG does not have, where it was asked, and names it does have."""
+
+    name: str
+    question: str
+    near: list[str]
+
+
+def check(spec: RunSpec, questions: list[Question], kg: SparqlKG) -> list[Question]:
+    """The questions with their topic names resolved to KG ids; stops the run (ConfigError) on
+    topic entities the KG lacks, unless allowed (see the module docstring)."""
+    if spec.method.name in PROMPT_ONLY:
+        return questions
+    allowed = spec.kg.allow_missing_topics
+    names = {n for q in questions for n in q.meta.get(TOPIC_NAMES, [])}
+    questions, unknown = resolve_names(questions, kg)
+    if unknown:
+        _unknown_names(spec, unknown, len(names), allowed)
+    topics = {topic: name for q in questions for topic, name in q.topic_entities.items()}
+    absent = set(missing(kg, list(topics)))
+    if absent:
+        hit = sum(1 for q in questions if any(t in absent for t in q.topic_entities))
+        shown = _listed([f"{t} ({name})" for t, name in topics.items() if t in absent])
+        text = (f"dataset '{spec.dataset.name}' on kg '{spec.kg.name}': {hit} of {len(questions)} questions start "
+                f"from topic entities the KG does not hold ({shown}); every KG method answers those from the "
+                f"model's own knowledge (status fallback)")
+        if allowed or spec.kg.name == spec.dataset.kg or kg_chosen():
+            warn(text)
+        else:
+            raise ConfigError(f"{text}. {_fix(spec)}")
+    _check_depth(spec, questions)
+    return questions
+
+
+def resolve_names(questions: list[Question], kg: SparqlKG) -> tuple[list[Question], list[Unknown]]:
+    """Questions whose topic entities came by name, now with the ids of the entities so named
+    (the first id where a name has several), and the names the KG lacks."""
+    wanted = list(dict.fromkeys(n for q in questions for n in q.meta.get(TOPIC_NAMES, [])))
+    if not wanted:
+        return questions, []
+    ids = named(kg, wanted)
+    ambiguous = [n for n in wanted if len(ids.get(n, [])) > 1]
+    if ambiguous:
+        warn(f"{len(ambiguous)} topic entity names belong to several KG entities; the first id is used "
+             f"({_listed([f'{n} -> {ids[n][0]}' for n in ambiguous])})")
+    resolved, unknown = [], {}
+    for q in questions:
+        names = q.meta.get(TOPIC_NAMES)
+        if not names:
+            resolved.append(q)
+            continue
+        for n in names:
+            if n not in ids and n not in unknown:
+                unknown[n] = Unknown(n, q.id, near(kg, n, NEAR))
+        meta = {k: v for k, v in q.meta.items() if k != TOPIC_NAMES}
+        topics = {**q.topic_entities, **{ids[n][0]: n for n in names if n in ids}}
+        resolved.append(replace(q, topic_entities=topics, meta=meta))
+    return resolved, list(unknown.values())
+
+
+def kg_chosen() -> bool:
+    """Whether this run's command line (or its sweep axis) set ``kg=``: the user chose the KG."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return False
+    return any(o.lstrip("+~").split("=", 1)[0] == "kg" for o in HydraConfig.get().overrides.task)
+
+
+def warn(text: str) -> None:
+    print(f"kgx: warning: {text}", file=sys.stderr)
+
+
+def _listed(items: list[Any]) -> str:
+    more = f" and {len(items) - SHOWN} more" if len(items) > SHOWN else ""
+    return ", ".join(str(i) for i in items[:SHOWN]) + more
+
+
+def _fix(spec: RunSpec) -> str:
+    if spec.dataset.kg and spec.dataset.kg != spec.kg.name:
+        return (f"Its KG: kg={spec.dataset.kg}. Or kg.allow_missing_topics=true (or kg={spec.kg.name} on the "
+                f"command line) to run on this KG anyway")
+    return ("Choose the KG that holds them (your own KB: kg=custom kg.sources=[FILE.tsv]), or "
+            "kg.allow_missing_topics=true to run anyway")
+
+
+def _unknown_names(spec: RunSpec, unknown: list[Unknown], total: int, allowed: bool) -> None:
+    """Stop (or, when allowed, warn) naming the unknown names, the questions they came from and
+    the names the KG has instead; when the KG knows none of them, the KG is the likelier mistake."""
+    shown = [f"'{u.name}' (question {u.question}; "
+             + (f"near: {', '.join(u.near)})" if u.near else "no near match)") for u in unknown]
+    where = f" ({spec.dataset.path})" if spec.dataset.path else ""
+    text = (f"dataset '{spec.dataset.name}'{where} on kg '{spec.kg.name}': {len(unknown)} of its {total} topic "
+            f"entity names name no entity of the KG: {_listed(shown)}")
+    if allowed:
+        warn(f"{text}; their questions have no topic entity there")
+        return
+    fix = (f"The KG has none of them. {_fix(spec)}" if len(unknown) == total else
+           "Spell them as the KG names them, or set kg.allow_missing_topics=true to run anyway (those questions "
+           "fall back to the model's own knowledge)")
+    raise ConfigError(f"{text}. {fix}")
+
+
+def _check_depth(spec: RunSpec, questions: list[Question]) -> None:
+    depth: Optional[int] = getattr(spec.method, "depth", None)
+    hops = [h for q in questions if isinstance(h := q.meta.get("hops"), int)]
+    if isinstance(depth, int) and hops and max(hops) > depth:
+        warn(f"questions of dataset '{spec.dataset.name}' reach up to {max(hops)} hops from their topic entities "
+             f"(meta hops) but method.depth={depth}: set method.depth={max(hops)} for {spec.method.name} to walk "
+             f"that far")

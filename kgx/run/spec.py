@@ -1,0 +1,117 @@
+"""The composed run as objects: what ``python -m kgx`` runs.
+
+``to_run_spec`` turns Hydra's composed config into typed objects, running every range check,
+resolving per-stage backbones and refusing what Hydra lets through silently: a ``+method.<key>``
+the method does not have, and a ``llm.stages.<stage>`` the method never calls.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue
+
+from kgx.core.config import (
+    ConfigError,
+    DatasetConfig,
+    KGConfig,
+    LLMConfig,
+    MethodConfig,
+    RunConfig,
+    identity,
+    masked_url,
+)
+from kgx.core.paths import CONF_DIR
+
+
+def llm_config(value: Any) -> LLMConfig:
+    """An LLM config from a ``conf/llm`` option name or a mapping of LLMConfig fields.
+
+    This is what lets ``llm.stages.answer=gpt4`` name a backbone per stage.
+    """
+    base = OmegaConf.structured(LLMConfig)
+    if isinstance(value, str):
+        path = CONF_DIR / "llm" / f"{value}.yaml"
+        if not path.exists():
+            options = sorted(p.stem for p in (CONF_DIR / "llm").glob("*.yaml"))
+            raise ConfigError(f"llm stage backbone '{value}': no conf/llm/{value}.yaml; options: {options}")
+        value = OmegaConf.load(path)
+    try:
+        merged = OmegaConf.merge(base, value)
+    except Exception as exc:  # omegaconf raises several validation types
+        raise ConfigError(f"llm stage backbone: {exc}") from exc
+    return OmegaConf.to_object(merged)
+
+
+@dataclass
+class RunSpec:
+    """The composed run as objects, with stage backbones resolved."""
+
+    run: RunConfig
+    method: MethodConfig
+    dataset: DatasetConfig
+    llm: LLMConfig
+    kg: KGConfig
+    stages: dict[str, LLMConfig]
+
+    @property
+    def workers(self) -> int:
+        """Questions in flight: run.concurrency, capped by backbones that serve one at a time,
+        so that a question's latency measures its own work rather than a queue."""
+        limits = [b.max_parallel for b in (self.llm, *self.stages.values()) if b.max_parallel]
+        return min([self.run.concurrency, *limits])
+
+    def resolved(self) -> dict[str, Any]:
+        """The whole run as plain data, stage backbones expanded: what is logged."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "stages":
+                out["llm_stages"] = {k: OmegaConf.to_container(OmegaConf.structured(v)) for k, v in value.items()}
+            else:
+                out[f.name] = OmegaConf.to_container(OmegaConf.structured(value))
+        out["run"]["cache_url"] = masked_url(self.run.cache_url)  # a password in it is never logged
+        return out
+
+    def identity(self) -> dict[str, Any]:
+        """What the run's results depend on: :meth:`resolved` without execution fields."""
+        return {"run": identity(self.run), "method": identity(self.method), "dataset": identity(self.dataset),
+                "llm": identity(self.llm), "kg": identity(self.kg),
+                "llm_stages": {k: identity(v) for k, v in self.stages.items()}}
+
+
+def to_run_spec(cfg: DictConfig) -> RunSpec:
+    """Check ranges and resolve stage backbones; raises ConfigError naming the field."""
+    try:
+        obj = OmegaConf.to_object(cfg)
+    except MissingMandatoryValue as exc:
+        raise ConfigError(f"{exc.full_key}: a value is required (e.g. {exc.full_key}=...)") from exc
+    method = obj.method
+    if not isinstance(method, MethodConfig):
+        raise ConfigError("method: choose one of conf/method (e.g. method=cot)")
+    check_method_keys(cfg.method, method)
+    check_stages(method, obj.llm.stages)
+    stages = {stage: llm_config(value) for stage, value in obj.llm.stages.items()}
+    return RunSpec(obj.run, method, obj.dataset, obj.llm, obj.kg, stages)
+
+
+def check_method_keys(node: DictConfig, method: MethodConfig) -> None:
+    """Hydra adds ``+method.<key>=...`` to a schema node without checking it, and the key would be
+    ignored: a misspelt hyperparameter must stop the run instead."""
+    known = [f.name for f in fields(method)]
+    unknown = [key for key in node.keys() if key not in known]
+    if unknown:
+        raise ConfigError(f"method.{unknown[0]}: {method.name} has no such setting; its settings: "
+                          f"{', '.join(known[1:])}")
+
+
+def check_stages(method: MethodConfig, stages: dict[str, Any]) -> None:
+    """``llm.stages.<stage>`` must name a stage the method calls, else its backbone is never used."""
+    from kgx.methods import method as registered
+
+    valid = registered(method.name).stages
+    for stage in stages:
+        if stage not in valid:
+            raise ConfigError(f"llm.stages.{stage}: {method.name} has no stage '{stage}'; its stages: "
+                              f"{', '.join(valid)}")

@@ -1,0 +1,259 @@
+"""Sweeps: one MLflow parent run per Hydra multirun, every job a child run of it.
+
+The parent is made once, in the launching process (a Hydra callback), before any job starts:
+that also creates the sqlite store and the experiment, so parallel jobs never race to do it.
+Its id reaches the jobs through a file in the sweep directory. A job that
+crashes is recorded as a FAILED child and does not stop the others; rerunning the sweep
+skips every job whose config already has a FINISHED run, so only the failed ones run again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from hydra import compose
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.experimental.callback import Callback
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+
+from kgx.core.config import ConfigError, RunConfig
+from kgx.diagnose.breakdown import CATEGORIES
+from kgx.llm.ratelimit import JOBS_ENV
+from kgx.run.spec import to_run_spec
+from kgx.track.tracker import HEADLINE, PARENT_TAG, Tracker, shown
+
+BREAKDOWN = ("reachable", *(f"failure.{c}" for c in CATEGORIES))  # on the parent per configuration, not in its table
+
+SWEEP_GROUP = "sweeps"
+METRIC_CHARS = re.compile(r"[^/\w.\- :]")  # what MLflow refuses in a metric name
+SWEEP_FILE = "kgx_sweep.json"  # in the multirun directory: the parent run and the jobs in parallel
+
+
+@dataclass(frozen=True)
+class Job:
+    name: Optional[str]  # what sets the job apart in its sweep, e.g. "method=cot seed=1"
+    parent_id: Optional[str]
+
+
+def _sweep_file(sweep_dir: str) -> Path:
+    return Path(sweep_dir) / SWEEP_FILE
+
+
+def current_job() -> Job:
+    """Inside a multirun: this job's overrides and its sweep's parent run; else nothing.
+
+    The parent is read from the sweep directory, not inherited through the environment: some
+    launchers start their workers before the sweep begins (joblib reuses its pool), others on
+    other machines (SLURM). The share of the rate limits is published to this process here."""
+    if not HydraConfig.initialized() or HydraConfig.get().mode != RunMode.MULTIRUN:
+        return Job(None, None)
+    hydra = HydraConfig.get()
+    sweep = json.loads(_sweep_file(hydra.sweep.dir).read_text())
+    os.environ[JOBS_ENV] = str(sweep["parallel_jobs"])
+    name = job_name(list(hydra.overrides.task), sweep.get("varying", []))
+    return Job(name or hydra.job.override_dirname or hydra.job.name, sweep["parent_run_id"])
+
+
+def short(key: str) -> str:
+    """An override key as a name shows it: ``run.seed`` is ``seed``, ``+sweeps`` is ``sweeps``."""
+    bare = key.lstrip("+~")
+    return bare[len("run."):] if bare.startswith("run.") else bare
+
+
+def swept_keys(jobs: list[list[str]]) -> list[str]:
+    """The override keys whose value differs between jobs, in the order they were given."""
+    values: dict[str, set[str]] = {}
+    for overrides in jobs:
+        for override in overrides:
+            key, _, value = override.partition("=")
+            values.setdefault(key, set()).add(value)
+    return [key for key, seen in values.items() if len(seen) > 1]
+
+
+def job_name(overrides: list[str], varying: list[str]) -> str:
+    """A child run is named by what varies, in the sweep's order (``method=cot seed=1``): the
+    fixed overrides are the same for every child, and put first they cut every name in the
+    runs table to the same text."""
+    given = dict(o.partition("=")[::2] for o in overrides)
+    return " ".join(f"{short(key)}={given[key]}" for key in varying if key in given)
+
+
+def _tracker(config: DictConfig) -> Tracker:
+    run = RunConfig(tracking_uri=config.run.tracking_uri, experiment=config.run.experiment)
+    return Tracker(run, Path.cwd())
+
+
+def job_failed(config: DictConfig, job: Job, exc: BaseException) -> None:
+    """Record a crashed job as a FAILED child run, with the reason, and let the sweep go on."""
+    reason = f"{type(exc).__name__}: {exc}"
+    print(f"kgx: job {job.name} failed: {reason}", file=sys.stderr)
+    _tracker(config).record_failure(job.name or "job", reason, {PARENT_TAG: job.parent_id or ""})
+
+
+def job_overrides(config: DictConfig) -> list[list[str]]:
+    """Every job's overrides, as Hydra's basic sweeper will expand them."""
+    params = [f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()]
+    parsed = OverridesParser.create().parse_overrides([*params, *config.hydra.overrides.task])
+    return BasicSweeper.split_arguments(parsed, None)[0]
+
+
+def validate_jobs(config: DictConfig) -> int:
+    """Range-check every job before any starts (Hydra checks keys and options, not ranges);
+    a bad one stops the sweep, named."""
+    jobs = job_overrides(config)
+    for overrides in jobs:
+        try:
+            to_run_spec(compose(config_name=config.hydra.job.config_name, overrides=overrides))
+        except ConfigError as exc:
+            # SystemExit, not an exception: Hydra turns callback exceptions into warnings.
+            raise SystemExit(f"kgx: error: sweep job {' '.join(overrides)}: {exc}") from exc
+    return len(jobs)
+
+
+def sweep_name(config: DictConfig, varying: list[str]) -> str:
+    """A sweep file's name (``+sweeps=tiny``), else the keys an ad-hoc multirun sweeps (``method×dataset``)."""
+    return config.hydra.runtime.choices.get(SWEEP_GROUP) or "×".join(short(k) for k in varying) or "sweep"
+
+
+def configuration(child: Any, varying: list[str]) -> str:
+    """The configuration a child ran, without its replicate keys (``run.*``, e.g. the seed):
+    ``io``, ``io/cwq``, ``cot/temperature:0.5``. A group override is read back from the
+    group's ``name`` param, another key from its own param."""
+    parts = []
+    for key in varying:
+        bare = key.lstrip("+~")
+        if bare.startswith("run."):
+            continue
+        value = child.data.params.get(bare if "." in bare else f"{bare}.name", "-")
+        parts.append(f"{short(key)}:{value}" if "." in bare else value)
+    return "/".join(parts) or "all"
+
+
+def aggregate(children: list[Any], varying: list[str]) -> dict[str, dict[str, float]]:
+    """The mean of every headline figure and of the failure breakdown (where logged) per
+    configuration, over its replicates."""
+    groups: dict[str, list[Any]] = {}
+    for child in children:
+        groups.setdefault(configuration(child, varying), []).append(child)
+    table = {}
+    for label, runs in sorted(groups.items()):
+        row = {"runs": float(len(runs))}
+        for metric in (*HEADLINE, *BREAKDOWN):
+            values = [v for r in runs if not math.isnan(v := r.data.metrics.get(metric, math.nan))]
+            row[metric] = sum(values) / len(values) if values else math.nan
+        table[label] = row
+    return table
+
+
+def render(table: dict[str, dict[str, float]]) -> str:
+    """The aggregated table in markdown, figures rounded as kgx prints them."""
+    head = ["configuration", "runs", *HEADLINE]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for label, row in table.items():
+        lines.append("| " + " | ".join([label, f"{row['runs']:.0f}", *(shown(m, row[m]) for m in HEADLINE)]) + " |")
+    return "\n".join(lines)
+
+
+def log_table(tracker: Tracker, parent_id: str, children: list[Any], varying: list[str]) -> str:
+    """Give the parent run the sweep's table: ``<configuration>.<metric>`` for every cell, the
+    best configuration's figures (by hits@1) under the plain names so the parent's row in the
+    runs table is filled, its name in tag ``best``, and the rounded table as its description."""
+    from mlflow.entities import Metric
+
+    table = aggregate(children, varying)
+    if not table:
+        return ""
+    best = max(table, key=lambda label: -math.inf if math.isnan(table[label]["hits1"]) else table[label]["hits1"])
+    cells = {f"{METRIC_CHARS.sub('_', label)}.{m}": v for label, row in table.items() for m, v in row.items()}
+    cells.update({m: table[best][m] for m in (*HEADLINE, *BREAKDOWN)})
+    now = int(time.time() * 1000)
+    metrics = [Metric(k, v, now, 0) for k, v in cells.items() if not math.isnan(v)]
+    for i in range(0, len(metrics), 500):
+        tracker.client.log_batch(parent_id, metrics=metrics[i:i + 500])
+    text = render(table)
+    tracker.client.set_tag(parent_id, "best", best)
+    tracker.client.set_tag(parent_id, "mlflow.note.content", f"Best: {best}\n\n{text}")
+    return text
+
+
+class SweepTracking(Callback):
+    """Hydra callback (conf/config.yaml): the parent run of a multirun."""
+
+    def __init__(self) -> None:
+        self.parent_id: Optional[str] = None
+        self.varying: list[str] = []
+        self.name = "sweep"
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        try:
+            self._start(config)
+        except Exception as exc:  # Hydra would only warn, and every job would then fail alone
+            raise SystemExit(f"kgx: error: the sweep could not start: {type(exc).__name__}: {exc}") from exc
+
+    def _start(self, config: DictConfig) -> None:
+        jobs = validate_jobs(config)
+        self.varying = swept_keys(job_overrides(config))
+        tracker = _tracker(config)
+        name = self.name = sweep_name(config, self.varying)
+        overrides = list(config.hydra.overrides.task)
+        key = hashlib.sha256(json.dumps([name, sorted(overrides)]).encode()).hexdigest()[:12]
+        earlier = tracker.client.search_runs([tracker.experiment_id], f"tags.sweep_key = '{key}'", max_results=1)
+        if earlier:
+            self.parent_id = earlier[0].info.run_id
+            tracker.client.update_run(self.parent_id, status="RUNNING")
+        else:
+            self.parent_id = tracker.client.create_run(tracker.experiment_id, run_name=name).info.run_id
+            for tag, value in {"sweep": name, "sweep_key": key, "sweep_jobs": str(jobs),
+                               "sweep_overrides": " ".join(overrides)}.items():
+                tracker.client.set_tag(self.parent_id, tag, value)
+            swept = config.hydra.sweeper.get("params")
+            params = OmegaConf.to_container(swept) if swept else {}
+            tracker.client.log_dict(self.parent_id, {"sweep": name, "params": params, "overrides": overrides},
+                                    "sweep.json")
+        parallel = max(1, int(config.hydra.launcher.get("n_jobs") or 1))
+        path = _sweep_file(config.hydra.sweep.dir)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"parent_run_id": self.parent_id, "parallel_jobs": parallel,
+                                    "varying": self.varying}))
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        from kgx.report import (  # plotting libraries: only when a sweep ends
+            ReportError,
+            log_summary,
+        )
+
+        tracker = _tracker(config)
+        latest = {c.info.run_name: c for c in sorted(tracker.children(self.parent_id),
+                                                      key=lambda c: c.info.start_time)}
+        children = list(latest.values())  # a job rerun after a failure counts once, as it ended
+        failed = [c for c in children if c.info.status == "FAILED"]
+        done = [c for c in children if c.info.status == "FINISHED"]
+        tracker.client.set_tag(self.parent_id, "children_finished", str(len(done)))
+        tracker.client.set_tag(self.parent_id, "children_failed", str(len(failed)))
+        tracker.client.set_tag(self.parent_id, "failed_jobs", "; ".join(
+            f"{c.info.run_name}: {c.data.tags.get('error', c.info.status)}" for c in failed)[:5000] or "none")
+        try:
+            summary = log_summary(self.parent_id, tracker.uri)
+        except ReportError as exc:  # no finished child: nothing to tabulate
+            summary = []
+            tracker.client.set_tag(self.parent_id, "report", str(exc)[:5000])
+        table = log_table(tracker, self.parent_id, done, self.varying)
+        tracker.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
+        print(f"sweep {self.name}: {len(done)} finished, {len(failed)} failed; "
+              f"mlflow parent run {self.parent_id} with {len(summary)} report artifacts")
+        if table:
+            print(table)
+        if failed:  # SystemExit, not an exception: Hydra turns callback exceptions into warnings
+            raise SystemExit(f"kgx: error: {len(failed)} sweep jobs failed (tag failed_jobs of the parent run); "
+                             f"rerun the same command to run only them again")

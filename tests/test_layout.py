@@ -1,0 +1,162 @@
+"""The package's shape, read from its own imports: packages in layers, no circle across packages,
+no import back up the layers, no module over 350 lines, and a knob's path kept short.
+
+Every ``import`` counts, including those inside functions and under ``TYPE_CHECKING``: a
+circle through a lazy import is still a circle for whoever reads the code.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "kgx"
+# Bottom to top: a module imports from its own package or from packages below it.
+LAYERS = ["core", "explain", "kg", "datasets", "diagnose", "llm", "methods", "results", "track", "report", "run",
+          "estimate", "entry"]
+ENTRY_POINTS = {"kgx", "kgx.__main__", "kgx.score", "kgx.ui"}  # `python -m kgx`, `-m kgx.score`, `-m kgx.ui`
+MAX_LINES = 350
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in ROOT.rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT.parent).with_suffix("").parts)
+        found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The kgx modules ``name`` imports (a package's ``from kgx.x import y`` names module y when y
+    is one)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.split(".")[0] == "kgx")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "kgx":
+                continue
+            for alias in node.names:
+                out.add(f"{target}.{alias.name}" if f"{target}.{alias.name}" in known else target)
+    return {m for m in out if m in known and m != name}
+
+
+def package(module: str) -> str:
+    return "entry" if module in ENTRY_POINTS else module.split(".")[1]
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def test_every_module_sits_in_a_known_layer(graph):
+    assert {package(m) for m in graph} <= set(LAYERS)
+
+
+def test_no_import_runs_back_up_the_layers(graph):
+    upward = sorted(f"{a} -> {b}" for a, targets in graph.items() for b in targets
+                    if LAYERS.index(package(b)) > LAYERS.index(package(a)))
+    assert upward == []
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's algorithm, iterative: the import circles (components of more than one module)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    circles.append(component)
+    return circles
+
+
+def test_no_import_circle_crosses_packages(graph):
+    crossing = [sorted(c) for c in strongly_connected(graph) if len({package(m) for m in c}) > 1]
+    assert crossing == []
+
+
+def test_import_circles_inside_a_package_are_only_the_known_one(graph):
+    """The LLM client hands out per-question views (``LLMClient.bind`` -> ``QuestionLLM``), which
+    call the client back: a lazy import, kept deliberately. Any other circle fails here."""
+    circles = sorted(sorted(c) for c in strongly_connected(graph))
+    assert circles == [["kgx.llm.client", "kgx.llm.question"]]
+
+
+def test_the_layer_test_sees_a_circle_and_an_upward_import():
+    graph = {"kgx.core.a": {"kgx.run.b"}, "kgx.run.b": {"kgx.core.a"}}
+    assert strongly_connected(graph) == [{"kgx.core.a", "kgx.run.b"}]
+    assert LAYERS.index(package("kgx.run.b")) > LAYERS.index(package("kgx.core.a"))
+
+
+def test_no_module_is_over_350_lines():
+    long = {str(p.relative_to(ROOT.parent)): n for p in ROOT.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_no_module_name_is_used_twice_for_different_things():
+    """``failures.py`` vs ``report/failures.py``, ``summary.py`` vs ``report/summary.py`` were
+    two things each under one name; a stem may repeat only for a package's entry files."""
+    stems: dict[str, list[str]] = {}
+    for p in ROOT.rglob("*.py"):
+        if p.name not in ("__init__.py", "__main__.py"):
+            stems.setdefault(p.stem, []).append(str(p.relative_to(ROOT)))
+    assert {s: where for s, where in stems.items() if len(where) > 1} == {}
+
+
+@pytest.mark.parametrize("method", ["lmp", "knowpath", "tog", "pog", "structgpt", "cgpe"])
+def test_a_method_knob_reaches_its_use_in_at_most_four_files(graph, method):
+    """A method's knobs (``method.width``, ``method.depth``, ...) are declared in its own file and
+    read there; the files they can reach are the method's own and the method modules it imports
+    (kit, prompts, samplers): each knob is named in at most four of them."""
+    from kgx.methods import METHODS
+
+    schema = METHODS[method].config
+    reach = {f"kgx.methods.{method}"}
+    reach |= {m for m in graph[f"kgx.methods.{method}"] if m.startswith("kgx.methods.")}
+    texts = {m: modules()[m].read_text() for m in reach}
+    base = {f.name for f in dataclasses.fields(METHODS["io"].config)}
+    for knob in (f.name for f in dataclasses.fields(schema) if f.name not in base):
+        files = sorted(m for m, text in texts.items() if f".{knob}" in text)
+        assert len(files) <= 4, f"method.{knob} of {method} is read in {files}"

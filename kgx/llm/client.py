@@ -18,7 +18,6 @@ import httpx
 import litellm
 
 from kgx.core.config import LLMConfig
-from kgx.core.trace import Trace
 from kgx.llm import providers
 from kgx.llm.cache import Cache, cache_key
 from kgx.llm.errors import LLMError
@@ -34,11 +33,9 @@ from kgx.llm.structured import (
     backbone_key,
     response_format,
 )
-from kgx.llm.usage import Meter
 
 if TYPE_CHECKING:
     from kgx.diagnose.gold_path import GoldHint
-    from kgx.llm.question import QuestionLLM
 
 # (exception, kind, retried): the first that matches wins, so subclasses come before their bases.
 # Only what may pass by itself is retried; a refused key, a missing model or a request the
@@ -195,12 +192,6 @@ class LLMClient:
     def wants_gold(self) -> bool:
         """Whether a backbone of the run is the oracle, which needs each question's gold (``bind``)."""
         return any(providers.is_oracle(cfg.model) for cfg in self.backbones())
-
-    def bind(self, meter: Meter, trace: Trace, gold: Optional["GoldHint"] = None) -> "QuestionLLM":
-        """One question's ``ctx.llm``; ``gold`` goes with its oracle calls (and no other)."""
-        from kgx.llm.question import QuestionLLM
-
-        return QuestionLLM(self, meter, trace, gold=gold)
 
     def mode(self, cfg: LLMConfig) -> str:
         """How ``cfg`` gets a reply's schema: json_schema, json_object_schema or prompted."""

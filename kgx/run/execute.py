@@ -33,6 +33,7 @@ from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import open_cache
 from kgx.llm.client import LLMClient
+from kgx.llm.question import QuestionLLM
 from kgx.llm.usage import Meter
 from kgx.results.figures import summarize
 from kgx.results.record import Record
@@ -55,7 +56,7 @@ def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, ou
     gold = gold_hint(question, reach, spec.kg.format) if client.wants_gold() else None
     metered_kg = MeteredKG(kg, trace, spec.kg.max_candidates)
     seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
-    ctx = methods.Context(llm=client.bind(meter, trace, gold=gold), params=spec.method, rng=random.Random(seed),
+    ctx = methods.Context(llm=QuestionLLM(client, meter, trace, gold=gold), params=spec.method, rng=random.Random(seed),
                           trace=trace, kg=metered_kg)
     failure: Optional[Failure] = None
     start = time.perf_counter()

@@ -9,6 +9,7 @@ from kgx.core.trace import Trace
 from kgx.llm.cache import ResponseCache
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import LLMError, OutputError
+from kgx.llm.question import QuestionLLM
 from kgx.llm.structured import parse_json
 from kgx.llm.usage import Meter
 
@@ -29,7 +30,7 @@ def scripted(**kw) -> LLMConfig:
 def bound(cfg: LLMConfig, cache: ResponseCache | None = None, stages=None):
     client = LLMClient(cfg, stages or {}, cache, sleep=lambda s: None)
     meter, trace = Meter(), Trace()
-    return client.bind(meter, trace), meter, trace
+    return QuestionLLM(client, meter, trace), meter, trace
 
 
 def test_usage_is_the_providers_token_count_and_cost_follows_the_price():
@@ -201,7 +202,7 @@ def test_rate_limit_spaces_billed_calls_but_not_cache_hits(tmp_path):
     assert client.limiters[cfg.name].rpm == 2
     client.limiters[cfg.name] = RateLimiter(2, None, clock=lambda: now[0],
                                             sleep=lambda s: now.__setitem__(0, now[0] + s))
-    llm = client.bind(Meter(), Trace())
+    llm = QuestionLLM(client, Meter(), Trace())
     for i in range(3):
         llm("answer", [{"role": "user", "content": f"Question: q{i}?"}])
     assert now[0] == 60.0  # the third billed call waited for the window

@@ -11,6 +11,7 @@ from kgx.core.config import DatasetConfig, LocalModelConfig
 from kgx.core.trace import Trace
 from kgx.datasets import load
 from kgx.llm.client import LLMClient
+from kgx.llm.question import QuestionLLM
 from kgx.llm.usage import Meter
 from kgx.methods import Context
 from kgx.methods.knowpath import KnowPathConfig, generate_inference_paths
@@ -34,7 +35,7 @@ def _fresh_probe_markers(tmp_path_factory):
 
 def ask(llm=LOCAL, **kw):
     meter, trace = Meter(), Trace()
-    value = LLMClient(llm, {}, None).bind(meter, trace)("select", MESSAGES, **kw)
+    value = QuestionLLM(LLMClient(llm, {}, None), meter, trace)("select", MESSAGES, **kw)
     return value, meter.total(), trace.events[-1]
 
 
@@ -69,7 +70,7 @@ def test_knowpaths_ipg_reply_fits_the_room_it_asks_for():
     """Issue 18: at llm=local's max_tokens of 256 this reply (262 tokens, about 20 s) was cut."""
     [question] = [q for q in load(DatasetConfig()) if q.id == "demo-007"]
     meter, trace = Meter(), Trace()
-    ctx = Context(llm=LLMClient(replace(llm_config("local"), cache=False), {}, None).bind(meter, trace),
+    ctx = Context(llm=QuestionLLM(LLMClient(replace(llm_config("local"), cache=False), {}, None), meter, trace),
                   params=KnowPathConfig(), rng=random.Random(0), trace=trace, kg=None)
     generate_inference_paths(question, ctx)
     [event] = [e for e in trace.events if e.kind == "llm"]

@@ -15,6 +15,7 @@ from kgx.core.trace import Trace
 from kgx.llm import local, providers
 from kgx.llm.client import LLMClient
 from kgx.llm.local_grammar import gbnf
+from kgx.llm.question import QuestionLLM
 from kgx.llm.usage import Meter
 from kgx.run.spec import llm_config
 
@@ -142,7 +143,7 @@ def test_a_stage_limit_reaches_create_chat_completion_within_the_context(probed,
     handler = providers._handlers[providers.LOCAL]
     monkeypatch.setattr(handler, "_models", {})
     cfg = dataclasses.replace(llm_config("local"), cache=False, max_tokens=256, local=LocalModelConfig(n_ctx=1024))
-    llm = LLMClient(cfg, {}, None).bind(Meter(), Trace())
+    llm = QuestionLLM(LLMClient(cfg, {}, None), Meter(), Trace())
     for asked in (None, 685, 5000):
         assert llm("answer", [{"role": "user", "content": "hi"}], max_tokens=asked) == "Canberra"
     [model] = handler._models.values()

@@ -14,6 +14,7 @@ from kgx.core.trace import Trace
 from kgx.llm.cache import ResponseCache
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import OutputError
+from kgx.llm.question import QuestionLLM
 from kgx.llm.usage import Meter, Usage
 from kgx.run.spec import llm_config
 from tests.llm.fake_server import FakeServer, completion
@@ -31,7 +32,7 @@ def scripted(**kw: Any) -> LLMConfig:
 
 def bound(cfg: LLMConfig, cache: ResponseCache | None = None):
     meter, trace = Meter(), Trace()
-    return LLMClient(cfg, {}, cache, sleep=lambda s: None).bind(meter, trace), meter, trace
+    return QuestionLLM(LLMClient(cfg, {}, cache, sleep=lambda s: None), meter, trace), meter, trace
 
 
 def calls(trace: Trace) -> list:

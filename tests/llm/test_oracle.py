@@ -22,6 +22,7 @@ from kgx.llm.cache import ResponseCache
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import LLMError
 from kgx.llm.oracle import OracleLLM
+from kgx.llm.question import QuestionLLM
 from kgx.llm.scripted import ScriptedLLM
 from kgx.llm.usage import Meter
 from kgx.methods import (
@@ -51,7 +52,7 @@ TOKYO_GOLD = GoldHint([YEN], [(CAPITAL, "in"), (CURRENCY, "out")], ["Japan", "Ja
 def ask(cfg: LLMConfig, messages, schema, gold=None, stages=None, cache=None):
     """One call through the client as a method makes it: (parsed reply, the question's meter)."""
     meter = Meter()
-    llm = LLMClient(cfg, stages or {}, cache, sleep=lambda s: None).bind(meter, Trace(), gold=gold)
+    llm = QuestionLLM(LLMClient(cfg, stages or {}, cache, sleep=lambda s: None), meter, Trace(), gold=gold)
     return llm("stage", messages, schema=schema), meter
 
 
@@ -266,7 +267,7 @@ def test_only_the_oracle_receives_the_gold(monkeypatch):
 
         monkeypatch.setattr(handler, "completion", spy)
     meter, trace = Meter(), Trace()
-    llm = LLMClient(SCRIPTED, {"reasoning": ORACLE}, None, sleep=lambda s: None).bind(meter, trace, gold=TOKYO_GOLD)
+    llm = QuestionLLM(LLMClient(SCRIPTED, {"reasoning": ORACLE}, None, sleep=lambda s: None), meter, trace, gold=TOKYO_GOLD)
     messages, schema = reasoning_call("1. (Japan, location.country.currency_used, Japanese yen)")
     assert llm("answer", messages, schema=schema)["answers"] != ["Japanese yen"]  # the scripted double
     assert llm("reasoning", messages, schema=schema)["answers"] == ["Japanese yen"]
@@ -312,7 +313,7 @@ def solve(kg, params, cfg: LLMConfig, gold=None):
     """Demo-015 by the method of ``params``: (prediction, meter)."""
     question = next(q for q in datasets.load(DatasetConfig()) if q.id == "demo-015")
     trace, meter = Trace(), Meter()
-    llm = LLMClient(cfg, {}, None, sleep=lambda s: None).bind(meter, trace, gold=gold)
+    llm = QuestionLLM(LLMClient(cfg, {}, None, sleep=lambda s: None), meter, trace, gold=gold)
     ctx = Context(llm=llm, params=params, rng=random.Random(0), trace=trace, kg=MeteredKG(kg, trace))
     return get(params.name)(question, ctx), meter
 

@@ -9,6 +9,7 @@ import pytest
 from kgx.core.trace import Trace
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import LLMError
+from kgx.llm.question import QuestionLLM
 from kgx.llm.usage import Meter
 from kgx.run.spec import llm_config
 from tests.llm.fake_server import OK, FakeServer
@@ -29,7 +30,7 @@ def client(url: str) -> LLMClient:
 
 
 def ask(c: LLMClient):
-    return c.bind(Meter(), Trace())("answer", [{"role": "user", "content": "Question: q?"}])
+    return QuestionLLM(c, Meter(), Trace())("answer", [{"role": "user", "content": "Question: q?"}])
 
 
 # litellm 1.106 itself resends a 422 once with unsupported params dropped; kgx never retries.

@@ -14,6 +14,7 @@ from kgx.core.config import ConfigError, LLMConfig
 from kgx.core.trace import Trace
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import LLMError
+from kgx.llm.question import QuestionLLM
 from kgx.llm.structured import PROBE_SCHEMA
 from kgx.llm.usage import Meter
 from kgx.run.spec import llm_config, to_run_spec
@@ -80,7 +81,7 @@ def backbone(url: str, **kw: Any) -> LLMConfig:
 
 
 def ask(client: LLMClient) -> Any:
-    return client.bind(Meter(), Trace())("answer", QUESTION, schema=SCHEMA)
+    return QuestionLLM(client, Meter(), Trace())("answer", QUESTION, schema=SCHEMA)
 
 
 @pytest.mark.parametrize("answer, mode, probes, form", [

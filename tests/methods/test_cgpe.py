@@ -18,6 +18,7 @@ from kgx.core.types import Question
 from kgx.kg import EmbeddedKG, build_store, open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient
+from kgx.llm.question import QuestionLLM
 from kgx.llm.usage import Meter
 from kgx.methods import Context, get
 from kgx.methods import cgpe_paths as paths
@@ -341,7 +342,7 @@ def test_the_client_asks_again_warmer_when_clues_repeat(demo):
     twice = LLMConfig(**{**cfg.__dict__, "name": "twice",
                          "extra": {"mock_response": '{"clues": ["Australia", "Australia"]}'}})
     meter, trace = Meter(), Trace()
-    llm = LLMClient(cfg, {"clue_extraction": twice}, None, sleep=lambda s: None).bind(meter, trace)
+    llm = QuestionLLM(LLMClient(cfg, {"clue_extraction": twice}, None, sleep=lambda s: None), meter, trace)
     p = get("cgpe")(CAPITAL, Context(llm=llm, params=CGPEConfig(max_retries=2), rng=random.Random(0), trace=trace,
                                      kg=MeteredKG(demo, trace)))
     clue_calls = [e for e in trace.events if isinstance(e, LLMEvent) and e.stage == "clue_extraction"]
@@ -360,7 +361,7 @@ def test_scripted_backbone_makes_one_clue_call_matching_calls_in_threes_and_one_
     cfg = LLMConfig(name="scripted", model="kgx-scripted/overlap", structured_output=True,
                     input_cost_per_token=0.0, output_cost_per_token=0.0)
     meter, trace = Meter(), Trace()
-    llm = LLMClient(cfg, {}, None, sleep=lambda s: None).bind(meter, trace)
+    llm = QuestionLLM(LLMClient(cfg, {}, None, sleep=lambda s: None), meter, trace)
     p = get("cgpe")(CAPITAL, Context(llm=llm, params=CGPEConfig(), rng=random.Random(0), trace=trace,
                                      kg=MeteredKG(demo, trace)))
     calls = {stage: usage.calls for stage, usage in meter.stages.items()}

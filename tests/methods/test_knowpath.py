@@ -18,6 +18,7 @@ from kgx.kg.metered import MeteredKG
 from kgx.llm import scripted
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import OutputError
+from kgx.llm.question import QuestionLLM
 from kgx.llm.scripted import reply
 from kgx.llm.usage import Meter
 from kgx.methods import Context, get
@@ -62,7 +63,7 @@ def scripted_ctx(demo_kg, max_tokens=512, **params):
     client = LLMClient(LLMConfig(name="scripted", model="kgx-scripted/overlap", structured_output=True,
                                  max_tokens=max_tokens, input_cost_per_token=0.0, output_cost_per_token=0.0),
                        {}, None)
-    return Context(llm=client.bind(meter, trace), params=KnowPathConfig(**params), rng=random.Random(0),
+    return Context(llm=QuestionLLM(client, meter, trace), params=KnowPathConfig(**params), rng=random.Random(0),
                    trace=trace, kg=MeteredKG(demo_kg, trace)), meter
 
 

@@ -18,6 +18,7 @@ from kgx.core.types import Question
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient
+from kgx.llm.question import QuestionLLM
 from kgx.llm.usage import Meter
 from kgx.methods import Context, get, pog
 from kgx.methods.pog import PoGConfig
@@ -42,7 +43,7 @@ def run(kg, question: Question, params: PoGConfig, llm=None, trace: Trace | None
     """PoG on one question; the scripted backbone unless ``llm`` is given."""
     trace, meter = trace or Trace(), Meter()
     if llm is None:
-        llm = LLMClient(SCRIPTED, {}, None, sleep=lambda s: None).bind(meter, trace)
+        llm = QuestionLLM(LLMClient(SCRIPTED, {}, None, sleep=lambda s: None), meter, trace)
     ctx = Context(llm=llm, params=params, rng=random.Random(0), trace=trace, kg=MeteredKG(kg, trace))
     return get("pog")(question, ctx), trace, meter
 

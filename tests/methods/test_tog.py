@@ -16,6 +16,7 @@ from kgx.core.types import Question
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient
+from kgx.llm.question import QuestionLLM
 from kgx.llm.usage import Meter
 from kgx.methods import Context, get, tog, tog_prompts
 from kgx.methods.cot import messages as cot_messages
@@ -62,7 +63,7 @@ def run(kg, question: Question, params, llm=None, seed: int = 0, stages=None):
     """The method of ``params`` on one question; the scripted client unless ``llm`` is given."""
     trace, meter = Trace(), Meter()
     if llm is None:
-        llm = LLMClient(SCRIPTED, stages or {}, None, sleep=lambda s: None).bind(meter, trace)
+        llm = QuestionLLM(LLMClient(SCRIPTED, stages or {}, None, sleep=lambda s: None), meter, trace)
     ctx = Context(llm=llm, params=params, rng=random.Random(seed), trace=trace, kg=MeteredKG(kg, trace))
     return get(params.name)(question, ctx), trace, meter
 

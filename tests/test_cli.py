@@ -70,3 +70,24 @@ def test_ctrl_c_keeps_finished_questions_and_the_rerun_completes_them(tmp_path):
     ids = [json.loads(x)["id"] for x in log.read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 30
     assert client.get_run(run_id).info.status == "FINISHED"
+
+
+def test_kgx_composes_from_any_directory_with_the_users_sweeps_and_config_dir(tmp_path):
+    """From a directory that is not the repository: kgx's own sweeps, the user's ./sweeps (searched
+    first) and a config group of the user's added with --config-dir all compose."""
+    own = kgx(tmp_path, "+sweeps=baselines_smoke", "--cfg", "hydra")
+    assert own.returncode == 0, own.stderr
+    assert "method: io,cot" in own.stdout.replace("'", "")
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "mine.yaml").write_text(
+        "# @package _global_\nhydra:\n  sweeper:\n    params:\n      method: io,sc\n")
+    mine = kgx(tmp_path, "+sweeps=mine", "--cfg", "hydra")
+    assert mine.returncode == 0, mine.stderr
+    assert "method: io,sc" in mine.stdout.replace("'", "")
+    (tmp_path / "extra" / "llm").mkdir(parents=True)
+    (tmp_path / "extra" / "llm" / "mine.yaml").write_text("name: mine\nmodel: kgx-scripted/overlap\n")
+    job = kgx(tmp_path, "--config-dir", str(tmp_path / "extra"), "llm=mine", "--cfg", "job")
+    assert job.returncode == 0, job.stderr
+    assert "name: mine\n  model: kgx-scripted/overlap" in job.stdout
+    listed = kgx(tmp_path, "--help")
+    assert "baselines_smoke" in listed.stdout and "mine" in listed.stdout

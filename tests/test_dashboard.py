@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,9 @@ def dashboard(tmp_path: Path):
                                 env=kgx_env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         assert wait_up(f"http://127.0.0.1:{port}", proc), f"kgx.ui did not come up within 120 s:\n{log.read_text()}"
-        printed = re.search(r"^dashboard: (\S+)$", log.read_text(), re.M)
+        deadline = time.time() + 60  # kgx.ui prints the URL once its own check finds the server up
+        while not (printed := re.search(r"^dashboard: (\S+)$", log.read_text(), re.M)) and time.time() < deadline:
+            time.sleep(0.2)
         assert printed, log.read_text()
         yield tmp_path, printed.group(1)
     finally:

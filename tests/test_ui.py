@@ -55,6 +55,7 @@ def test_ui_serves_the_runs_of_the_launch_directory(tmp_path):
         proc.wait(timeout=30)
 
 
+@pytest.mark.slow  # it starts the MLflow server (about 20 s) to see it fail
 def test_ui_on_a_taken_port_says_so_and_prints_no_url(tmp_path):
     import socket
 

@@ -7,13 +7,15 @@ one and given a saved runs-table view with the headline figures (kgx.track.track
 URL printed (and opened with ``--open``) is the runs table in that view.
 
 MLflow's server imports litellm when it is installed; without a local price map that import
-waits on the network forever, so the environment it needs is set here, not left to the user.
+waits on the network forever, so the environment it needs is set here, not left to the user
+(with MLflow's job runner off: kgx starts no GenAI job).
 """
 from __future__ import annotations
 
 import argparse
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -45,6 +47,17 @@ def dashboard(uri: str, experiment: str, base: str) -> str:
         return base
     present(client, found.experiment_id)  # stores made before the view existed get it too
     return runs_url(base, found.experiment_id)
+
+
+def port_taken(port: int) -> Optional[str]:
+    """Why 127.0.0.1:``port`` cannot be served on, or None: said at once, not after the server
+    has spent its start-up (about 20 s) failing to bind."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
 
 
 def wait_up(base: str, server: subprocess.Popen, timeout_s: float = 120.0) -> bool:
@@ -85,7 +98,13 @@ def main(argv: Optional[list[str]] = None) -> None:
         serve_remote(uri, args.experiment, args.open)
         return
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    # MLflow's job runner (seven huey consumer processes for its GenAI jobs, which kgx does not
+    # use) would double the server's start-up time and memory.
+    os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
     base = f"http://127.0.0.1:{args.port}"
+    taken = port_taken(args.port)
+    if taken:
+        raise SystemExit(f"kgx: error: cannot serve on {base}: {taken}; is port {args.port} taken? Try --port")
     url = dashboard(uri, args.experiment, base)
     print(f"starting the MLflow UI for {uri} ...", flush=True)
     signal.signal(signal.SIGTERM, _interrupt)

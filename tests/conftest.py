@@ -12,11 +12,22 @@ from kgx.core.paths import CONF_DIR
 from kgx.run.compose import register_schemas
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: a worker per core, at most four. Most tests wait on subprocesses and servers
+    half their time, but each worker holds a migrated MLflow store and may start a sweep of its
+    own; past four, memory and ports matter more than cores."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test on the real local model is slow whatever marks its file gives it."""
+    """A test on the real local model is slow whatever marks its file gives it. Files holding slow
+    tests run first: the workers take files in this order, and a long file taken last would
+    leave one worker running it alone."""
     for item in items:
         if item.get_closest_marker("local_model") and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: each file keeps its order
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,6 +26,22 @@ def kgx_env() -> dict[str, str]:
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("MLFLOW_TRACKING_URI", None)
     return env
+
+
+def stop_group(proc: subprocess.Popen, timeout_s: float = 30) -> None:
+    """End a server started with ``start_new_session=True`` and everything it spawned (uvicorn or
+    gunicorn workers): SIGTERM to its group, SIGKILL to what is left after ``timeout_s``. A server
+    slow to stop under load must not fail a test that has passed."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=timeout_s)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # what is left: the server itself, or workers it left behind
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=timeout_s)
 
 
 def mlflow_run(tmp: Path, run_id: str):

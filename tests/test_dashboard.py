@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ import pytest
 
 from kgx.kg.serve import free_port
 from kgx.ui import wait_up
-from tests.helpers import kgx_env
+from tests.helpers import kgx_env, stop_group
 
 pytestmark = pytest.mark.slow
 
@@ -65,16 +64,7 @@ def dashboard(tmp_path: Path):
         assert printed, log.read_text()
         yield tmp_path, printed.group(1)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # workers the server left behind
-        except ProcessLookupError:
-            pass
+        stop_group(proc)
 
 
 def test_the_dashboard_opens_on_the_comparison_and_lists_the_traces(dashboard):

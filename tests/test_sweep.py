@@ -106,12 +106,24 @@ def test_a_bad_value_in_a_sweep_stops_it_before_any_job(tmp_path):
     assert not (tmp_path / "outputs" / "runs").exists()
 
 
-@pytest.mark.slow
 def test_the_repository_sweeps_compose():
-    for path in (REPO / "sweeps").glob("*.yaml"):
-        done = subprocess.run([sys.executable, "-m", "kgx", f"+sweeps={path.stem}", "--cfg", "hydra"],
-                              cwd=REPO, capture_output=True, text=True, env=kgx_env(), timeout=120)
-        assert done.returncode == 0 and "params:" in done.stdout, done.stderr
+    """In-process: what ``python -m kgx +sweeps=NAME --cfg hydra`` composes (the search path
+    plugin finds kgx's sweeps for Hydra's compose API as for the command line)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from kgx.core.paths import CONF_DIR
+    from kgx.run.compose import register_schemas
+
+    register_schemas()
+    names = sorted(path.stem for path in (REPO / "sweeps").glob("*.yaml"))
+    assert len(names) >= 19
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+        for name in names:
+            cfg = compose(config_name="config", overrides=[f"+sweeps={name}"], return_hydra_config=True)
+            assert cfg.hydra.sweeper.params, name
+    GlobalHydra.instance().clear()
 
 
 @pytest.mark.slow

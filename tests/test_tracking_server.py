@@ -3,7 +3,6 @@ served over HTTP), not to a sqlite file beside the launch directory."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 
@@ -12,7 +11,7 @@ from mlflow.tracking import MlflowClient
 
 from kgx.kg.serve import free_port
 from kgx.ui import wait_up
-from tests.helpers import TINY_SWEEP, cell_outputs, kgx_env, run_notebook
+from tests.helpers import TINY_SWEEP, cell_outputs, kgx_env, run_notebook, stop_group
 
 pytestmark = pytest.mark.slow
 
@@ -21,20 +20,20 @@ pytestmark = pytest.mark.slow
 def server(tmp_path_factory):
     """``mlflow server`` on loopback with a sqlite database and --serve-artifacts; its URL."""
     home = tmp_path_factory.mktemp("tracking-server")
+    log = home / "server.log"
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{home / 'mlflow.db'}",
          "--serve-artifacts", "--artifacts-destination", str(home / "artifacts"), "--host", "127.0.0.1",
          "--port", str(port), "--workers", "1"],
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, start_new_session=True)
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, stdout=subprocess.DEVNULL,
+        stderr=log.open("wb"), start_new_session=True)  # a file: a server must never block on a full pipe
     url = f"http://127.0.0.1:{port}"
     try:
-        assert wait_up(url, proc), proc.stderr.read().decode()[-2000:] if proc.poll() is not None else "no answer"
+        assert wait_up(url, proc), log.read_text(errors="replace")[-2000:]
         yield url, home
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
+        stop_group(proc)
 
 
 def test_a_parallel_sweep_logs_to_one_tracking_server(server, tmp_path, monkeypatch):

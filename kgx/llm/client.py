@@ -134,15 +134,6 @@ class LLMClient:
     def backbones(self) -> list[LLMConfig]:
         return [self.default, *self.stages.values()]
 
-    def check_keys(self) -> None:
-        """Fail before any question runs when a hosted backbone has no API key."""
-        for cfg in self.backbones():
-            if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
-                raise LLMError(
-                    f"llm '{cfg.name}' ({cfg.model}) needs an API key: set the environment "
-                    f"variable {cfg.api_key_env}", "llm.auth"
-                )
-
     def prepare(self) -> None:
         """Pay one-time costs (litellm's lazy imports, model weights, tokenizers) before the
         clock starts, so that wall_s and the first questions' latency measure answering only.

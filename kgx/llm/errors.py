@@ -3,6 +3,10 @@ an infrastructure error the circuit breaker counts) or its output stayed invalid
 which methods answer with their documented fallback)."""
 from __future__ import annotations
 
+import os
+from typing import Iterable
+
+from kgx.core.config import LLMConfig
 from kgx.core.faults import InfraError
 
 
@@ -21,3 +25,12 @@ class OutputError(ValueError):
         super().__init__(f"stage '{stage}': {reason}")
         self.stage = stage
         self.text = text
+
+
+def check_keys(backbones: Iterable[LLMConfig]) -> None:
+    """Fail before any question runs when a hosted backbone has no API key (and before litellm
+    is imported: bad input is told in a second)."""
+    for cfg in backbones:
+        if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
+            raise LLMError(f"llm '{cfg.name}' ({cfg.model}) needs an API key: set the environment "
+                           f"variable {cfg.api_key_env}", "llm.auth")

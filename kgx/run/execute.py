@@ -18,7 +18,7 @@ import time
 import traceback
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from kgx import datasets, methods
 from kgx.core import metrics
@@ -32,8 +32,7 @@ from kgx.diagnose.reach import Reacher
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import open_cache
-from kgx.llm.client import LLMClient
-from kgx.llm.question import QuestionLLM
+from kgx.llm.errors import check_keys
 from kgx.llm.usage import Meter
 from kgx.results.figures import summarize
 from kgx.results.record import Record
@@ -43,8 +42,11 @@ from kgx.run.loop import LoopResult, Progress, answer_all
 from kgx.run.spec import RunSpec
 from kgx.track import transcripts
 
+if TYPE_CHECKING:
+    from kgx.llm.client import LLMClient
 
-def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, out_dir: Path,
+
+def answer_one(question: Question, spec: RunSpec, client: "LLMClient", kg: Any, out_dir: Path,
                reacher: Optional[Reacher] = None) -> Record:
     """Run the method on one question; any exception becomes a ``status=error`` record whose
     ``error`` says whether the infrastructure or the method failed (kgx.core.faults). Reachability
@@ -56,6 +58,8 @@ def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, ou
     gold = gold_hint(question, reach, spec.kg.format) if client.wants_gold() else None
     metered_kg = MeteredKG(kg, trace, spec.kg.max_candidates)
     seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
+    from kgx.llm.question import QuestionLLM  # with litellm: imported once input is known good
+
     ctx = methods.Context(llm=QuestionLLM(client, meter, trace, gold=gold), params=spec.method, rng=random.Random(seed),
                           trace=trace, kg=metered_kg)
     failure: Optional[Failure] = None
@@ -94,15 +98,18 @@ def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
     One invocation per config at a time: a second one is refused (locks.Busy), naming the first."""
     from kgx.track.tracker import PARENT_TAG, Tracker, git_commit, run_params
 
-    # Everything that can fail on bad input fails here, before any question runs.
+    # Everything that can fail on bad input fails here, before any question runs, and before
+    # litellm is imported (seconds of it): bad input is told at once.
     methods.prepare(spec.method)
-    wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
-    cache = open_cache(spec.run) if wants_cache else None  # a shared server is pinged here
-    client = LLMClient(spec.llm, spec.stages, cache, seed=spec.run.seed)
-    client.check_keys()
+    check_keys([spec.llm, *spec.stages.values()])
     questions = datasets.load(spec.dataset)
     kg = open_kg(spec.kg, Path(spec.run.cache_dir))
     questions = preflight.check(spec, questions, kg)  # topic names -> ids; stops on entities the KG lacks
+    wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
+    cache = open_cache(spec.run) if wants_cache else None  # a shared server is pinged here
+    from kgx.llm.client import LLMClient
+
+    client = LLMClient(spec.llm, spec.stages, cache, seed=spec.run.seed)
     tracker = Tracker(spec.run, launch_dir)
     folder = RunFolder(spec)
     with folder.lock():

@@ -8,7 +8,7 @@ from kgx.core.config import LLMConfig
 from kgx.core.trace import Trace
 from kgx.llm.cache import ResponseCache
 from kgx.llm.client import LLMClient
-from kgx.llm.errors import LLMError, OutputError
+from kgx.llm.errors import LLMError, OutputError, check_keys
 from kgx.llm.question import QuestionLLM
 from kgx.llm.structured import parse_json
 from kgx.llm.usage import Meter
@@ -146,12 +146,11 @@ def test_stage_backbones_are_metered_under_their_stage():
 
 def test_missing_api_key_names_the_variable(monkeypatch):
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
-    client = LLMClient(scripted(), {"answer": LLMConfig(name="deepseek_v3", model="deepseek/deepseek-chat",
-                                                        api_key_env="DEEPSEEK_API_KEY")}, None)
+    backbones = [scripted(), LLMConfig(name="deepseek_v3", model="deepseek/deepseek-chat", api_key_env="DEEPSEEK_API_KEY")]
     with pytest.raises(LLMError, match="DEEPSEEK_API_KEY"):
-        client.check_keys()
+        check_keys(backbones)
     monkeypatch.setenv("DEEPSEEK_API_KEY", "set")
-    client.check_keys()
+    check_keys(backbones)
 
 
 @pytest.mark.parametrize("text, value", [

@@ -12,7 +12,7 @@ import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kgx.core.values import GoldValues
+from kgx.core.values import DIGIT, GoldValues
 
 Gold = Sequence[Sequence[str] | str]
 
@@ -36,7 +36,7 @@ def normalize(text: str) -> str:
     dashes of a date are still deleted (``"7,692,024"`` is ``"7692024"``).
     """
     text = text.lower()
-    if any(ch.isdigit() for ch in text):
+    if DIGIT.search(text):
         text = _PUNCT_NOT_IN_NUMBER.sub("", text)
     else:
         text = text.translate(_PUNCT)
@@ -54,11 +54,22 @@ class PreparedGold:
     """``groups``: normalised, non-empty alias sets, one per gold answer. Answers left with no
     usable alias are dropped, and so are duplicate answers (identical normalised alias sets).
     ``by_alias`` maps each normalised alias to the answers (indices into ``groups``) that have it;
-    ``values`` indexes the same answers' numbers and dates."""
+    ``values`` indexes the same answers' numbers and dates; ``lengths`` are the aliases' distinct
+    lengths."""
 
     groups: tuple[frozenset[str], ...]
     by_alias: dict[str, frozenset[int]]
     values: GoldValues
+    lengths: tuple[int, ...]
+
+    def in_text(self, text: str) -> bool:
+        """Whether some alias occurs in the normalised ``text`` as a substring: by testing each
+        alias, or, when that is more work, by looking up each window of ``text`` as long as some
+        alias, so that a gold list of thousands of aliases costs at most the text's length times
+        the number of distinct alias lengths."""
+        if len(self.by_alias) <= len(text) * len(self.lengths):
+            return any(a in text for a in self.by_alias)
+        return any(text[i:i + n] in self.by_alias for n in self.lengths for i in range(len(text) - n + 1))
 
     def matching(self, normalised: str) -> frozenset[int]:
         """The answers one of whose aliases is ``normalised``."""
@@ -72,18 +83,18 @@ def prepared(gold: Gold) -> PreparedGold:
 
 @functools.lru_cache(maxsize=1 << 12)
 def _prepared(gold: tuple[str | tuple[str, ...], ...]) -> PreparedGold:
-    groups: list[frozenset[str]] = []
-    kept: list[list[str]] = []
+    groups: dict[frozenset[str], list[str]] = {}  # in first-seen order, the aliases as written
     for aliases in answer_groups(gold):
         normed = frozenset(n for n in (normalize(a) for a in aliases) if n)
-        if normed and normed not in groups:
-            groups.append(normed)
-            kept.append(aliases)
+        if normed:
+            groups.setdefault(normed, aliases)
     by_alias: dict[str, set[int]] = {}
     for index, group in enumerate(groups):
         for alias in group:
             by_alias.setdefault(alias, set()).add(index)
-    return PreparedGold(tuple(groups), {a: frozenset(i) for a, i in by_alias.items()}, GoldValues(kept))
+    values = GoldValues(list(groups.values()))
+    lengths = tuple(sorted({len(a) for a in by_alias}))
+    return PreparedGold(tuple(groups), {a: frozenset(i) for a, i in by_alias.items()}, values, lengths)
 
 
 def distinct_items(items: Iterable[str]) -> list[tuple[str, str]]:

@@ -186,7 +186,7 @@ def hit_any(text: str, answers: Sequence[str], gold: Gold) -> bool:
     if not gold_.by_alias:
         return False
     ntext = normalize(text)
-    if ntext and any(a in ntext for a in gold_.by_alias):
+    if ntext and gold_.in_text(ntext):
         return True
     items = distinct_items(answers)
     if any(item in a for item, _ in items for a in gold_.by_alias):
@@ -296,7 +296,7 @@ def answer_recall(evidence: Sequence[str], gold: Gold) -> bool:
     gold_ = prepared(gold)
     if not gold_.by_alias:
         return False
-    if any(a in item for item, _ in distinct_items(evidence) for a in gold_.by_alias):
+    if any(gold_.in_text(item) for item, _ in distinct_items(evidence)):
         return True
     return bool(gold_.values) and any(gold_.values.found_in_text(item) for item in evidence)
 

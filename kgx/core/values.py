@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Optional
 
-__all__ = ["Date", "GoldValues", "PRINT_DIGITS", "Value", "parse", "values_in"]
+__all__ = ["DIGIT", "Date", "GoldValues", "PRINT_DIGITS", "Value", "as_printed", "parse", "values_in"]
 
 PRINT_DIGITS = 6  # significant digits of a %g print (Virtuoso's xsd:float)
 _MONTHS = {name: i for i, names in enumerate(
@@ -58,6 +58,7 @@ _DATE = "|".join((
 _IN_TEXT = re.compile(rf"(?<![\w.,])(?<![^\W\d][-\u2212])(?:(?P<date>{_DATE})|{_NUMBER})(?![\w]|[.,]\d)",
                       re.IGNORECASE)
 _WHOLE = re.compile(rf"(?:(?P<date>{_DATE})|{_NUMBER})", re.IGNORECASE)
+DIGIT = re.compile(r"\d")
 _OPEN, _CLOSE = " \t\n\r\"'`([{<", " \t\n\r\"'`)]}>.,;:!?"  # a leading point is part of ".5"
 
 
@@ -131,7 +132,7 @@ def _value(match: re.Match[str]) -> Optional[Value]:
 def parse(text: str) -> Optional[Value]:
     """The value a whole answer text is (``" 1.5. "``, ``"7,692,024"``, ``"August 4, 1961"``), or
     None when the text is anything more or else (``"1.5 km"``, ``"Apollo 11"``)."""
-    if not any(ch.isdigit() for ch in text):
+    if not DIGIT.search(text):
         return None
     match = _WHOLE.fullmatch(text.lstrip(_OPEN).rstrip(_CLOSE))
     return _value(match) if match else None
@@ -140,7 +141,7 @@ def parse(text: str) -> Optional[Value]:
 def values_in(text: str) -> list[Value]:
     """Every number and date written in a free text, left to right (``"born 4 August 1961 in
     Honolulu, pop. 7,692,024"`` has a date and a number). Ids such as ``m.06w2sn5`` hold none."""
-    if not any(ch.isdigit() for ch in text):
+    if not DIGIT.search(text):
         return []
     return [v for match in _IN_TEXT.finditer(text) if (v := _value(match))]
 

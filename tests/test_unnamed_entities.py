@@ -109,4 +109,4 @@ def test_a_run_logs_the_share_to_mlflow_and_its_report(compose_cfg, in_tmp, nt):
     assert pl.read_parquet(outcome.out_dir / "predictions.parquet")["id"].to_list() == ["au"]
     page = html.questions([html.RunQuestions(outcome.run_id, "tog", outcome.records, None)], "hits1")
     assert f"<td class=\"num\">{share:.1f}% of {kg.entities}</td>" in page
-    assert f"{kg.entities} entities shown, {kg.unnamed} without a name" in page
+    assert "20 KG calls, 4 entities shown, 2 without a name (50%)" in page

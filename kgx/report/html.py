@@ -174,7 +174,9 @@ def _question(record: Record, run: RunQuestions, index: int, metric: str, severa
         rows.append(("why", _why(record)))
     rows.append(("scores", esc(", ".join(f"{k} {v:g}" for k, v in record.scores.items()))))
     kg = record.kg
-    on_kg = f"; {kg.queries} KG calls, {kg.entities} entities shown, {kg.unnamed} without a name" if kg.queries else ""
+    named = (f", {kg.entities} entities shown, {kg.unnamed} without a name ({kg.unnamed_share:.0%})"
+             if kg.entities else "")
+    on_kg = f"; {kg.queries} KG calls{named}" if kg.queries else ""
     rows.append(("cost", esc(f"{record.calls} LLM calls, {record.tokens} tokens, {record.latency_s:.2f} s{on_kg}")))
     if record.trace:
         rows.append(("trace", _link(run.link, record.trace)))

@@ -73,8 +73,8 @@ def hits1(answers: Sequence[str], gold: Gold) -> bool:
     if not answers:
         return False
     top = normalize(answers[0])
-    gold_ = prepared(gold)
-    return bool(top) and bool(gold_.matching(top) or gold_.values.exact(parse(answers[0])))
+    ready = prepared(gold)
+    return bool(top) and bool(ready.matching(top) or ready.values.exact(parse(answers[0])))
 
 
 def _tog_clean(text: str) -> str:
@@ -182,16 +182,16 @@ def hit_any(text: str, answers: Sequence[str], gold: Gold) -> bool:
     ``1961`` is within the gold ``1961-08-04``). StructGPT's released WebQSP evaluation is the
     first direction alone (a gold alias, lowercased, inside the output).
     """
-    gold_ = prepared(gold)
-    if not gold_.by_alias:
+    ready = prepared(gold)
+    if not ready.by_alias:
         return False
     ntext = normalize(text)
-    if ntext and gold_.in_text(ntext):
+    if ntext and ready.in_text(ntext):
         return True
     items = distinct_items(answers)
-    if any(item in a for item, _ in items for a in gold_.by_alias):
+    if any(item in a for item, _ in items for a in ready.by_alias):
         return True
-    values = gold_.values
+    values = ready.values
     return bool(values) and bool(values.found_in_text(text) or any(values.within(parse(raw)) for _, raw in items))
 
 
@@ -204,13 +204,13 @@ def _set_match(answers: Sequence[str], gold: Gold) -> tuple[int, int, int, int]:
     A prediction matches an answer when it normalises to one of its aliases or, read as a
     whole, equals one of its values (the exact rule: a year is not a full date)."""
     preds = distinct_items(answers)
-    gold_ = prepared(gold)
+    ready = prepared(gold)
     matched_preds, matched_gold = 0, set()
     for normalised, raw in preds:
-        hit = gold_.matching(normalised) | gold_.values.exact(parse(raw))
+        hit = ready.matching(normalised) | ready.values.exact(parse(raw))
         matched_preds += bool(hit)
         matched_gold |= hit
-    return matched_preds, len(preds), len(matched_gold), len(gold_.groups)
+    return matched_preds, len(preds), len(matched_gold), len(ready.groups)
 
 
 def em(answers: Sequence[str], gold: Gold) -> bool:
@@ -293,12 +293,12 @@ def answer_recall(evidence: Sequence[str], gold: Gold) -> bool:
     Reachability (:mod:`kgx.diagnose.reach`) and ``shown`` (:mod:`kgx.diagnose.breakdown`) use
     this same rule.
     """
-    gold_ = prepared(gold)
-    if not gold_.by_alias:
+    ready = prepared(gold)
+    if not ready.by_alias:
         return False
-    if any(gold_.in_text(item) for item, _ in distinct_items(evidence)):
+    if any(ready.in_text(item) for item, _ in distinct_items(evidence)):
         return True
-    return bool(gold_.values) and any(gold_.values.found_in_text(item) for item in evidence)
+    return bool(ready.values) and any(ready.values.found_in_text(item) for item in evidence)
 
 
 # --------------------------------------------------------------------------- per question

@@ -12,15 +12,30 @@ Gold answers come as ``list[list[str]]``: one alias list per gold answer (see
   substring tests would otherwise count it, because ``"" in s`` is always true.
 * A gold entry that is a bare ``str`` rather than an alias list counts as a one-alias answer.
   Iterating over it would yield single characters, which match almost any text as substrings.
+* Numbers and dates also match as values (:mod:`kgx.core.values`), on top of the text rule:
+  ``7.69202e+06`` (Virtuoso's float print) is the gold ``7692024``, ``7,692,024`` and ``7692024.0``
+  are too, ``1.5`` is never ``15``, and ``August 4, 1961`` is ``1961-08-04``. Whether a year gold
+  matches a full date follows the metric's published rule, stated in each docstring:
+
+  ======================================  =========================  =========================
+  metric (rule it follows)                gold ``1961``, answer      gold ``1961-08-04``,
+                                          ``1961-08-04``             answer ``1961``
+  ======================================  =========================  =========================
+  hits1, em, f1, partial/complete match   no (exact)                 no (exact)
+  hits1_tog (ToG, PoG, KnowPath, LMP)     yes (gold in answer)       yes (answer in gold)
+  hit_any (LMP's Hit, RoG's eval_hit)     yes (gold in text)         yes (item in gold)
+  answer_recall, reachability, shown      yes (gold in evidence)     no (gold not stated)
+  ======================================  =========================  =========================
 """
 from __future__ import annotations
 
 import functools
 import re
-import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
+from kgx.core.gold import Gold, answer_groups, distinct_items, normalize, prepared
 from kgx.core.types import Prediction, Question
+from kgx.core.values import parse
 
 __all__ = [
     "QUESTION_METRICS",
@@ -39,68 +54,7 @@ __all__ = [
 QUESTION_METRICS: tuple[str, ...] = (
     "hits1", "hits1_tog", "hit_any", "em", "f1", "partial_match", "complete_match", "answer_recall")
 
-Gold = Sequence[Sequence[str] | str]
-
-_PUNCT = str.maketrans("", "", string.punctuation)  # deletes them
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
 _VERDICTS = frozenset({"yes", "no"})
-
-
-# --------------------------------------------------------------------------- normalisation
-
-
-@functools.lru_cache(maxsize=1 << 16)  # gold answers are normalised for every metric of a question
-def normalize(text: str) -> str:
-    """SQuAD v1.1 ``normalize_answer`` (also used by RoG/LMP's evaluation).
-
-    Lowercase, delete ASCII punctuation (``string.punctuation``), replace the articles
-    a/an/the (as whole words) with spaces, then collapse whitespace.  Punctuation is
-    *deleted*, not turned into a space, as in SQuAD: ``"U.S."`` becomes ``"us"`` and
-    ``"Barack_Obama"`` becomes ``"barackobama"``.
-    """
-    text = text.lower()
-    text = text.translate(_PUNCT)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
-
-
-def _answer_groups(gold: Gold) -> list[list[str]]:
-    """Gold as a list of alias lists (a bare string counts as a one-alias answer)."""
-    return [[g] if isinstance(g, str) else list(g) for g in gold]
-
-
-def _norm_groups(gold: Gold) -> tuple[frozenset[str], ...]:
-    """Normalised, non-empty alias sets, one per gold answer.
-
-    Answers left with no usable alias are dropped, and so are duplicate answers (answers
-    whose normalised alias sets are identical).
-    """
-    return _norm_groups_of(tuple(g if isinstance(g, str) else tuple(g) for g in gold))
-
-
-@functools.lru_cache(maxsize=1 << 12)  # every metric of a question reads its gold: normalised once
-def _norm_groups_of(gold: tuple[str | tuple[str, ...], ...]) -> tuple[frozenset[str], ...]:
-    groups: list[frozenset[str]] = []
-    for aliases in _answer_groups(gold):
-        normed = frozenset(n for n in (normalize(a) for a in aliases) if n)
-        if normed and normed not in groups:
-            groups.append(normed)
-    return tuple(groups)
-
-
-def _norm_aliases(gold: Gold) -> set[str]:
-    """Every normalised, non-empty alias of every gold answer."""
-    return set().union(*_norm_groups(gold))
-
-
-def _norm_items(items: Iterable[str]) -> list[str]:
-    """Distinct normalised non-empty items, in first-seen order."""
-    seen: dict[str, None] = {}
-    for item in items:
-        n = normalize(item)
-        if n:
-            seen.setdefault(n)
-    return list(seen)
 
 
 # --------------------------------------------------------------------------- hits@1
@@ -112,11 +66,15 @@ def hits1(answers: Sequence[str], gold: Gold) -> bool:
     True when the *first* predicted answer, normalised, equals some normalised alias of some gold
     answer. Only the first answer is read. If it is missing, empty, or normalises to "" (for
     example ``"the"`` or ``"."``), the result is False. No fallback to the second answer.
+
+    Values: the whole answer equals a gold value (``7.69202e+06`` is ``7692024``); a date must
+    be the gold date at the gold's precision, so a year never matches a full date either way.
     """
     if not answers:
         return False
     top = normalize(answers[0])
-    return bool(top) and top in _norm_aliases(gold)
+    ready = prepared(gold)
+    return bool(top) and bool(ready.matching(top) or ready.values.exact(parse(answers[0])))
 
 
 def _tog_clean(text: str) -> str:
@@ -134,7 +92,7 @@ def _is_verdict(cleaned: str) -> bool:
 
 
 def _tog_candidate(text: str, verdict_ok: bool) -> str:
-    """The part of a ToG-style answer text that ToG would score, cleaned.
+    """The part of a ToG-style answer text that ToG would score, as written (not cleaned).
 
     If there is no ``{`` at all, the candidate is the whole text.  Otherwise the brace groups
     are read in order.  For each ``{``, the content runs to the next ``}``, or to the end of the
@@ -143,16 +101,12 @@ def _tog_candidate(text: str, verdict_ok: bool) -> str:
     is ToG's ``extract_content``).  The result is "" when nothing usable is left, and "" never
     scores.
     """
-    if "{" not in text:
-        cleaned = _tog_clean(text)
-        return "" if (not verdict_ok and _is_verdict(cleaned)) else cleaned
-    groups = re.findall(r"\{([^{}]*)\}", text)
+    groups = [text] if "{" not in text else re.findall(r"\{([^{}]*)\}", text)
     if not groups:  # an opening brace that is never closed
         groups = [text[text.index("{") + 1 :]]
     for group in groups:
-        cleaned = _tog_clean(group)
-        if verdict_ok or not _is_verdict(cleaned):
-            return cleaned
+        if verdict_ok or not _is_verdict(_tog_clean(group)):
+            return group
     return ""
 
 
@@ -181,15 +135,26 @@ def hits1_tog(text: str, gold: Gold) -> bool:
     Kept as in ToG: very short predictions hit through containment. ``"{1}"`` hits the gold
     ``"1961"``, and ``"{a}"`` hits any alias that contains an "a". This is part of the
     published rule, and is why ``hits1`` is reported beside it.
+
+    Values, as containment: a hit when some number or date written in the candidate states a
+    gold value (``{7.69202e+06}``, ``{about 7,692,024}`` for ``7692024``; ``{August 4, 1961}``
+    for ``1961``), or the whole candidate is a value within a gold one (``{1961}`` for the gold
+    ``August 4, 1961``; ToG's string rule already lets ``1961`` and ``1961-08-04`` contain each
+    other). PoG's released evaluation reuses this rule, and KnowPath and LMP report Hits@1
+    "following" ToG and PoG, so this is their rule too.
     """
-    aliases = {c for c in (_tog_clean(a) for g in _answer_groups(gold) for a in g) if c}
+    aliases = {c for c in (_tog_clean(a) for g in answer_groups(gold) for a in g) if c}
     if not aliases:
         return False
     verdict_ok = any(_is_verdict(a) for a in aliases)
-    cand = _tog_candidate(text, verdict_ok)
+    raw = _tog_candidate(text, verdict_ok)
+    cand = _tog_clean(raw)
     if not cand:
         return False
-    return any(cand == a or cand in a or a in cand for a in aliases)
+    if any(cand == a or cand in a or a in cand for a in aliases):
+        return True
+    values = prepared(gold).values
+    return bool(values) and bool(values.found_in_text(raw) or values.within(parse(raw)))
 
 
 # --------------------------------------------------------------------------- hit (any)
@@ -211,26 +176,41 @@ def hit_any(text: str, answers: Sequence[str], gold: Gold) -> bool:
     hits ``"business"``, and a gold ``"5"`` hits ``"1995"``. In the other direction, a
     one-character item such as ``"x"`` hits the gold ``"Xbox"``. Use ``hits1`` or ``em`` when
     that leniency matters.
+
+    Values, in the same two directions: some number or date in the text states a gold value
+    (a gold year is stated by a full date), or an item is a value within a gold value (an item
+    ``1961`` is within the gold ``1961-08-04``). StructGPT's released WebQSP evaluation is the
+    first direction alone (a gold alias, lowercased, inside the output).
     """
-    aliases = _norm_aliases(gold)
-    if not aliases:
+    ready = prepared(gold)
+    if not ready.by_alias:
         return False
     ntext = normalize(text)
-    if ntext and any(a in ntext for a in aliases):
+    if ntext and ready.in_text(ntext):
         return True
-    return any(item in a for item in _norm_items(answers) for a in aliases)
+    items = distinct_items(answers)
+    if any(item in a for item, _ in items for a in ready.by_alias):
+        return True
+    values = ready.values
+    return bool(values) and bool(values.found_in_text(text) or any(values.within(parse(raw)) for _, raw in items))
 
 
 # --------------------------------------------------------------------------- EM / F1
 
 
 def _set_match(answers: Sequence[str], gold: Gold) -> tuple[int, int, int, int]:
-    """(matched predictions, distinct predictions, matched gold answers, gold answers)."""
-    preds = _norm_items(answers)
-    groups = _norm_groups(gold)
-    matched_preds = sum(1 for p in preds if any(p in g for g in groups))
-    matched_gold = sum(1 for g in groups if any(p in g for p in preds))
-    return matched_preds, len(preds), matched_gold, len(groups)
+    """(matched predictions, distinct predictions, matched gold answers, gold answers).
+
+    A prediction matches an answer when it normalises to one of its aliases or, read as a
+    whole, equals one of its values (the exact rule: a year is not a full date)."""
+    preds = distinct_items(answers)
+    ready = prepared(gold)
+    matched_preds, matched_gold = 0, set()
+    for normalised, raw in preds:
+        hit = ready.matching(normalised) | ready.values.exact(parse(raw))
+        matched_preds += bool(hit)
+        matched_gold |= hit
+    return matched_preds, len(preds), len(matched_gold), len(ready.groups)
 
 
 def em(answers: Sequence[str], gold: Gold) -> bool:
@@ -306,11 +286,19 @@ def answer_recall(evidence: Sequence[str], gold: Gold) -> bool:
     spaces, so an evidence item that writes ``"Barack_Obama"`` does *not* recall the gold
     ``"Barack Obama"``. Methods should put entity names into their evidence strings, not raw
     identifiers.
+
+    Values: an item recalls a gold value when some number or date written in it states the
+    value: ``(Texas, population, 7.69202e+06)`` recalls ``7692024``, and a full date recalls a
+    gold year, but a year does not recall a gold full date (the date is not in the evidence).
+    Reachability (:mod:`kgx.diagnose.reach`) and ``shown`` (:mod:`kgx.diagnose.breakdown`) use
+    this same rule.
     """
-    aliases = _norm_aliases(gold)
-    if not aliases:
+    ready = prepared(gold)
+    if not ready.by_alias:
         return False
-    return any(a in item for item in _norm_items(evidence) for a in aliases)
+    if any(ready.in_text(item) for item, _ in distinct_items(evidence)):
+        return True
+    return bool(ready.values) and any(ready.values.found_in_text(item) for item in evidence)
 
 
 # --------------------------------------------------------------------------- per question

@@ -17,21 +17,18 @@ from __future__ import annotations
 
 import copy
 import itertools
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
-from kgx.core.metrics import normalize
 from kgx.core.types import Horizon, Question
+from kgx.diagnose.gold_nodes import NODE_ID, GoldLiterals, Golds, gold_nodes
 from kgx.diagnose.reach_cache import ReachCache
-from kgx.kg.entities import missing, named
+from kgx.kg.entities import missing
 from kgx.kg.freebase import DIRECTIONS, is_literal
 from kgx.kg.sparql import SparqlKG, Term
 
 MAX_PARENTS = 5  # ways into a node kept per side: enough for max_paths paths, bounded on hubs
-# A gold answer id that names a node: a Freebase mid or dotted id; anything else is a value.
-_NODE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
 FLIP = {"out": "in", "in": "out"}
 
 
@@ -66,37 +63,6 @@ class Reach:
         return cls(**{**data, "paths": paths})
 
 
-@dataclass(frozen=True)
-class Golds:
-    """A question's gold answers as KG nodes: entities, and quoted values matched as literals."""
-
-    entities: list[str]
-    literals: list[str]
-
-    @property
-    def ids(self) -> list[str]:
-        return [*self.entities, *self.literals]
-
-
-def gold_nodes(kg: SparqlKG, question: Question) -> Golds:
-    """``meta.answer_ids`` when the dataset gives them; else the entities named exactly as an
-    alias (one batched query), and the aliases of answers no entity is named as, as values."""
-    given = [str(a) for a in question.meta.get("answer_ids") or []]
-    if given:
-        entities = [a for a in given if _NODE_ID.match(a)]
-        values = [a[1:-1] if is_literal(a) else a for a in given if not _NODE_ID.match(a)]
-        return Golds(sorted(set(entities)), sorted({_quoted(v) for v in values}))
-    aliases = list(dict.fromkeys(a for answer in question.answers for a in answer))
-    ids = named(kg, aliases) if aliases else {}
-    entities = {e for a in aliases for e in ids.get(a, [])}
-    values = {_quoted(a) for answer in question.answers if not any(a in ids for a in answer) for a in answer}
-    return Golds(sorted(entities), sorted(values))
-
-
-def _quoted(text: str) -> str:
-    return '"' + text + '"'
-
-
 Parent = tuple[str, str, str]  # (node the step came from, relation, direction walked from it)
 
 
@@ -117,7 +83,7 @@ class _Side:
         self.with_edges: set[str] = set()  # seeds that had an edge when expanded
         self.named: set[str] = set()
         self.asked: set[str] = set()  # nodes whose namedness is known
-        self.literals: list[str] = []  # values met (topic side): a gold value may equal one
+        self.literals: list[str] = []  # values met (topic side): one may state a gold value
         self.radius = -1
 
     def charge(self, x: str) -> int:
@@ -207,14 +173,14 @@ class _Search:
         self.sides = {"topic": _Side(topics, gold=False, cvt_free=horizon.cvt_free),
                       "gold": _Side(golds.ids, gold=True, cvt_free=horizon.cvt_free)}
         self.topic, self.gold = self.sides["topic"], self.sides["gold"]
-        self.values = {normalize(v[1:-1]): v for v in golds.literals}
+        self.values = GoldLiterals(golds.literals)
 
     def meetings(self) -> list[tuple[int, str, str]]:
         """(cost, node on the topic side, node on the gold side) wherever the two ends touch; a
-        value met from the topic side touches a gold value it equals once normalised."""
+        value met from the topic side touches a gold value it states (``GoldLiterals.stated_by``)."""
         found = [(self.topic.cost[x] + self.gold.cost[x], x, x) for x in self.topic.cost.keys() & self.gold.cost.keys()]
-        found += [(self.topic.cost[x], x, self.values[normalize(x[1:-1])]) for x in self.topic.literals
-                  if normalize(x[1:-1]) in self.values and x not in self.gold.cost]
+        found += [(self.topic.cost[x], x, gold) for x in self.topic.literals
+                  if x not in self.gold.cost and (gold := self.values.stated_by(x))]
         return sorted(found)
 
     def run(self) -> Reach:
@@ -317,7 +283,7 @@ class Reacher:
         return reach
 
     def _search(self, kg: SparqlKG, question: Question, horizon: Horizon) -> Reach:
-        topics = sorted(t for t in question.topic_entities if _NODE_ID.match(t))
+        topics = sorted(t for t in question.topic_entities if NODE_ID.match(t))
         if not topics:
             return Reach(None, horizon.depth, reason="no topic entity is a KG id")
         golds = gold_nodes(kg, question)

@@ -1,4 +1,11 @@
-"""``ctx.kg`` for one question: every KG call is timed, counted and traced, like LLM calls."""
+"""``ctx.kg`` for one question: every KG call is timed, counted and traced, like LLM calls.
+
+It also counts the entities the question's method showed the model and how many of them had no
+name (issue 31): a method puts an entity into a prompt by its label (``names``), and an entity
+without ``type.object.name`` is shown by its attributes (a CVT) or, with none, as a bare id such as
+``m.06w2sn5``. Many unnamed entities mean the KG lacks names (a frequent complaint about ToG's
+Freebase setup), not that the method reasoned badly.
+"""
 from __future__ import annotations
 
 import time
@@ -6,7 +13,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Callable, Optional
 
 from kgx.core.trace import KGEvent, Trace
-from kgx.kg.freebase import KG, Direction
+from kgx.kg.freebase import KG, Direction, is_literal
 
 
 @dataclass
@@ -15,6 +22,14 @@ class KGUsage:
     latency_s: float = 0.0
     errors: int = 0
     capped: int = 0  # calls whose result a method cut to its limit
+    entities: int = 0  # distinct entities the method labelled (``names``) to show the model
+    unnamed: int = 0  # of them, those without a name: shown by their attributes or their id
+    bare: int = 0  # of the unnamed, those shown as a bare id (no attribute to describe them either)
+
+    @property
+    def unnamed_share(self) -> float:
+        """The share (0..1) of the entities shown that had no name; NaN when none was shown."""
+        return self.unnamed / self.entities if self.entities else float("nan")
 
     def __add__(self, other: "KGUsage") -> "KGUsage":
         return KGUsage(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
@@ -32,6 +47,7 @@ class MeteredKG:
         self.trace = trace
         self.max_candidates = max_candidates
         self.usage = KGUsage()
+        self._shown: set[str] = set()  # the entities counted in ``usage.entities``
 
     def _limit(self, limit: Optional[int]) -> Optional[int]:
         caps = [c for c in (limit, self.max_candidates) if c is not None]
@@ -73,7 +89,25 @@ class MeteredKG:
                           lambda: self.kg.neighbors(entity, relation, direction), self._limit(limit))
 
     def names(self, ids: list[str]) -> dict[str, str]:
-        return self._call("names", {"ids": list(ids)}, lambda: self.kg.names(ids))
+        """Labels to show; the entities among ``ids`` are counted as shown, named or not."""
+        return self._call("names", {"ids": list(ids)}, lambda: self._labels(ids))
+
+    def _labels(self, ids: list[str]) -> dict[str, str]:
+        """The KG's labels, counting the entities shown. A KG that cannot say which entities have
+        no name (only ``names``) is taken to label an unnamed entity by its id."""
+        if hasattr(self.kg, "labels"):
+            labels, unnamed = self.kg.labels(ids)
+        else:
+            labels = self.kg.names(ids)
+            unnamed = {x for x, label in labels.items() if label == x}
+        for x in ids:
+            if is_literal(x) or x in self._shown:
+                continue
+            self._shown.add(x)
+            self.usage.entities += 1
+            self.usage.unnamed += x in unnamed
+            self.usage.bare += x in unnamed and labels.get(x, x) == x
+        return labels
 
     def types(self, ids: list[str]) -> dict[str, str]:
         """Type labels of entities that have one (see ``SparqlKG.types``)."""

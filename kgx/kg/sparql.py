@@ -175,13 +175,18 @@ class SparqlKG:
     def names(self, ids: list[str]) -> dict[str, str]:
         """A readable label per node: its name (English first), a literal's value, or for an
         unnamed (CVT) node its attributes, so no method ever shows "UnName_Entity" (LMP App. C.3)."""
+        return self.labels(ids)[0]
+
+    def labels(self, ids: list[str]) -> tuple[dict[str, str], set[str]]:
+        """``names``, and the entities among ``ids`` that have no name (shown by their attributes,
+        or by their id when they have none): what kgx.kg.metered counts as shown unnamed."""
         labels = {x: x[1:-1] for x in ids if is_literal(x)}
         entities = [x for x in dict.fromkeys(ids) if not is_literal(x)]
         named = self._names(entities)
         labels.update(named)
         unnamed = [x for x in entities if x not in named]
         labels.update(self._describe(unnamed))
-        return labels
+        return labels, set(unnamed)
 
     def _names(self, entities: list[str]) -> dict[str, str]:
         if not entities:

@@ -108,13 +108,13 @@ def questions(runs: Sequence[RunQuestions], metric: str) -> str:
     if not total:
         return out[0] + '<p class="note">no per-question records (predictions.jsonl) for these runs</p></section>'
     out.append("<table><tr><th>run</th><th>questions</th><th>ok</th><th>fallback</th><th>error</th>"
-               f"<th>{esc(metric)} = 1</th></tr>")
+               f"<th>{esc(metric)} = 1</th><th>entities shown without a name</th></tr>")
     for run in runs:
         status = Counter(r.status for r in run.records)
         right = sum(_right(r, metric) for r in run.records)
         out.append(f"<tr><td>{esc(run.label)}</td>" + "".join(
             f'<td class="num">{n}</td>' for n in (len(run.records), status["ok"], status["fallback"],
-                                                  status["error"], right)) + "</tr>")
+                                                  status["error"], right, _unnamed(run.records))) + "</tr>")
     out.append("</table>")
     shown = min(total, MAX_QUESTIONS)
     out.append(_filters(runs, metric, shown))
@@ -127,6 +127,12 @@ def questions(runs: Sequence[RunQuestions], metric: str) -> str:
         out.append(f'<p class="note">the first {shown} of {total} questions are shown; every record is in each '
                    "run's predictions.jsonl artifact</p>")
     return "".join(out) + "</section>"
+
+
+def _unnamed(records: Sequence[Record]) -> str:
+    """"12.5% of 48" (entities shown to the model, kgx.kg.metered), or "-" when none was shown."""
+    shown, unnamed = sum(r.kg.entities for r in records), sum(r.kg.unnamed for r in records)
+    return f"{100 * unnamed / shown:.1f}% of {shown}" if shown else "-"
 
 
 def _filters(runs: Sequence[RunQuestions], metric: str, shown: int) -> str:
@@ -167,7 +173,11 @@ def _question(record: Record, run: RunQuestions, index: int, metric: str, severa
     if record.breakdown:
         rows.append(("why", _why(record)))
     rows.append(("scores", esc(", ".join(f"{k} {v:g}" for k, v in record.scores.items()))))
-    rows.append(("cost", esc(f"{record.calls} LLM calls, {record.tokens} tokens, {record.latency_s:.2f} s")))
+    kg = record.kg
+    named = (f", {kg.entities} entities shown, {kg.unnamed} without a name ({kg.unnamed_share:.0%})"
+             if kg.entities else "")
+    on_kg = f"; {kg.queries} KG calls{named}" if kg.queries else ""
+    rows.append(("cost", esc(f"{record.calls} LLM calls, {record.tokens} tokens, {record.latency_s:.2f} s{on_kg}")))
     if record.trace:
         rows.append(("trace", _link(run.link, record.trace)))
     if record.id in run.explained:

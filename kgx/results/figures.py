@@ -34,6 +34,9 @@ def summarize(records: Sequence[Record], wall_s: float, spent: Sequence[Record] 
     ``llm_calls_per_q.<stage>`` and ``total_tokens_per_q.<stage>`` split the means by stage.
     ``fallback_rate`` is the percentage of questions a method answered without its KG evidence
     (status ``fallback``); ``kg_capped_per_q`` counts KG results a method cut to its cap.
+    ``entities_shown_per_q``, ``unnamed_entity_share`` and ``bare_entity_share`` (KG methods) are
+    the entities a method showed the model per question, and the % of them that had no name or
+    were shown as a bare id (kgx.kg.metered), pooled over the run's questions.
     ``stat.<name>`` is the mean over questions of a method's own figure (missing counts as 0), so a
     0/1 figure such as ``stat.ended_clue_coverage`` reads as a share.
     ``spent`` are earlier records a rerun replaced (questions that had ended in an error): what
@@ -75,6 +78,7 @@ def summarize(records: Sequence[Record], wall_s: float, spent: Sequence[Record] 
         "n_questions": float(n),
         "wall_s": wall_s,
     })
+    out.update(name_figures(kg, n))
     out.update(reach_figures(records))
     out.update(shares(records))
     for key in sorted({k for r in records for k in r.prediction.stats}):
@@ -96,6 +100,15 @@ def shares(records: Sequence[Record]) -> dict[str, float]:
     uses_kg = any(r.reach is not None for r, _ in classified)
     n = len(classified)
     return {f"failure.{c}": 100.0 * counts[c] / n for c in CATEGORIES if uses_kg or c not in KG_ONLY}
+
+
+def name_figures(kg: KGUsage, n: int) -> dict[str, float]:
+    """How many entities the run showed per question and the % without a name (of all entities
+    shown, pooled over questions); nothing for a run that showed none (io, cot, sc)."""
+    if not kg.entities:
+        return {}
+    return {"entities_shown_per_q": kg.entities / n, "unnamed_entity_share": 100.0 * kg.unnamed / kg.entities,
+            "bare_entity_share": 100.0 * kg.bare / kg.entities}
 
 
 def reach_figures(records: Sequence[Record]) -> dict[str, float]:

@@ -22,8 +22,8 @@ and ``#``/``@`` lines (comments, directives) dropped. Malformed lines are counte
 the first few line numbers reported; past ``max_bad`` of them the filter stops (a file that is
 mostly not triples is not a Freebase dump).
 
-Chunks hold about ``chunk_lines`` kept lines each (closed at the first 8 MB block boundary past
-it), written to ``*.tmp`` and renamed when complete; ``filter.json`` records each finished chunk
+Chunks hold about ``chunk_lines`` kept lines each (closed at the first block boundary past it;
+blocks are 8 MB, smaller for small chunks), written to ``*.tmp`` and renamed when complete; ``filter.json`` records each finished chunk
 with the uncompressed offset it ends at, atomically, so an interrupted filter resumes after the
 last recorded chunk (decompressing, not filtering, what came before) and rewrites a half-written
 one, and a finished filter is never redone.
@@ -43,7 +43,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-BLOCK = 8 << 20  # uncompressed bytes filtered at a time
+BLOCK = 8 << 20  # uncompressed bytes filtered at a time, at most
+MIN_BLOCK = 64 << 10
+BYTES_PER_LINE = 16  # a block of chunk_lines * this: small chunks (tests, trials) are not one block each
 READ = 1 << 20  # compressed bytes read at a time
 FIRST_BAD = 5  # malformed line numbers reported
 RULES = ("english", "tog")
@@ -115,7 +117,7 @@ def check_gzip(dump: Path) -> None:
                          f"downloaded (freebase-rdf-latest.gz), or already-filtered N-Triples with --filtered")
 
 
-def _blocks(dump: Path, skip: int) -> Iterator[tuple[bytes, int]]:
+def _blocks(dump: Path, skip: int, block: int = BLOCK) -> Iterator[tuple[bytes, int]]:
     """Uncompressed blocks ending at a line end, after the first ``skip`` bytes, with the
     compressed bytes read so far; several gzip members are one stream, as with ``zcat``."""
     inflate, pending, raw_pos = zlib.decompressobj(31), b"", 0
@@ -147,7 +149,7 @@ def _blocks(dump: Path, skip: int) -> Iterator[tuple[bytes, int]]:
                 if pending:
                     yield pending if pending.endswith(b"\n") else pending + b"\n", raw_pos
                 return
-            if len(pending) >= BLOCK:
+            if len(pending) >= block:
                 end = pending.rfind(b"\n") + 1
                 if end:
                     yield pending[:end], raw_pos
@@ -262,7 +264,8 @@ def filter_dump(dump: Path, out: Path, state: FilterState, state_path: Path, max
     lines, counts = state.lines, [state.kept, state.dropped, state.malformed]
     chunk: Optional[_Chunk] = None
     try:
-        for block, raw_pos in _prefetched(_blocks(dump, offset)):
+        size = min(BLOCK, max(MIN_BLOCK, state.chunk_lines * BYTES_PER_LINE))
+        for block, raw_pos in _prefetched(_blocks(dump, offset, size)):
             if not block:
                 progress(raw_pos)
                 continue

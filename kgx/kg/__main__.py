@@ -97,10 +97,11 @@ def _freebase_build(args: argparse.Namespace) -> int:
     report = build_freebase(opts)
     f = report.filter
     if f:
-        rate = f"; filtered in {report.filter_s:.1f} s" if report.filter_s else ""
+        rate = (f" seconds={report.filter_s:.1f} mb_per_s={report.filter_mb_per_s:.1f}" if report.filter_s
+                else "")
         print(f"filter: lines={f['lines']} kept={f['kept']} dropped={f['dropped']} malformed={f['malformed']}"
               + (f" (first at lines {', '.join(map(str, f['first_malformed']))})" if f["malformed"] else "") + rate)
-    rate = report.triples / report.load_s if report.loaded_now and report.load_s else 0
+    rate = report.triples_loaded_now / report.load_s if report.loaded_now and report.load_s else 0
     print(f"load: chunks={report.chunks} already_loaded={report.already_loaded} loaded_now={report.loaded_now} "
           f"seconds={report.load_s:.1f}" + (f" triples_per_s={rate:.0f}" if rate else ""))
     print(f"database: {args.db} triples={report.triples} size_gb={report.database_gb:.2f} graph={args.graph}")

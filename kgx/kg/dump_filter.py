@@ -23,10 +23,10 @@ the first few line numbers reported; past ``max_bad`` of them the filter stops (
 mostly not triples is not a Freebase dump).
 
 Chunks hold about ``chunk_lines`` kept lines each (closed at the first block boundary past it;
-blocks are 8 MB, smaller for small chunks), written to ``*.tmp`` and renamed when complete; ``filter.json`` records each finished chunk
-with the uncompressed offset it ends at, atomically, so an interrupted filter resumes after the
-last recorded chunk (decompressing, not filtering, what came before) and rewrites a half-written
-one, and a finished filter is never redone.
+blocks are 8 MB, smaller for small chunks), written to ``*.tmp`` and renamed when complete;
+``filter.json`` records each finished chunk with the uncompressed offset it ends at, atomically,
+so an interrupted filter resumes after the last recorded chunk (decompressing, not filtering,
+what came before) and rewrites a half-written one, and a finished filter is never redone.
 """
 from __future__ import annotations
 
@@ -142,6 +142,14 @@ def _blocks(dump: Path, skip: int, block: int = BLOCK) -> Iterator[tuple[bytes, 
                     yield b"", raw_pos  # resuming: progress while the finished part is skipped
                     continue
             pending += data
+            start = 0
+            while len(pending) - start >= block:
+                end = pending.find(b"\n", start + block - 1) + 1
+                if not end:
+                    break
+                yield pending[start:end], raw_pos
+                start = end
+            pending = pending[start:]
             if not piece:
                 if not inflate.eof:
                     raise BuildError(f"{dump} ends early at byte {raw_pos:,} (an interrupted download?): download "
@@ -149,11 +157,6 @@ def _blocks(dump: Path, skip: int, block: int = BLOCK) -> Iterator[tuple[bytes, 
                 if pending:
                     yield pending if pending.endswith(b"\n") else pending + b"\n", raw_pos
                 return
-            if len(pending) >= block:
-                end = pending.rfind(b"\n") + 1
-                if end:
-                    yield pending[:end], raw_pos
-                    pending = pending[end:]
 
 
 def _prefetched(items: Iterator, depth: int = 4) -> Iterator:

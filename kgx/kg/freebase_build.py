@@ -53,8 +53,10 @@ class BuildReport:
     already_loaded: int = 0
     loaded_now: int = 0
     triples: int = 0
+    triples_loaded_now: int = 0  # distinct triples this run added
     filter: dict = field(default_factory=dict)
     filter_s: float = 0.0
+    filter_mb_per_s: float = 0.0  # uncompressed dump bytes
     load_s: float = 0.0
     database_gb: float = 0.0
     done: bool = False
@@ -97,6 +99,7 @@ def _filter(opts: BuildOptions, say: Callable[[str], None], report: BuildReport)
             bar.close()
     report.filter = {k: getattr(state, k) for k in ("lines", "kept", "dropped", "malformed", "first_malformed")}
     report.filter_s = state.seconds
+    report.filter_mb_per_s = state.chunks[-1]["offset"] / 1e6 / state.seconds if state.chunks and state.seconds else 0
     if not state.chunks:
         raise BuildError(f"the filter kept no triple of {dump} ({state.lines:,} lines): is it the Freebase RDF dump?")
     return [chunk_dir / c["name"] for c in state.chunks]
@@ -113,6 +116,7 @@ def _load(opts: BuildOptions, files: list[Path], say: Callable[[str], None], rep
     sizing = size_for(opts.memory_gb, opts.max_rows, opts.max_execution_s)
     say(sizing.describe())
     with VirtuosoDB(opts.db, sizing, sorted({f.parent for f in files})) as db:
+        before = db.triples(opts.graph)
         record = db.load_list(files)
         interrupted = [f for f, (state, error) in record.items() if error or state != 2]
         db.forget(interrupted)
@@ -152,6 +156,7 @@ def _load(opts: BuildOptions, files: list[Path], say: Callable[[str], None], rep
         db.checkpoint()
         report.load_s = time.monotonic() - started
         report.triples = db.triples(opts.graph)
+        report.triples_loaded_now = report.triples - before
     report.database_gb = database_bytes(opts.db) / 1e9
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import gzip
+import io
 import json
 import os
 import shutil
@@ -23,7 +24,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kgx.kg import BUNDLED_KG, virtuoso_db
+from kgx.kg import BUNDLED_KG, pipeline_bar, virtuoso_db
 from kgx.kg import dump_filter as df
 from kgx.kg.__main__ import main
 from kgx.kg.dump_filter import BuildError, FilterState, filter_dump
@@ -181,6 +182,27 @@ def test_sizing_follows_virtuosos_table(monkeypatch):
     monkeypatch.setattr(virtuoso_db, "available_gb", lambda: 20.0)
     assert size_for().memory_gb == 15.0 and size_for().buffers == 1_275_000
     assert "NumberOfBuffers=1275000 MaxDirtyBuffers=956250" in size_for().describe()
+
+
+def test_without_a_terminal_the_progress_is_plain_lines_with_rate_and_eta(monkeypatch):
+    clock = iter([0.0, 5.0, 15.0, 16.0, 20.0])
+    monkeypatch.setattr(pipeline_bar.time, "monotonic", lambda: next(clock))
+    out = io.StringIO()
+    bar = pipeline_bar.PhaseBar("[1/2] filter", 4e9, pipeline_bar.gigabytes, "MB/s", 1e6, stream=out,
+                                extra=lambda: "chunks 1/4")
+    for done in (1e9, 2e9, 3e9):  # at 5 s (the first), 15 s (10 s later), 16 s (too soon); closed at 20 s
+        bar.update(done)
+    bar.close()
+    assert out.getvalue().splitlines() == [
+        "[1/2] filter:  25.0% 1.00 GB/4.00 GB 200.0 MB/s elapsed 0:00:05 ETA 0:00:15 chunks 1/4",
+        "[1/2] filter:  50.0% 2.00 GB/4.00 GB 133.3 MB/s elapsed 0:00:15 ETA 0:00:15 chunks 1/4",
+        "[1/2] filter:  75.0% 3.00 GB/4.00 GB 150.0 MB/s elapsed 0:00:20 ETA 0:00:06 chunks 1/4"]
+    assert "\r" not in out.getvalue()
+
+
+def test_serve_refuses_a_directory_without_a_finished_build(tmp_path, capsys):
+    assert main(["serve", "--engine", "virtuoso", "--db", str(tmp_path)]) == 1
+    assert f"{tmp_path} holds no finished Freebase build: run python -m kgx.kg freebase build" in capsys.readouterr().err
 
 
 # -- Virtuoso (slow): one end-to-end build per module ---------------------------------------------

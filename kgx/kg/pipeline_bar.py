@@ -41,10 +41,10 @@ class PhaseBar:
         self.extra = extra
         self.start_done = self.done = start
         self.started = time.monotonic()
-        self.shown = 0.0
+        self.shown = float("-inf")  # the first update is shown at once
 
-    def line(self) -> str:
-        elapsed = time.monotonic() - self.started
+    def line(self, now: float) -> str:
+        elapsed = now - self.started
         rate = (self.done - self.start_done) / elapsed if elapsed > 0 else 0.0
         left = (self.total - self.done) / rate if rate > 0 else float("nan")
         share = 100 * self.done / self.total if self.total else 100.0
@@ -58,14 +58,14 @@ class PhaseBar:
         now = time.monotonic()
         if now - self.shown >= self.interval_s:
             self.shown = now
-            self._show()
+            self._show(now)
 
-    def _show(self, end: str = "") -> None:
+    def _show(self, now: float, end: str = "") -> None:
         if self.tty:
-            self.stream.write("\r\033[K" + self.line() + end)
+            self.stream.write("\r\033[K" + self.line(now) + end)
         else:
-            self.stream.write(self.line() + "\n")
+            self.stream.write(self.line(now) + "\n")
         self.stream.flush()
 
     def close(self) -> None:
-        self._show("\n")
+        self._show(time.monotonic(), "\n")

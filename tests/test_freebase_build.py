@@ -146,6 +146,28 @@ def test_a_full_disk_stops_the_filter_and_the_rerun_resumes_to_the_same_chunks(d
     assert chunk_lines(tmp_path / "full") == chunk_lines(tmp_path / "clean")
 
 
+def test_a_kill_mid_filter_leaves_a_half_written_chunk_that_the_rerun_rewrites(dump, tmp_path):
+    """After ``kill -9`` the chunk being written is a ``.tmp`` (or, killed between the rename and the
+    record, a finished-looking file filter.json does not list): both are rewritten from the dump."""
+    clean = run_filter(dump, tmp_path / "clean")
+    killed = tmp_path / "killed"
+    (killed / "chunks").mkdir(parents=True)
+    for chunk in clean.chunks[:2]:
+        shutil.copy(tmp_path / "clean" / "chunks" / chunk["name"], killed / "chunks")
+    (killed / "chunks" / "part-000003.nt.gz.tmp").write_bytes(b"\x1f\x8b half a chunk")
+    (killed / "chunks" / "part-000003.nt.gz").write_bytes(b"\x1f\x8b renamed, not recorded")
+    state = FilterState(**{**json.loads((tmp_path / "clean" / "filter.json").read_text()), "done": False})
+    state.chunks = state.chunks[:2]
+    state.lines, state.kept = state.chunks[-1]["lines"], sum(c["kept"] for c in state.chunks)
+    state.dropped = state.lines - state.kept - 3  # the three malformed lines come first
+    state.save(killed / "filter.json")
+    resumed = run_filter(dump, killed, state=state)
+    assert (resumed.kept, resumed.dropped, resumed.malformed, resumed.chunks) == (
+        clean.kept, clean.dropped, clean.malformed, clean.chunks)
+    assert chunk_lines(killed) == chunk_lines(tmp_path / "clean")
+    assert not list((killed / "chunks").glob("*.tmp"))
+
+
 def test_a_dump_that_is_not_gzip_is_named(tmp_path):
     plain = tmp_path / "freebase-rdf-latest"
     plain.write_text(f"<{NS}m.a>\t<{NS}x.y>\t<{NS}m.b>\t.\n")

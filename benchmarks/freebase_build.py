@@ -1,12 +1,12 @@
 """Freebase from its dump: filter MB/s and load triples/s on this machine, and the hours they
 project for the real dump, beside the hours users report.
 
-    python benchmarks/freebase_build.py [--copies 2000] [--loaders 2] [--memory-gb 2] [--rule english]
+    python benchmarks/freebase_build.py [--copies 2000] [--workers 1] [--loaders 2] [--memory-gb 2] [--rule english]
 
 It writes a synthetic dump in the real format (``kgx.kg.dump_synth``: the demo KG and ``copies``
 renamed copies of it, ~3,200 lines each, gzip, tab-separated) under a temp directory, runs
-``python -m kgx.kg freebase build`` on it in-process (filter, then ``loaders`` parallel bulk
-loaders into a fresh Virtuoso database), and prints:
+``python -m kgx.kg freebase build`` on it in-process (filter with ``workers`` processes, then
+``loaders`` parallel bulk loaders into a fresh Virtuoso database), and prints:
 
 * filter: uncompressed MB/s and lines/s (decompression, filter and gzip chunk writing together);
 * load: distinct triples/s over the whole load (``rdf_loader_run`` + checkpoints);
@@ -44,6 +44,7 @@ REPORTED = [  # (who, setup, hours) from the issue threads of the papers' code
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--copies", type=int, default=2000, help="demo KG copies in the dump (~3,200 lines each)")
+    p.add_argument("--workers", type=int, default=1)
     p.add_argument("--loaders", type=int, default=2)
     p.add_argument("--memory-gb", type=float, default=2.0)
     p.add_argument("--chunk-lines", type=int, default=500_000)
@@ -59,13 +60,14 @@ def main() -> None:
         print(f"dump: {counts.lines:,} lines, {(work / 'dump.gz').stat().st_size / 1e6:.1f} MB gzip "
               f"(written in {time.monotonic() - started:.1f} s)")
         report = build_freebase(BuildOptions(db=work / "db", dump=work / "dump.gz", rule=args.rule,
-                                             chunk_lines=args.chunk_lines, loaders=args.loaders,
+                                             chunk_lines=args.chunk_lines, loaders=args.loaders, workers=args.workers,
                                              memory_gb=args.memory_gb), say=print)
     f = report.filter
     load_rate = report.triples_loaded_now / report.load_s
     filter_mb = report.filter_mb_per_s
     lines_rate = f["lines"] / report.filter_s
-    print(f"filter: {f['lines']:,} lines in {report.filter_s:.1f} s: {filter_mb:.1f} MB/s uncompressed, "
+    print(f"filter: {f['lines']:,} lines in {report.filter_s:.1f} s with {args.workers} workers: {filter_mb:.1f} MB/s "
+          f"uncompressed, "
           f"{lines_rate:,.0f} lines/s (kept {f['kept']:,}, dropped {f['dropped']:,}, malformed {f['malformed']})")
     print(f"load: {report.triples_loaded_now:,} triples in {report.load_s:.1f} s with {args.loaders} loaders and "
           f"{args.memory_gb:g} GB: {load_rate:,.0f} triples/s; database {report.database_gb:.2f} GB")

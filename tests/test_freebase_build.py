@@ -106,6 +106,15 @@ def test_filter_counts_exactly_what_each_rule_keeps(dump, tmp_path, rule, keep, 
     assert list((tmp_path / "chunks").glob("*.tmp")) == []
 
 
+def test_worker_processes_write_the_same_chunks(dump, tmp_path):
+    alone = run_filter(dump, tmp_path / "alone")
+    state = FilterState(str(dump), dump.stat().st_size, "english", 1000, "gz")
+    together = filter_dump(dump, tmp_path / "two" / "chunks", state, tmp_path / "two" / "filter.json", 1000, workers=2)
+    assert (together.kept, together.dropped, together.first_malformed, together.chunks) == (
+        alone.kept, alone.dropped, alone.first_malformed, alone.chunks)
+    assert chunk_lines(tmp_path / "two") == chunk_lines(tmp_path / "alone")
+
+
 def test_tog_keeps_only_mid_subjects_and_no_keys(dump, tmp_path):
     run_filter(dump, tmp_path, "tog")
     lines = chunk_lines(tmp_path)

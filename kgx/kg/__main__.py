@@ -92,6 +92,7 @@ def _freebase_build(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # unwind: the server shuts down cleanly
     opts = BuildOptions(db=args.db, dump=args.dump, filtered=args.filtered, rule=args.rule,
                         chunk_lines=args.chunk_lines, chunk_format=args.chunk_format, loaders=args.loaders,
+                        workers=args.workers,
                         memory_gb=args.memory_gb, max_bad=args.max_bad, graph=args.graph,
                         checkpoint_every_s=args.checkpoint_every_s)
     report = build_freebase(opts)
@@ -228,6 +229,8 @@ def _freebase_parser(sub: argparse._SubParsersAction) -> None:
                                                                                  "or plain N-Triples")
     build.add_argument("--loaders", type=int, default=max(1, (os.cpu_count() or 2) // 2),
                        help="concurrent rdf_loader_run() (default: half the cores)")
+    build.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1),
+                       help="filter processes (default: the cores but one, which decompresses)")
     build.add_argument("--memory-gb", type=float, help="memory for Virtuoso's buffers (default: 3/4 of what is "
                                                        "available)")
     build.add_argument("--max-bad", type=int, default=1000, help="stop past this many malformed dump lines")

@@ -26,27 +26,32 @@ Chunks hold about ``chunk_lines`` kept lines each (closed at the first block bou
 blocks are 8 MB, smaller for small chunks), written to ``*.tmp`` and renamed when complete;
 ``filter.json`` records each finished chunk with the uncompressed offset it ends at, atomically,
 so an interrupted filter resumes after the last recorded chunk (decompressing, not filtering,
-what came before) and rewrites a half-written one, and a finished filter is never redone.
+what came before) and rewrites a half-written one, and a finished filter is never redone. A gzip
+chunk is a sequence of gzip members, one per block, so that ``workers`` processes can filter and
+compress blocks side by side (``zcat`` and Virtuoso read such a file as one stream).
 """
 from __future__ import annotations
 
 import errno
 import json
+import multiprocessing
 import os
-import queue
 import re
 import shutil
-import threading
 import time
 import zlib
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-BLOCK = 8 << 20  # uncompressed bytes filtered at a time, at most
+from kgx.kg.dump_blocks import BLOCK, BuildError, blocks, check_gzip, prefetched
+
+__all__ = ["BuildError", "FilterState", "RULES", "check_gzip", "filter_dump", "sort_block"]
+
 MIN_BLOCK = 64 << 10
 BYTES_PER_LINE = 16  # a block of chunk_lines * this: small chunks (tests, trials) are not one block each
-READ = 1 << 20  # compressed bytes read at a time
 FIRST_BAD = 5  # malformed line numbers reported
 RULES = ("english", "tog")
 _NS = rb"<http://rdf\.freebase\.com/ns/"
@@ -57,11 +62,6 @@ _KEEP = {
                       + _NS + rb"[^>]+>\t.|.+<http://www\.w3\.org/2001/XMLSchema#\w+>\t.)$"),
 }
 Progress = Callable[[int], None]  # compressed bytes of the dump read so far
-
-
-class BuildError(RuntimeError):
-    """The build cannot go on; the message names the file or line and what to do. Work already
-    finished (chunks, loaded files) stays, and the rerun resumes."""
 
 
 @dataclass
@@ -106,95 +106,8 @@ def disk_full_error(path: Path, what: str, resume: str) -> BuildError:
                       f"free space there and rerun the same command; {resume}")
 
 
-def check_gzip(dump: Path) -> None:
-    if not dump.is_file():
-        raise BuildError(f"no dump at {dump}: download freebase-rdf-latest.gz (or give filtered N-Triples "
-                         f"with --filtered)")
-    with open(dump, "rb") as raw:
-        head = raw.read(2)
-    if head != b"\x1f\x8b":
-        raise BuildError(f"{dump} is not gzip (it starts with {head!r}, gzip with b'\\x1f\\x8b'): give the dump as "
-                         f"downloaded (freebase-rdf-latest.gz), or already-filtered N-Triples with --filtered")
-
-
-def _blocks(dump: Path, skip: int, block: int = BLOCK) -> Iterator[tuple[bytes, int]]:
-    """Uncompressed blocks ending at a line end, after the first ``skip`` bytes, with the
-    compressed bytes read so far; several gzip members are one stream, as with ``zcat``."""
-    inflate, pending, raw_pos = zlib.decompressobj(31), b"", 0
-    with open(dump, "rb") as raw:
-        while True:
-            piece = raw.read(READ)
-            raw_pos += len(piece)
-            try:
-                data = inflate.decompress(piece) if piece else inflate.flush()
-                while inflate.eof and inflate.unused_data:
-                    rest, inflate = inflate.unused_data, zlib.decompressobj(31)
-                    data += inflate.decompress(rest)
-            except zlib.error as exc:
-                raise BuildError(f"{dump} is corrupt near compressed byte {raw_pos:,} ({exc}): download it again; "
-                                 f"the chunks filtered so far are kept") from exc
-            if skip and not piece:
-                raise BuildError(f"{dump} is shorter than when its filter began: give the same dump, or a new --db")
-            if skip:
-                cut = min(skip, len(data))
-                data, skip = data[cut:], skip - cut
-                if skip:
-                    yield b"", raw_pos  # resuming: progress while the finished part is skipped
-                    continue
-            pending += data
-            start = 0
-            while len(pending) - start >= block:
-                end = pending.find(b"\n", start + block - 1) + 1
-                if not end:
-                    break
-                yield pending[start:end], raw_pos
-                start = end
-            pending = pending[start:]
-            if not piece:
-                if not inflate.eof:
-                    raise BuildError(f"{dump} ends early at byte {raw_pos:,} (an interrupted download?): download "
-                                     f"it again; the chunks filtered so far are kept")
-                if pending:
-                    yield pending if pending.endswith(b"\n") else pending + b"\n", raw_pos
-                return
-
-
-def _prefetched(items: Iterator, depth: int = 4) -> Iterator:
-    """``items`` produced in a thread (zlib releases the GIL: decompression runs on another core)."""
-    box: queue.Queue = queue.Queue(depth)
-    stop = threading.Event()
-
-    def produce() -> None:
-        try:
-            for item in items:
-                while not stop.is_set():
-                    try:
-                        box.put(("item", item), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            box.put(("end", None))
-        except BaseException as exc:  # handed to the consumer, raised there
-            box.put(("error", exc))
-
-    worker = threading.Thread(target=produce, daemon=True)
-    worker.start()
-    try:
-        while True:
-            kind, item = box.get()
-            if kind == "end":
-                return
-            if kind == "error":
-                raise item
-            yield item
-    finally:
-        stop.set()
-
-
 def _well_formed(block: bytes) -> bool:
-    """Every line is ``a\\tb\\tc\\t.`` with non-empty fields: counted in C, no line looked at."""
+    """Every line is ``a\tb\tc\t.`` with non-empty fields: counted in C, no line looked at."""
     lines = block.count(b"\n")
     return (block.count(b"\t") == 3 * lines and block.count(b"\t.\n") == lines and b"\t\t" not in block
             and b"\n\t" not in block and not block.startswith(b"\t"))
@@ -208,36 +121,79 @@ def _malformed(text: bytes) -> bool:
     return not text.endswith(b".") or len(parts) != 4 or any(not p.strip() for p in parts[:3])
 
 
-def _sorted_out(rows: list[bytes], keep: Callable, lines: int) -> tuple[list[bytes], list[int], int]:
-    """(kept lines, malformed line numbers, blank lines) of a block not every line of which is
-    a well-formed triple: one line at a time, as the script does (trailing blanks stripped)."""
-    kept, bad, blank = [], [], 0
-    for number, row in enumerate(rows, start=lines + 1):
-        row = row.rstrip()
-        if keep(row):
-            kept.append(row)
-        elif not row:
-            blank += 1
-        elif _malformed(row):
-            bad.append(number)
-    return kept, bad, blank
+@dataclass(frozen=True)
+class Sorted:
+    """One block filtered: its kept lines (a gzip member when chunks are gzip) and its counts."""
+
+    data: bytes
+    size: int  # uncompressed bytes of the block
+    rows: int
+    kept: int
+    bad: list[int]  # malformed lines, numbered from 1 within the block
+    blank: int
+
+
+def sort_block(block: bytes, rule: str, gz: bool) -> Sorted:
+    """Filter one block (in this process or a worker): every line kept, dropped or malformed."""
+    keep = _KEEP[rule].match
+    rows = block.split(b"\n")
+    rows.pop()  # the block ends with a newline
+    bad: list[int] = []
+    blank = 0
+    if _well_formed(block):
+        kept = [row for row in rows if keep(row)]
+    else:  # one line at a time, as the script does (trailing blanks stripped)
+        kept = []
+        for number, row in enumerate(rows, start=1):
+            row = row.rstrip()
+            if keep(row):
+                kept.append(row)
+            elif not row:
+                blank += 1
+            elif _malformed(row):
+                bad.append(number)
+    data = b"\n".join(kept) + b"\n" if kept else b""
+    if gz and data:
+        deflate = zlib.compressobj(1, zlib.DEFLATED, 31)  # one gzip member per block: a chunk is their sequence
+        data = deflate.compress(data) + deflate.flush()
+    return Sorted(data, len(block), len(rows), len(kept), bad, blank)
+
+
+def _sorted_blocks(items: Iterator[tuple[bytes, int]], rule: str, gz: bool,
+                   workers: int) -> Iterator[tuple[Optional[Sorted], int]]:
+    """Each block sorted, in order, with the compressed position after it; ``workers`` > 1
+    sorts that many blocks at once in worker processes (at most twice as many in flight)."""
+    if workers <= 1:
+        for block, raw_pos in items:
+            yield (sort_block(block, rule, gz) if block else None), raw_pos
+        return
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    window: deque[tuple[Optional[Future], int]] = deque()
+    try:
+        for block, raw_pos in items:
+            window.append((pool.submit(sort_block, block, rule, gz) if block else None, raw_pos))
+            if len(window) >= 2 * workers:
+                future, pos = window.popleft()
+                yield (future.result() if future else None), pos
+        while window:
+            future, pos = window.popleft()
+            yield (future.result() if future else None), pos
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _Chunk:
     """One chunk being written: ``name.tmp`` until complete, then renamed."""
 
-    def __init__(self, path: Path, gz: bool):
+    def __init__(self, path: Path):
         self.path, self.tmp = path, path.with_name(path.name + ".tmp")
         self.file = open_chunk(self.tmp)
-        self.deflate = zlib.compressobj(1, zlib.DEFLATED, 31) if gz else None
         self.kept = 0
 
     def write(self, data: bytes) -> None:
-        self.file.write(self.deflate.compress(data) if self.deflate else data)
+        self.file.write(data)
 
     def finish(self) -> None:
-        if self.deflate:
-            self.file.write(self.deflate.flush())
         self.file.flush()
         os.fsync(self.file.fileno())
         self.file.close()
@@ -258,30 +214,25 @@ def chunk_name(number: int, chunk_format: str) -> str:
 
 
 def filter_dump(dump: Path, out: Path, state: FilterState, state_path: Path, max_bad: int,
-                progress: Progress = lambda _: None) -> FilterState:
+                progress: Progress = lambda _: None, workers: int = 1) -> FilterState:
     """Filter ``dump`` into chunks under ``out`` from where ``state`` left off; returns it done."""
-    keep = _KEEP[state.rule].match
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic() - state.seconds
     offset = state.chunks[-1]["offset"] if state.chunks else 0
     lines, counts = state.lines, [state.kept, state.dropped, state.malformed]
     chunk: Optional[_Chunk] = None
+    size = min(BLOCK, max(MIN_BLOCK, state.chunk_lines * BYTES_PER_LINE))
     try:
-        size = min(BLOCK, max(MIN_BLOCK, state.chunk_lines * BYTES_PER_LINE))
-        for block, raw_pos in _prefetched(_blocks(dump, offset, size)):
-            if not block:
+        for done, raw_pos in _sorted_blocks(prefetched(blocks(dump, offset, size)), state.rule,
+                                            state.chunk_format == "gz", workers):
+            if done is None:  # resuming: the finished part is being skipped
                 progress(raw_pos)
                 continue
             if chunk is None:
-                chunk = _Chunk(out / chunk_name(len(state.chunks) + 1, state.chunk_format), state.chunk_format == "gz")
-            rows = block.split(b"\n")
-            rows.pop()  # the block ends with a newline
-            if _well_formed(block):
-                kept, bad, blank = [row for row in rows if keep(row)], [], 0
-            else:
-                kept, bad, blank = _sorted_out(rows, keep, lines)
-            counts[0] += len(kept)
-            counts[1] += len(rows) - len(kept) - len(bad) - blank
+                chunk = _Chunk(out / chunk_name(len(state.chunks) + 1, state.chunk_format))
+            bad = [lines + number for number in done.bad]
+            counts[0] += done.kept
+            counts[1] += done.rows - done.kept - len(bad) - done.blank
             counts[2] += len(bad)
             state.first_malformed.extend(bad[:FIRST_BAD - len(state.first_malformed)])
             if counts[2] > max_bad:
@@ -289,11 +240,11 @@ def filter_dump(dump: Path, out: Path, state: FilterState, state_path: Path, max
                                  f"{', '.join(map(str, state.first_malformed))}), more than --max-bad {max_bad}: is "
                                  f"this the Freebase RDF dump? If so, rerun with a higher --max-bad (the filter "
                                  f"resumes after its {len(state.chunks)} finished chunks)")
-            lines += len(rows)
-            offset += len(block)
-            if kept:
-                chunk.write(b"\n".join(kept) + b"\n")
-                chunk.kept += len(kept)
+            lines += done.rows
+            offset += done.size
+            if done.data:
+                chunk.write(done.data)
+                chunk.kept += done.kept
             if chunk.kept >= state.chunk_lines:
                 _close(chunk, state, state_path, lines, offset, raw_pos, counts, started)
                 chunk = None

@@ -39,6 +39,7 @@ class BuildOptions:
     chunk_lines: int = 10_000_000
     chunk_format: str = "gz"
     loaders: int = max(1, (os.cpu_count() or 2) // 2)
+    workers: int = 1  # filter processes (decompression has a thread of its own besides)
     memory_gb: Optional[float] = None
     max_bad: int = 1000
     graph: str = DEFAULT_GRAPH
@@ -94,7 +95,7 @@ def _filter(opts: BuildOptions, say: Callable[[str], None], report: BuildReport)
         bar = PhaseBar("[1/2] filter", state.dump_bytes, gigabytes, "MB/s", 1e6,
                        start=state.chunks[-1]["raw_offset"] if state.chunks else 0)
         try:
-            state = filter_dump(dump, chunk_dir, state, state_path, opts.max_bad, bar.update)
+            state = filter_dump(dump, chunk_dir, state, state_path, opts.max_bad, bar.update, opts.workers)
         finally:
             bar.close()
     report.filter = {k: getattr(state, k) for k in ("lines", "kept", "dropped", "malformed", "first_malformed")}

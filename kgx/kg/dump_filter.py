@@ -37,6 +37,7 @@ import json
 import multiprocessing
 import os
 import re
+import resource
 import shutil
 import time
 import zlib
@@ -81,6 +82,7 @@ class FilterState:
     first_malformed: list[int] = field(default_factory=list)
     done: bool = False
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process and its finished workers: what idle cores would take
 
     def save(self, path: Path) -> None:
         atomic_write(path, json.dumps(asdict(self), indent=1))
@@ -204,6 +206,12 @@ class _Chunk:
         self.tmp.unlink(missing_ok=True)
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process (all its threads) and of its children that have ended."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def open_chunk(path: Path):
     """The seam a test replaces to make the disk fill up."""
     return open(path, "wb")
@@ -218,6 +226,7 @@ def filter_dump(dump: Path, out: Path, state: FilterState, state_path: Path, max
     """Filter ``dump`` into chunks under ``out`` from where ``state`` left off; returns it done."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic() - state.seconds
+    cpu_started = cpu_seconds() - state.cpu_seconds
     offset = state.chunks[-1]["offset"] if state.chunks else 0
     lines, counts = state.lines, [state.kept, state.dropped, state.malformed]
     chunk: Optional[_Chunk] = None
@@ -246,6 +255,7 @@ def filter_dump(dump: Path, out: Path, state: FilterState, state_path: Path, max
                 chunk.write(done.data)
                 chunk.kept += done.kept
             if chunk.kept >= state.chunk_lines:
+                state.cpu_seconds = cpu_seconds() - cpu_started
                 _close(chunk, state, state_path, lines, offset, raw_pos, counts, started)
                 chunk = None
             progress(raw_pos)
@@ -261,7 +271,7 @@ def filter_dump(dump: Path, out: Path, state: FilterState, state_path: Path, max
         if chunk is not None:
             chunk.discard()
     state.lines, state.kept, state.dropped, state.malformed = lines, *counts
-    state.done, state.seconds = True, time.monotonic() - started
+    state.done, state.seconds, state.cpu_seconds = True, time.monotonic() - started, cpu_seconds() - cpu_started
     state.save(state_path)
     return state
 

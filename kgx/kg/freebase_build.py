@@ -59,6 +59,8 @@ class BuildReport:
     filter_s: float = 0.0
     filter_mb_per_s: float = 0.0  # uncompressed dump bytes
     load_s: float = 0.0
+    filter_cpu_s: float = 0.0
+    load_cpu_s: float = 0.0  # the server's
     database_gb: float = 0.0
     done: bool = False
 
@@ -99,7 +101,7 @@ def _filter(opts: BuildOptions, say: Callable[[str], None], report: BuildReport)
         finally:
             bar.close()
     report.filter = {k: getattr(state, k) for k in ("lines", "kept", "dropped", "malformed", "first_malformed")}
-    report.filter_s = state.seconds
+    report.filter_s, report.filter_cpu_s = state.seconds, state.cpu_seconds
     report.filter_mb_per_s = state.chunks[-1]["offset"] / 1e6 / state.seconds if state.chunks and state.seconds else 0
     if not state.chunks:
         raise BuildError(f"the filter kept no triple of {dump} ({state.lines:,} lines): is it the Freebase RDF dump?")
@@ -133,7 +135,7 @@ def _load(opts: BuildOptions, files: list[Path], say: Callable[[str], None], rep
         bar = PhaseBar("[2/2] load", sum(sizes.values()), gigabytes, "MB/s (chunk bytes)", 1e6,
                        start=sum(sizes[f] for f in done),
                        extra=lambda: f"chunks {len(done)}/{len(files)} triples {count(loaded_lines)}")
-        started, last_checkpoint = time.monotonic(), time.monotonic()
+        started, last_checkpoint, cpu = time.monotonic(), time.monotonic(), db.cpu_seconds()
         try:
             for at in range(0, len(pending), opts.loaders):
                 batch = pending[at:at + opts.loaders]
@@ -155,7 +157,7 @@ def _load(opts: BuildOptions, files: list[Path], say: Callable[[str], None], rep
         finally:
             bar.close()
         db.checkpoint()
-        report.load_s = time.monotonic() - started
+        report.load_s, report.load_cpu_s = time.monotonic() - started, db.cpu_seconds() - cpu
         report.triples = db.triples(opts.graph)
         report.triples_loaded_now = report.triples - before
     report.database_gb = database_bytes(opts.db) / 1e9

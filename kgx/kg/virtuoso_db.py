@@ -14,6 +14,7 @@ is put back to 0 and loaded again, which cannot double a triple (a graph is a se
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -61,8 +62,6 @@ def available_gb() -> float:
         fields = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
         return int(fields["MemAvailable"].split()[0]) / (1 << 20)
     except (OSError, KeyError, ValueError):
-        import os
-
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30)
 
 
@@ -190,6 +189,14 @@ class VirtuosoDB(VirtuosoProcess):
         if not numbers:
             raise ServerError(f"could not count the triples of <{graph}>: isql answered {out!r}")
         return int(numbers[-1])
+
+    def cpu_seconds(self) -> float:
+        """CPU time the server has used (its loaders run inside it), from ``/proc``; 0 elsewhere."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return 0.0
 
     def close(self) -> None:
         """A clean shutdown (Virtuoso checkpoints first), else terminate: the database stays."""

@@ -95,7 +95,11 @@ def _freebase_build(args: argparse.Namespace) -> int:
                         workers=args.workers,
                         memory_gb=args.memory_gb, max_bad=args.max_bad, graph=args.graph,
                         checkpoint_every_s=args.checkpoint_every_s)
-    report = build_freebase(opts)
+    try:
+        report = build_freebase(opts)
+    except KeyboardInterrupt:
+        print("interrupted: rerun the same command to resume (finished chunks and loads are kept)", file=sys.stderr)
+        return 130
     f = report.filter
     if f:
         rate = (f" seconds={report.filter_s:.1f} mb_per_s={report.filter_mb_per_s:.1f}" if report.filter_s

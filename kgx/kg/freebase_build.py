@@ -26,7 +26,9 @@ from kgx.kg.virtuoso_db import MAX_EXECUTION_S, MAX_ROWS, VirtuosoDB, database_b
 from kgx.kg.virtuoso_process import binary
 
 LOADABLE = (".nt", ".nt.gz", ".ttl", ".ttl.gz")
-SPACE_FACTOR = 3  # free bytes wanted per byte of (gzip) chunk about to load: the database grows by about that
+# Free bytes wanted per byte of chunk about to load: the database grows by about 3x the gzip chunk
+# (measured: 0.19 GB for 0.07 GB of chunks), a third of the plain one.
+SPACE_FACTOR = {"gz": 3.0, "nt": 0.5}
 MIN_FREE = 256 << 20
 
 
@@ -139,7 +141,8 @@ def _load(opts: BuildOptions, files: list[Path], say: Callable[[str], None], rep
         try:
             for at in range(0, len(pending), opts.loaders):
                 batch = pending[at:at + opts.loaders]
-                db.ensure_space(max(MIN_FREE, SPACE_FACTOR * sum(sizes[f] for f in batch)))
+                db.ensure_space(int(max(MIN_FREE, sum(SPACE_FACTOR["gz" if f.name.endswith(".gz") else "nt"]
+                                                      * sizes[f] for f in batch))))
                 db.load(batch, opts.graph, opts.loaders)
                 failed = {f: error for f, (state, error) in db.load_list(batch).items() if error or state != 2}
                 if failed:

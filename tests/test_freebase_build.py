@@ -155,6 +155,14 @@ def test_a_full_disk_stops_the_filter_and_the_rerun_resumes_to_the_same_chunks(d
     assert chunk_lines(tmp_path / "full") == chunk_lines(tmp_path / "clean")
 
 
+def test_a_blank_field_is_malformed_as_in_the_script(tmp_path):
+    dump = tmp_path / "dump.gz"
+    with gzip.open(dump, "wt") as out:
+        out.write(f"<{NS}m.a>\t<{NS}x.y>\t<{NS}m.b>\t.\n<{NS}m.a>\t \t<{NS}m.b>\t.\n\n<{NS}m.c>\t<{NS}x.y>\t\"c\"\t.\n")
+    state = run_filter(dump, tmp_path)
+    assert (state.kept, state.dropped, state.malformed, state.first_malformed) == (2, 0, 1, [2])
+
+
 def test_a_kill_mid_filter_leaves_a_half_written_chunk_that_the_rerun_rewrites(dump, tmp_path):
     """After ``kill -9`` the chunk being written is a ``.tmp`` (or, killed between the rename and the
     record, a finished-looking file filter.json does not list): both are rewritten from the dump."""

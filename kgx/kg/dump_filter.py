@@ -11,7 +11,7 @@ gzip stream of tab-separated N-Triples lines ``<s>\\t<p>\\t<o>\\t.``. Two filter
   so it drops names and descriptions in other languages, ``rdf:type``/``rdfs:label`` and every
   other predicate outside the namespace, and links to web pages (object IRIs outside it).
 ``tog`` is exactly the script ToG's README points to (lanyunshi/Multi-hopComplexKBQA,
-  ``FilterEnglishTriplets.py``, the "125 GB" filtered Freebase of ToG, GoG and PoG): the subject
+  ``FilterEnglishTriplets.py``, the "125 GB" filtered Freebase of ToG's setup): the subject
   must moreover be a mid or gid (``ns:m.*``/``ns:g.*``, so schema nodes lose their names), an
   untagged or ``@en`` literal must hold at least one character and not start with ``/`` (keys
   go), ``@en-*`` goes, and a typed literal must have an XML Schema datatype.
@@ -109,10 +109,12 @@ def disk_full_error(path: Path, what: str, resume: str) -> BuildError:
 
 
 def _well_formed(block: bytes) -> bool:
-    """Every line is ``a\tb\tc\t.`` with non-empty fields: counted in C, no line looked at."""
+    """Every line is ``a\tb\tc\t.`` with fields neither empty nor edged with blanks (so none is
+    blank): counted in C, no line looked at."""
     lines = block.count(b"\n")
-    return (block.count(b"\t") == 3 * lines and block.count(b"\t.\n") == lines and b"\t\t" not in block
-            and b"\n\t" not in block and not block.startswith(b"\t"))
+    return (block.count(b"\t") == 3 * lines and block.count(b"\t.\n") == lines
+            and not any(edge in block for edge in (b"\t\t", b"\n\t", b"\t ", b" \t", b"\n "))
+            and not block.startswith((b"\t", b" ")))
 
 
 def _malformed(text: bytes) -> bool:

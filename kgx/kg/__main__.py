@@ -1,8 +1,10 @@
-"""``python -m kgx.kg load | serve | bench | check``: build a store, serve it over SPARQL, time
-it, and tell whether an endpoint looks like Freebase."""
+"""``python -m kgx.kg load | serve | bench | check | freebase build``: build a store, serve it
+over SPARQL, time it, tell whether an endpoint looks like Freebase, and build Freebase itself
+from its dump into a Virtuoso database."""
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from contextlib import ExitStack
@@ -13,6 +15,7 @@ from kgx.core.config import ConfigError, KGConfig
 from kgx.kg.bench import bench, candidate_entities
 from kgx.kg.build import FORMATS, build
 from kgx.kg.check import check, verdict
+from kgx.kg.dump_filter import BuildError
 from kgx.kg.embedded import EmbeddedKG
 from kgx.kg.endpoint import connect
 from kgx.kg.freebase import KGError
@@ -38,10 +41,16 @@ def _serve(args: argparse.Namespace) -> int:
     # `kill` (SIGTERM) would end Python without unwinding and leave the server running orphaned;
     # as an exit it unwinds the with-block, which stops the server.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    if (args.store is None) == (args.db is None):
+        raise ConfigError("give --store DIR (a kgx store) or --db DIR (a database built by freebase build)")
+    if args.db is not None:
+        if args.engine != "virtuoso":
+            raise ConfigError("--db is a Virtuoso database: add --engine virtuoso")
+        return _serve_db(args)
     if args.engine == "virtuoso":
         from kgx.kg.virtuoso import VirtuosoServer
 
-        with VirtuosoServer(args.store, http_port=args.port) as server:
+        with VirtuosoServer(args.store, http_port=args.port or OXIGRAPH_PORT) as server:
             print(f"SPARQL query endpoint: {server.url}  graph {server.graph} (kg.default_graph)  "
                   f"started in {server.startup_s:.1f} s, loaded in {server.load_s:.1f} s (Ctrl-C stops it)", flush=True)
             try:
@@ -50,7 +59,7 @@ def _serve(args: argparse.Namespace) -> int:
                 return 0
             print(f"virtuoso exited with code {code}:\n{server.log_tail()}", file=sys.stderr)
             return code or 1
-    with OxigraphServer(args.store, port=args.port) as server:
+    with OxigraphServer(args.store, port=args.port or OXIGRAPH_PORT) as server:
         print(f"SPARQL query endpoint: {server.url}  (Ctrl-C stops it)", flush=True)
         try:
             code = server.wait()
@@ -58,6 +67,51 @@ def _serve(args: argparse.Namespace) -> int:
             return 0
         print(f"oxigraph exited with code {code}:\n{server.stderr()}", file=sys.stderr)
         return code or 1
+
+
+def _serve_db(args: argparse.Namespace) -> int:
+    from kgx.kg.virtuoso_db import VirtuosoDB, require_built, saved_sizing, size_for
+
+    built = require_built(args.db)
+    with VirtuosoDB(args.db, saved_sizing(args.db) or size_for(), http_port=args.port,
+                    isql_port=args.isql_port) as db:
+        print(f"SPARQL query endpoint: {db.url}  graph {built['graph']} (kg.default_graph), "
+              f"{built['triples']:,} triples, database {args.db} (Ctrl-C stops it)", flush=True)
+        print(f"check it: python -m kgx.kg check --endpoint {db.url} --default-graph {built['graph']}", flush=True)
+        try:
+            code = db.process.wait()
+        except KeyboardInterrupt:
+            return 0
+        print(f"virtuoso exited with code {code}:\n{db.log_tail()}", file=sys.stderr)
+        return code or 1
+
+
+def _freebase_build(args: argparse.Namespace) -> int:
+    from kgx.kg.freebase_build import BuildOptions, build_freebase
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # unwind: the server shuts down cleanly
+    opts = BuildOptions(db=args.db, dump=args.dump, filtered=args.filtered, rule=args.rule,
+                        chunk_lines=args.chunk_lines, chunk_format=args.chunk_format, loaders=args.loaders,
+                        workers=args.workers,
+                        memory_gb=args.memory_gb, max_bad=args.max_bad, graph=args.graph,
+                        checkpoint_every_s=args.checkpoint_every_s)
+    try:
+        report = build_freebase(opts)
+    except KeyboardInterrupt:
+        print("interrupted: rerun the same command to resume (finished chunks and loads are kept)", file=sys.stderr)
+        return 130
+    f = report.filter
+    if f:
+        rate = (f" seconds={report.filter_s:.1f} mb_per_s={report.filter_mb_per_s:.1f}" if report.filter_s
+                else "")
+        print(f"filter: lines={f['lines']} kept={f['kept']} dropped={f['dropped']} malformed={f['malformed']}"
+              + (f" (first at lines {', '.join(map(str, f['first_malformed']))})" if f["malformed"] else "") + rate)
+    rate = report.triples_loaded_now / report.load_s if report.loaded_now and report.load_s else 0
+    print(f"load: chunks={report.chunks} already_loaded={report.already_loaded} loaded_now={report.loaded_now} "
+          f"seconds={report.load_s:.1f}" + (f" triples_per_s={rate:.0f}" if rate else ""))
+    print(f"database: {args.db} triples={report.triples} size_gb={report.database_gb:.2f} graph={args.graph}")
+    print(f"serve it: python -m kgx.kg serve --engine virtuoso --db {args.db}")
+    return 0
 
 
 def _open(args: argparse.Namespace, stack: ExitStack) -> tuple[SparqlKG, str]:
@@ -132,9 +186,12 @@ def parser() -> argparse.ArgumentParser:
                                                               "instead of failing")
     load.set_defaults(run=_load)
 
-    serve = sub.add_parser("serve", help="serve a store read-only over SPARQL on 127.0.0.1")
-    serve.add_argument("--store", required=True, type=Path)
-    serve.add_argument("--port", type=int, default=OXIGRAPH_PORT)
+    serve = sub.add_parser("serve", help="serve a store read-only over SPARQL on 127.0.0.1, or a built "
+                                         "Virtuoso database (--db) in place")
+    serve.add_argument("--store", type=Path, help="a kgx store directory")
+    serve.add_argument("--db", type=Path, help="a database built by `freebase build` (with --engine virtuoso)")
+    serve.add_argument("--port", type=int, help=f"HTTP port (oxigraph: {OXIGRAPH_PORT}; virtuoso: a free one)")
+    serve.add_argument("--isql-port", type=int, help="Virtuoso's SQL port with --db (default: a free one)")
     serve.add_argument("--engine", choices=("oxigraph", "virtuoso"), default="oxigraph",
                        help="virtuoso: a private Virtuoso instance (apt-get install virtuoso-opensource) "
                             "loaded with the store, the papers' Freebase engine")
@@ -154,14 +211,44 @@ def parser() -> argparse.ArgumentParser:
     looks.add_argument("--store", type=Path, help="store to serve with --endpoint serve")
     _endpoint_options(looks)
     looks.set_defaults(run=_check)
+    _freebase_parser(sub)
     return p
+
+
+def _freebase_parser(sub: argparse._SubParsersAction) -> None:
+    from kgx.kg.dump_filter import RULES
+
+    freebase = sub.add_parser("freebase", help="Freebase from its dump: filter, bulk-load into Virtuoso")
+    build = freebase.add_subparsers(dest="action", required=True).add_parser(
+        "build", help="filter freebase-rdf-latest.gz into chunks and bulk-load them into a Virtuoso database in --db; "
+                      "rerun the same command to resume after any interruption")
+    build.add_argument("--db", required=True, type=Path, help="directory of the chunks and the database")
+    build.add_argument("--dump", type=Path, help="freebase-rdf-latest.gz as downloaded")
+    build.add_argument("--filtered", type=Path, help="already-filtered N-Triples (a file or a directory of "
+                                                     ".nt/.nt.gz files): skip the filter")
+    build.add_argument("--rule", choices=RULES, default="english", help="english: ns subjects and predicates, "
+                       "English/untagged/typed literals; tog: exactly ToG's FilterEnglishTriplets.py")
+    build.add_argument("--chunk-lines", type=int, default=10_000_000, help="kept lines per chunk")
+    build.add_argument("--chunk-format", choices=("gz", "nt"), default="gz", help="gzip chunks (1/10 the disk) "
+                                                                                 "or plain N-Triples")
+    build.add_argument("--loaders", type=int, default=max(1, (os.cpu_count() or 2) // 2),
+                       help="concurrent rdf_loader_run() (default: half the cores)")
+    build.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1),
+                       help="filter processes (default: the cores but one, which decompresses)")
+    build.add_argument("--memory-gb", type=float, help="memory for Virtuoso's buffers (default: 3/4 of what is "
+                                                       "available)")
+    build.add_argument("--max-bad", type=int, default=1000, help="stop past this many malformed dump lines")
+    build.add_argument("--graph", default="http://freebase.com", help="graph IRI (kg.default_graph)")
+    build.add_argument("--checkpoint-every-s", type=float, default=600.0,
+                       help="checkpoint the database at least this often while loading (what a kill keeps)")
+    build.set_defaults(run=_freebase_build)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.run(args)
-    except (SourceError, FileNotFoundError, ServerError, ConfigError, KGError) as exc:
+    except (SourceError, FileNotFoundError, ServerError, ConfigError, KGError, BuildError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
 

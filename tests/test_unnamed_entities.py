@@ -106,7 +106,8 @@ def test_a_run_logs_the_share_to_mlflow_and_its_report(compose_cfg, in_tmp, nt):
     assert (line["kg"]["entities"], line["kg"]["unnamed"]) == (kg.entities, kg.unnamed)
     import polars as pl
 
-    assert pl.read_parquet(outcome.out_dir / "predictions.parquet")["id"].to_list() == ["au"]
+    table = pl.read_parquet(outcome.out_dir / "predictions.parquet")
+    assert table.select("id", "entities_shown", "unnamed_shown").rows() == [("au", 4, 2)]
     page = html.questions([html.RunQuestions(outcome.run_id, "tog", outcome.records, None)], "hits1")
     assert f"<td class=\"num\">{share:.1f}% of {kg.entities}</td>" in page
     assert "20 KG calls, 4 entities shown, 2 without a name (50%)" in page

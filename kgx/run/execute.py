@@ -179,6 +179,7 @@ def _log_artifacts(tracker: Any, out_dir: Path, records: list[Record]) -> None:
             "latency_s": r.latency_s, "trace": r.trace, "breakdown": r.breakdown,
             "reachable": None if r.reach is None else r.reach.reachable,
             "left_at": None if r.left_at is None else r.left_at["depth"],
+            "entities_shown": r.kg.entities, "unnamed_shown": r.kg.unnamed,
         } for r in records]
         pl.DataFrame(flat).write_parquet(out_dir / "predictions.parquet")
     for name in ("config.json", "predictions.jsonl", "predictions.parquet"):

@@ -51,6 +51,7 @@ def answer_one(question: Question, spec: RunSpec, client: LLMClient, kg: Any, ou
     comes first (the oracle backbone is driven by its gold paths), on the KG itself, not metered
     as the method's; the facts of the failure breakdown (kgx.diagnose.breakdown) come after."""
     meter, trace = Meter(), Trace()
+    kg = kg.for_question(question.id)  # its own subgraph under kg.scope=question (kgx.kg.subgraph)
     horizon = spec.method.horizon()
     reach = reacher.check(question, horizon) if reacher is not None and horizon is not None else None
     gold = gold_hint(question, reach, spec.kg.format) if client.wants_gold() else None

@@ -156,7 +156,7 @@ class KGConfig:
     name: str = "demo"
     backend: str = "embedded"  # embedded (pyoxigraph store in a directory) | endpoint (SPARQL URL)
     sources: list[str] = field(default_factory=list)  # files to load; [] = the bundled demo KG
-    format: str = "nt"  # nt | ttl | tsv | metaqa | pathquestion | custom (tab-separated, any relation names)
+    format: str = "nt"  # nt | ttl | tsv | metaqa | pathquestion | custom (tab-separated, any relation names) | rog
     drop_inverse: Optional[str] = None  # relation suffix (e.g. "_inverse") of declared inverse triples, folded
     # format rog (kg=subgraph): what a question sees, its own subgraph (question) or all of them (union);
     # and, for a folder of shards in `sources`, the split whose shards are loaded (test-*.parquet).

@@ -21,6 +21,7 @@ import pyoxigraph as ox
 from kgx.core.config import KGConfig
 from kgx.core.paths import resolve
 from kgx.kg.build import fingerprint
+from kgx.kg.custom import KEY_CHARS
 from kgx.kg.embedded import EmbeddedKG, solution_rows
 from kgx.kg.name_level import SourceError
 from kgx.kg.rog_files import check_columns, rog_files
@@ -54,7 +55,6 @@ class SubgraphKG(EmbeddedKG):
         return view
 
 
-
 def open_subgraphs(cfg: KGConfig, cache_dir: Path, **options: Any) -> SubgraphKG:
     """The KG of ``kg=subgraph``: its sources' RoG files built (or found built) under
     ``<cache_dir>/kg/<name>-<hash of the files>``, so two datasets never share or rebuild one store."""
@@ -63,5 +63,6 @@ def open_subgraphs(cfg: KGConfig, cache_dir: Path, **options: Any) -> SubgraphKG
                           f"by default the dataset's (dataset=webqsp_rog or cwq_rog), else kg.sources=[FILE or FOLDER]")
     files = [f for source in cfg.sources for f in rog_files(resolve(source), cfg.split)]
     check_columns(files, ("id", "graph"))
-    store = Path(cfg.store) if cfg.store else cache_dir / "kg" / f"{cfg.name}-{fingerprint(files, FORMAT, False)[:16]}"
+    key = fingerprint(files, FORMAT, False)[:KEY_CHARS]
+    store = Path(cfg.store) if cfg.store else cache_dir / "kg" / f"{cfg.name}-{key}"
     return SubgraphKG(build_subgraphs(files, store).store, cfg.scope, **options)

@@ -199,7 +199,7 @@ def test_kg_subgraph_without_a_dataset_path_names_the_field(compose_cfg):
         to_run_spec(compose_cfg("kg=subgraph"))
     spec = to_run_spec(compose_cfg("kg=subgraph", "dataset=cwq_rog", "kg.scope=union"))
     assert (spec.kg.sources, spec.kg.split, spec.kg.scope, spec.dataset.kg) == (["RoG-cwq"], "test", "union", "subgraph")
-    with pytest.raises(Exception, match="kg.scope=all: choose one of question, union"):
+    with pytest.raises(ConfigError, match="kg.scope=all: choose one of question, union"):
         to_run_spec(compose_cfg("kg=subgraph", "dataset=cwq_rog", "kg.scope=all"))
 
 

@@ -174,7 +174,9 @@ def _log_artifacts(tracker: Any, out_dir: Path, records: list[Record]) -> None:
             "reachable": None if r.reach is None else r.reach.reachable,
             "left_at": None if r.left_at is None else r.left_at["depth"],
         } for r in records]
-        pl.DataFrame(flat).write_parquet(out_dir / "predictions.parquet")
+        # Every row decides the columns' types: a column empty in the first 100 rows (left_at, when the
+        # first question the method loses comes later) would be typed Null and fail at the first value.
+        pl.DataFrame(flat, infer_schema_length=None).write_parquet(out_dir / "predictions.parquet")
     for name in ("config.json", "predictions.jsonl", "predictions.parquet"):
         tracker.log_artifact(out_dir / name)
     tracker.log_artifact(out_dir / "traces", "traces")

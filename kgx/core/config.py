@@ -125,6 +125,7 @@ class DatasetConfig:
     sample: Optional[int] = None  # then a random subset of this size, drawn with `seed`
     seed: int = 0
     limit: Optional[int] = None  # then the first N questions
+    split: Optional[str] = None  # rog: when `path` is a folder of shards, the split's (test-*.parquet)
     # The conf/kg option holding this dataset's topic entities: what kgx.run.preflight suggests when
     # the run's KG lacks them. Says which KG to use, not which one is used: left out of the hash.
     kg: Optional[str] = execution()
@@ -155,8 +156,12 @@ class KGConfig:
     name: str = "demo"
     backend: str = "embedded"  # embedded (pyoxigraph store in a directory) | endpoint (SPARQL URL)
     sources: list[str] = field(default_factory=list)  # files to load; [] = the bundled demo KG
-    format: str = "nt"  # nt | ttl | tsv | metaqa | pathquestion | custom (tab-separated, any relation names)
+    format: str = "nt"  # nt | ttl | tsv | metaqa | pathquestion | custom (tab-separated, any relation names) | rog
     drop_inverse: Optional[str] = None  # relation suffix (e.g. "_inverse") of declared inverse triples, folded
+    # format rog (kg=subgraph): what a question sees, its own subgraph (question) or all of them (union);
+    # and, for a folder of shards in `sources`, the split whose shards are loaded (test-*.parquet).
+    scope: str = "question"
+    split: Optional[str] = None
     # A run whose KG lacks topic entities of its questions stops before any question (kgx.run.preflight);
     # true runs it anyway, and those questions fall back to the model's own knowledge.
     allow_missing_topics: bool = execution(False)
@@ -183,6 +188,7 @@ class KGConfig:
             raise ConfigError(f"kg.max_candidates={self.max_candidates}: must be at least 1 (or null)")
         if self.retries < 0:
             raise ConfigError(f"kg.retries={self.retries}: must be >= 0")
+        check_choice("kg.scope", self.scope, ("question", "union"))
         self._check_endpoint_access()
 
     def _check_endpoint_access(self) -> None:

@@ -35,14 +35,15 @@ class MissingFile(DataError):
         self.how = how
 
 
-def locate(cfg: DatasetConfig, path: str) -> Path:
-    """The file ``path`` names, relative paths taken under the data directory.
+def locate(cfg: DatasetConfig, path: str, folder: bool = False) -> Path:
+    """The file ``path`` names (or, with ``folder``, the folder), relative paths taken under the
+    data directory.
 
     A missing file is a DataError that says where kgx looked, why there (the environment
     variable), and where to get the file (the dataset's ``source``).
     """
     found = paths.resolve(path)
-    if found.is_file():
+    if found.is_file() or (folder and found.is_dir()):
         return found
     looked = "" if str(found) == path else f" (looked for {found})"
     env = os.environ.get(paths.ENV)

@@ -18,6 +18,7 @@ from kgx.datasets.irn import irn
 from kgx.datasets.jsonl import read_jsonl
 from kgx.datasets.metaqa import metaqa
 from kgx.datasets.pathquestion import pathquestion
+from kgx.datasets.rog import rog
 
 BUNDLED = Path(__file__).resolve().parent / "demo" / "questions.jsonl"
 
@@ -49,7 +50,9 @@ LOADERS: dict[str, Reader] = {
     "webquestions": freebase_qa.webquestions,
     "metaqa": metaqa,
     "pathquestion": pathquestion,
+    "rog": rog,
 }
+FOLDER_LOADERS = frozenset({"rog"})  # loaders whose path may be a folder (of parquet shards)
 
 
 def load(cfg: DatasetConfig) -> list[Question]:
@@ -78,7 +81,7 @@ def dataset_file(cfg: DatasetConfig) -> Path:
     """The question file: ``cfg.path`` resolved, or the bundled demo questions, which only kgx's
     own format can stand in for: any other loader without a path is told to name its file."""
     if cfg.path:
-        return locate(cfg, cfg.path)
+        return locate(cfg, cfg.path, folder=cfg.loader in FOLDER_LOADERS)
     if cfg.loader != "jsonl":
         raise DataError(f"dataset '{cfg.name}': no question file; set dataset.path=FILE ({cfg.source})")
     return BUNDLED

@@ -268,11 +268,12 @@ class Reacher:
 
     def check(self, question: Question, horizon: Horizon) -> Reach:
         """The question's reachability within ``horizon``: from the cache, or searched."""
-        key = self._key(question, horizon)
+        kg = self.kg.for_question(question.id)  # a question's own subgraph (kg.scope=question) is its KG
+        key = self._key(question, horizon) + ([kg.view] if kg.view else [])
         hit = self.cache.get(key) if self.cache else None
         if hit is not None:
             return Reach.from_dict({**hit, "queries": 0, "cached": True})
-        counted = _Counted(self.kg)
+        counted = _Counted(kg)
         try:
             reach = self._search(counted.kg, question, horizon)
         except Exception as exc:  # any KG failure: unknown, and not cached (the next run asks again)

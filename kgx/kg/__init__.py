@@ -11,6 +11,7 @@ from kgx.kg.embedded import EmbeddedKG
 from kgx.kg.endpoint import EndpointKG, connect
 from kgx.kg.freebase import KG, NS, KGError
 from kgx.kg.sparql import Noise, SparqlKG
+from kgx.kg.subgraph import SubgraphKG, open_subgraphs
 
 BUNDLED_KG = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "kg.nt"
 
@@ -23,9 +24,11 @@ def open_kg(cfg: KGConfig, cache_dir: Path) -> SparqlKG:
                    noise=Noise(cfg.noise.drop_relations, cfg.noise.drop_names, cfg.noise.seed))
     if cfg.backend == "endpoint":
         return connect(cfg, **options)
+    if cfg.format == "rog":
+        return open_subgraphs(cfg, cache_dir, **options)
     sources = [resolve(s) for s in cfg.sources] if cfg.sources else [BUNDLED_KG]
     store = store_dir(cfg, sources, cache_dir)
     return EmbeddedKG(build_store(sources, cfg.format, store, drop_inverse=cfg.drop_inverse), **options)
 
 
-__all__ = ["KG", "NS", "EmbeddedKG", "EndpointKG", "KGError", "SparqlKG", "build_store", "open_kg"]
+__all__ = ["KG", "NS", "EmbeddedKG", "EndpointKG", "KGError", "SparqlKG", "SubgraphKG", "build_store", "open_kg"]

@@ -22,6 +22,7 @@ import json
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -76,7 +77,7 @@ def fingerprint(sources: list[Path], fmt: str, skip_bad: bool, drop_inverse: str
     return h.hexdigest()
 
 
-def _manifest(store_dir: Path) -> dict:
+def read_manifest(store_dir: Path) -> dict:
     try:
         return json.loads((store_dir / MANIFEST).read_text())
     except (OSError, ValueError):
@@ -111,22 +112,29 @@ def build(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool = False
     sources = [Path(s) for s in sources]
     check_sources(sources, fmt, skip_bad, drop_inverse)
     digest = fingerprint(sources, fmt, skip_bad, drop_inverse)
-    manifest = _manifest(store_dir)
+    manifest = read_manifest(store_dir)
     if manifest.get("fingerprint") == digest:
         return _from_manifest(store_dir, manifest)
 
     start = time.perf_counter()
-    store_dir.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{store_dir.name}.", dir=store_dir.parent))
-    try:
+    with workspace(store_dir) as work:
         triples, skipped, first_skipped, folded = _load(sources, fmt, work / "store", skip_bad, drop_inverse)
         seconds = round(time.perf_counter() - start, 3)
         manifest = dict(fingerprint=digest, format=fmt, sources=[str(s) for s in sources], triples=triples,
                         skipped=skipped, first_skipped=first_skipped, seconds=seconds, folded=folded)
-        (work / "store" / MANIFEST).write_text(json.dumps(manifest, indent=1))
-        if not _install(work / "store", store_dir, digest):
-            return _from_manifest(store_dir, _manifest(store_dir))
+        if not install(work / "store", store_dir, manifest):
+            return _from_manifest(store_dir, read_manifest(store_dir))
         return Build(store_dir, triples, skipped, seconds, False, first_skipped, folded)
+
+
+@contextmanager
+def workspace(store_dir: Path) -> Iterator[Path]:
+    """A temp directory beside ``store_dir`` (same file system, so a finished store moves in by a
+    rename) for a store being built; removed afterwards, whatever happened."""
+    store_dir.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{store_dir.name}.", dir=store_dir.parent))
+    try:
+        yield work
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -167,18 +175,20 @@ def _load(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool,
     return len(store), skipped, first_skipped, writer.folded if writer else 0
 
 
-def _install(built: Path, store_dir: Path, digest: str) -> bool:
-    """Move the finished store into place; False when a store of the same inputs got there
-    first. Parallel runs may build one store at once: the later one keeps the earlier one's
-    store rather than deleting a store that may already be in use."""
-    if _manifest(store_dir).get("fingerprint") == digest:
+def install(built: Path, store_dir: Path, manifest: dict) -> bool:
+    """Write ``manifest`` into the finished store and move it into place; False when a store of
+    the same inputs got there first. Parallel runs may build one store at once: the later one
+    keeps the earlier one's store rather than deleting a store that may already be in use."""
+    (built / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    digest = manifest["fingerprint"]
+    if read_manifest(store_dir).get("fingerprint") == digest:
         return False
     if store_dir.exists():
         shutil.rmtree(store_dir)
     try:
         built.rename(store_dir)
     except OSError:
-        if _manifest(store_dir).get("fingerprint") != digest:
+        if read_manifest(store_dir).get("fingerprint") != digest:
             raise
         return False
     return True

@@ -16,6 +16,12 @@ def _term(value: ox.NamedNode | ox.Literal | ox.BlankNode) -> Term:
     return Term("iri" if isinstance(value, ox.NamedNode) else "bnode", value.value)
 
 
+def solution_rows(solutions: ox.QuerySolutions) -> list[dict[str, Term]]:
+    """A SELECT's solutions as rows of terms, unbound variables left out."""
+    names = [v.value for v in solutions.variables]
+    return [{n: _term(row[n]) for n in names if row[n] is not None} for row in solutions]
+
+
 class EmbeddedKG(SparqlKG):
     """A read-only handle: any number of threads and processes may hold one at a time."""
 
@@ -24,9 +30,7 @@ class EmbeddedKG(SparqlKG):
         self.store = ox.Store.read_only(str(store_dir))
 
     def _select(self, query: str) -> list[dict[str, Term]]:
-        solutions = self.store.query(query)
-        names = [v.value for v in solutions.variables]
-        return [{n: _term(row[n]) for n in names if row[n] is not None} for row in solutions]
+        return solution_rows(self.store.query(query))
 
     def __len__(self) -> int:
         return len(self.store)

@@ -73,6 +73,10 @@ def _english_first(lang: str) -> int:
 class SparqlKG:
     """relations / neighbors / names / search over Freebase-shaped RDF."""
 
+    # The part of the KG this handle sees: "" for all of it, a question's graph IRI for the view
+    # ``for_question`` gives of a KG of per-question subgraphs (kgx.kg.subgraph).
+    view = ""
+
     def __init__(self, filters: tuple[str, ...] = DEFAULT_FILTERS, noise: Noise = Noise(), cache_size: int = 100_000):
         self.filters = tuple(filters)
         self.noise = noise
@@ -82,6 +86,11 @@ class SparqlKG:
 
     def _select(self, query: str) -> list[dict[str, Term]]:
         raise NotImplementedError
+
+    def for_question(self, question_id: str) -> "SparqlKG":
+        """The KG one question sees: all of it, except where each question has its own subgraph
+        (``kgx.kg.subgraph``, ``kg.scope=question``)."""
+        return self
 
     def select(self, query: str) -> list[dict[str, Term]]:
         """Run a SELECT through the result cache (shared by all questions of a run)."""

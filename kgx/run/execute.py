@@ -53,6 +53,7 @@ def answer_one(question: Question, spec: RunSpec, client: "LLMClient", kg: Any, 
     comes first (the oracle backbone is driven by its gold paths), on the KG itself, not metered
     as the method's; the facts of the failure breakdown (kgx.diagnose.breakdown) come after."""
     meter, trace = Meter(), Trace()
+    kg = kg.for_question(question.id)  # its own subgraph under kg.scope=question (kgx.kg.subgraph)
     horizon = spec.method.horizon()
     reach = reacher.check(question, horizon) if reacher is not None and horizon is not None else None
     gold = gold_hint(question, reach, spec.kg.format) if client.wants_gold() else None
@@ -181,7 +182,9 @@ def _log_artifacts(tracker: Any, out_dir: Path, records: list[Record]) -> None:
             "left_at": None if r.left_at is None else r.left_at["depth"],
             "entities_shown": r.kg.entities, "unnamed_shown": r.kg.unnamed,
         } for r in records]
-        pl.DataFrame(flat).write_parquet(out_dir / "predictions.parquet")
+        # Every row decides the columns' types: a column empty in the first 100 rows (left_at, when the
+        # first question the method loses comes later) would be typed Null and fail at the first value.
+        pl.DataFrame(flat, infer_schema_length=None).write_parquet(out_dir / "predictions.parquet")
     for name in ("config.json", "predictions.jsonl", "predictions.parquet"):
         tracker.log_artifact(out_dir / name)
     tracker.log_artifact(out_dir / "traces", "traces")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import MissingMandatoryValue
+from omegaconf.errors import InterpolationValidationError, MissingMandatoryValue
 
 from kgx.core.config import (
     ConfigError,
@@ -87,6 +87,9 @@ def to_run_spec(cfg: DictConfig) -> RunSpec:
         obj = OmegaConf.to_object(cfg)
     except MissingMandatoryValue as exc:
         raise ConfigError(f"{exc.full_key}: a value is required (e.g. {exc.full_key}=...)") from exc
+    except InterpolationValidationError as exc:  # kg=subgraph's sources: ${dataset.path} on a dataset without one
+        raise ConfigError(f"{exc.full_key}: {str(exc).splitlines()[0]}; set the value it refers to "
+                          f"(or {exc.full_key} itself)") from exc
     method = obj.method
     if not isinstance(method, MethodConfig):
         raise ConfigError("method: choose one of conf/method (e.g. method=cot)")

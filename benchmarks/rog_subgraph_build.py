@@ -1,0 +1,178 @@
+"""kg=subgraph at the size of RoG's WebQSP + CWQ: build time, store size, peak memory, 1-hop latency.
+
+    python benchmarks/rog_subgraph_build.py                       # ~2,000 questions x ~4,000 triples
+    python benchmarks/rog_subgraph_build.py --questions 200 --work /tmp/rog-bench   # a quick look
+
+Writes a synthetic file in the exact RoG schema (``id, question, answer, q_entity, a_entity,
+graph, choices``; graph = ``[head, relation, tail]`` strings) with the issue's sizes: ~8M triples
+drawn from a pool of ~2.6M entities (a third unnamed mids like ``m.0abc12``, the rest names) and
+7,058 relations, each question a neighbourhood of its topic entity (whose out-degree follows rog_sample's: median 22,
+p95 ~220), hubs shared across questions.
+Then it builds ``kg=subgraph`` from it in a child process (so that the peak memory printed is
+the build's, from ``resource.getrusage(RUSAGE_CHILDREN)``) and prints the build's time, triples/s,
+the store's size on disk, and the median and p95 milliseconds of the two 1-hop calls every method
+makes, ``relations(entity)`` and ``neighbors(entity, relation)``, in question scope (a fresh view
+per call, so no result cache helps) and in union scope. Targets (issue 31): build under 10 minutes
+on 2 cores, a 1-hop call under 1 ms.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ENTITIES = 2_600_000
+RELATIONS = 7_058
+HUBS = 50_000  # popular entities (countries, languages, genders) that many subgraphs share
+NODES_PER_QUESTION = 1_370  # WebQSP's mean nodes per subgraph (RoG)
+TOPIC_DEGREE = 22  # median out-edges of a topic entity in rog_sample's WebQSP subgraphs (p95 221)
+
+
+def pools(seed: int):
+    """Entity and relation strings: names of realistic length, a third of entities mids."""
+    import numpy as np
+    import polars as pl
+
+    rng = np.random.default_rng(seed)
+    idx = pl.Series("i", np.arange(ENTITIES))
+    words = pl.Series(["north", "river", "john", "smith", "united", "film", "album", "city", "saint", "house",
+                       "music", "award", "college", "county", "war", "league", "party", "island", "book", "star"])
+    first = words.gather(rng.integers(0, len(words), ENTITIES))
+    second = words.gather(rng.integers(0, len(words), ENTITIES)).str.to_titlecase()
+    names = (first.str.to_titlecase() + " " + second + " " + idx.cast(pl.String))
+    mids = "m.0" + idx.map_elements(lambda i: np.base_repr(i, 36).lower(), return_dtype=pl.String)
+    entities = pl.Series("e", np.where(rng.random(ENTITIES) < 0.33, mids.to_numpy(), names.to_numpy()))
+    domains = [f"domain{d}" for d in range(120)]
+    relations = pl.Series("r", [f"{domains[i % 120]}.type{i % 997}.property_{i}" for i in range(RELATIONS)])
+    return entities, relations
+
+
+def write_synthetic(path: Path, questions: int, triples: int, seed: int) -> int:
+    """The RoG-schema parquet file; returns its triples."""
+    import numpy as np
+    import polars as pl
+
+    entities, relations = pools(seed)
+    rng = np.random.default_rng(seed + 1)
+    per_q = triples // questions
+    nodes = rng.integers(HUBS, ENTITIES, (questions, NODES_PER_QUESTION))
+    hubs = rng.integers(0, HUBS, (questions, NODES_PER_QUESTION // 10))
+    pool = np.concatenate([nodes, hubs], axis=1)
+    heads = np.take_along_axis(pool, rng.integers(0, pool.shape[1], (questions, per_q)), axis=1)
+    # The topic entity (column 0) heads a lognormal number of edges: median 22, p95 ~220, as in
+    # rog_sample's WebQSP subgraphs.
+    degree = np.clip(rng.lognormal(np.log(TOPIC_DEGREE), 1.4, questions), 1, per_q // 2).astype(int)
+    at_topic = np.arange(per_q)[None, :] < degree[:, None]
+    heads[at_topic] = np.broadcast_to(pool[:, :1], heads.shape)[at_topic]
+    tails = np.take_along_axis(pool, rng.integers(0, pool.shape[1], (questions, per_q)), axis=1)
+    rels = rng.zipf(1.3, (questions, per_q)) % RELATIONS
+    flat = pl.DataFrame({
+        "q": np.repeat(np.arange(questions), per_q),
+        "h": entities.gather(heads.ravel()), "r": relations.gather(rels.ravel()), "t": entities.gather(tails.ravel()),
+    })
+    graphs = flat.group_by("q", maintain_order=True).agg(graph=pl.concat_list("h", "r", "t"))
+    topic = entities.gather(pool[:, 0])
+    answer = entities.gather(tails[:, 0])
+    frame = pl.DataFrame({
+        "id": [f"Synth-{i:05d}" for i in range(questions)],
+        "question": [f"what is related to {t}?" for t in topic],
+        "answer": [[a] for a in answer], "q_entity": [[t] for t in topic], "a_entity": [[a] for a in answer],
+        "graph": graphs["graph"], "choices": [[] for _ in range(questions)],
+    })
+    frame.write_parquet(path, row_group_size=64)
+    return questions * per_q
+
+
+def build(source: Path, cache: Path) -> None:
+    """The child process: build the store as ``open_kg`` does, print its figures as JSON."""
+    from dataclasses import asdict
+
+    from kgx.kg.subgraph_build import build_subgraphs
+
+    result = build_subgraphs([source], cache / "kg" / "subgraph")
+    print(json.dumps(asdict(result), default=str))
+
+
+def one_hop(store: Path, source: Path, samples: int, seed: int) -> dict[str, list[float]]:
+    """Milliseconds of relations() and neighbors() per scope, at the topic entity of a sampled
+    question and at a random head of its subgraph (where most of a search's calls land)."""
+    import polars as pl
+
+    from kgx.kg.name_level import name_id
+    from kgx.kg.subgraph import SubgraphKG
+
+    rows = pl.read_parquet(source, columns=["id", "q_entity", "graph"]).sample(samples, seed=seed)
+    timings: dict[str, list[float]] = {}
+    for n, scope in enumerate(("union", "question", "union")):
+        if n == 1:  # the first pass only warms the page cache, as a run's first questions do
+            timings.clear()
+        kg = SubgraphKG(store, scope)
+        for qid, topics, graph in rows.iter_rows():
+            pick = random.Random(qid)
+            for where, entity in (("topic", topics[0]), ("any node", pick.choice(graph)[0])):
+                view = kg.for_question(qid)
+                view._cache.clear()  # the union's cache is shared: every call must reach the store
+                start = time.perf_counter()
+                relations = view.relations(name_id(entity), "out")
+                timings.setdefault(f"relations {scope:<8} {where}", []).append(1000 * (time.perf_counter() - start))
+                start = time.perf_counter()
+                view.neighbors(name_id(entity), pick.choice(relations), "out")
+                timings.setdefault(f"neighbors {scope:<8} {where}", []).append(1000 * (time.perf_counter() - start))
+    return timings
+
+
+def size(path: Path) -> int:
+    """Bytes of a file, or of every file under a folder."""
+    return path.stat().st_size if path.is_file() else sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=2_000)
+    parser.add_argument("--triples", type=int, default=8_000_000, help="in all (split evenly over questions)")
+    parser.add_argument("--samples", type=int, default=500, help="1-hop calls timed per scope and call")
+    parser.add_argument("--work", type=Path, help="keep the file and store here (default: a temp folder)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reuse", action="store_true", help="keep a store already built in --work (latency only)")
+    parser.add_argument("--build", nargs=2, type=Path, metavar=("SOURCE", "CACHE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.build:
+        return build(*args.build)
+    work = args.work or Path(tempfile.mkdtemp(prefix="kgx-rog-bench."))
+    work.mkdir(parents=True, exist_ok=True)
+    source = work / f"synthetic-{args.questions}x{args.triples // args.questions}.parquet"
+    start = time.perf_counter()
+    if not source.exists():
+        write_synthetic(source, args.questions, args.triples, args.seed)
+    print(f"file: {source.name}, {size(source) / 2**20:,.1f} MB ({time.perf_counter() - start:.0f} s to write)",
+          flush=True)
+    cache = work / "cache"
+    if not args.reuse:
+        shutil.rmtree(cache / "kg", ignore_errors=True)
+    child = subprocess.run([sys.executable, __file__, "--build", str(source), str(cache)], check=True,
+                           stdout=subprocess.PIPE, text=True)
+    built = json.loads(child.stdout.strip().splitlines()[-1])
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # kB -> GB
+    store = Path(built["store"])
+    memory = "reused: time of its build, peak memory not measured" if built["reused"] else f"peak memory {peak:.2f} GB"
+    print(f"build: {built['questions']:,} questions, {built['triples']:,} triples, {built['quads']:,} quads "
+          f"(with names) in {built['seconds']:.0f} s = {built['triples'] / built['seconds']:,.0f} triples/s; "
+          f"store {size(store) / 2**30:.2f} GB on disk; {memory}")
+    for call, ms in one_hop(store, source, args.samples, args.seed).items():
+        ms.sort()
+        print(f"1-hop {call:<28} median {statistics.median(ms):.3f} ms  p95 {ms[int(0.95 * len(ms))]:.3f} ms"
+              f"  (n={len(ms)})")
+    if not args.work:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""RoG's per-question subgraph files: which parquet files a path names, and their rows in batches.
+
+RoG, GNN-RAG, SubgraphRAG and G-Retriever evaluate WebQSP and CWQ on per-question Freebase
+subgraphs, distributed as the Hugging Face datasets ``rmanluo/RoG-webqsp`` and ``rmanluo/RoG-cwq``:
+parquet files with the columns of ``COLUMNS`` (``graph`` is a list of ``[head, relation, tail]``
+strings per question). The hub stores each split as shards, ``data/test-00000-of-00002.parquet``;
+a path here is one parquet file or a folder of such shards, of which a split's are taken in name
+order, so a download used as it is and a single file of one's own read the same way.
+
+Both the dataset loader (``kgx.datasets.rog``: questions, answers, topic names) and the KG build
+(``kgx.kg.subgraph_build``: the graphs) read them through here, each only the columns it needs:
+the graphs, most of a file's bytes, are parsed once, by the build, whose store is then cached.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Optional
+
+from kgx.kg.name_level import SourceError
+
+COLUMNS = ("id", "question", "answer", "q_entity", "a_entity", "graph", "choices")
+BATCH_ROWS = 64  # questions per batch: a few hundred thousand triples at most in memory
+
+
+def rog_files(path: Path, split: Optional[str]) -> list[Path]:
+    """The parquet files ``path`` names: itself, or the ``<split>-*.parquet`` shards of a folder
+    (or of its ``data/`` folder, the hub's layout), sorted by name."""
+    path = Path(path)
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise SourceError(f"{path}: no such file or folder; download the RoG parquet files there (see "
+                          f"docs/guides/data-and-kgs.md, Per-question subgraphs) or fix dataset.path")
+    if not split:
+        raise SourceError(f"{path} is a folder: name the split whose shards to read, e.g. dataset.split=test")
+    for folder in (path, path / "data"):
+        shards = sorted(folder.glob(f"{split}-*.parquet"))
+        if shards:
+            return shards
+    found = sorted(p.name for p in path.rglob("*.parquet"))[:5]
+    raise SourceError(f"{path}: no {split}-*.parquet shards in it or in its data/ folder (parquet files there: "
+                      f"{', '.join(found) if found else 'none'}); check dataset.split")
+
+
+def check_columns(files: list[Path], needed: tuple[str, ...]) -> None:
+    """Each file must have the ``needed`` columns; the message names the file and what it has."""
+    import polars as pl
+
+    for file in files:
+        try:
+            schema = pl.read_parquet_schema(file)
+        except Exception as exc:  # polars raises its own error kinds for a file that is not parquet
+            raise SourceError(f"{file}: not a readable parquet file ({type(exc).__name__}: {exc})") from None
+        absent = [c for c in needed if c not in schema]
+        if absent:
+            raise SourceError(f"{file}: missing column(s) {', '.join(absent)}; a RoG file has {', '.join(COLUMNS)} "
+                              f"(this one has {', '.join(schema) or 'none'})")
+
+
+def rows(files: list[Path], columns: tuple[str, ...]) -> Iterator[tuple[Path, int, tuple[Any, ...]]]:
+    """``(file, row index in the file, values of columns)`` of every row, a batch at a time."""
+    import polars as pl
+
+    check_columns(files, columns)
+    for file in files:
+        index = 0
+        for batch in pl.scan_parquet(file).select(columns).collect_batches(chunk_size=BATCH_ROWS):
+            for values in batch.iter_rows():
+                yield file, index, values
+                index += 1
+
+
+def row_count(files: list[Path]) -> int:
+    """Rows of all ``files``, from their metadata (no column is read)."""
+    import polars as pl
+
+    return sum(pl.scan_parquet(file).select(pl.len()).collect().item() for file in files)

@@ -1,0 +1,235 @@
+"""RoG's per-question subgraphs (issue 31, part 1): the rog loader, kg=subgraph's store and its two
+scopes, and runs on the rog_sample files (the first questions of each; the whole samples are in
+benchmarks/rog_oracle.py)."""
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from kgx.core.config import ConfigError, DatasetConfig, KGConfig
+from kgx.core.types import Horizon, Question
+from kgx.datasets import DataError, load
+from kgx.diagnose.reach import Reacher
+from kgx.kg import SubgraphKG, open_kg
+from kgx.kg.build_progress import BuildProgress
+from kgx.kg.name_level import SourceError, name_id
+from kgx.kg.subgraph_build import build_subgraphs, graph_iri
+
+DATA = Path(os.environ.get("KGX_DATA_DIR", "")) / "rog_sample"
+needs_sample = pytest.mark.skipif(not (DATA / "webqsp-test-sample.parquet").is_file(),
+                                  reason="needs $KGX_DATA_DIR/rog_sample")
+SLICE = 5  # questions of each sample file the runs take
+
+
+def rog_frame(graphs: dict[str, list[list[str]]]) -> pl.DataFrame:
+    """A file in RoG's schema; each question's topic is the head of its first triple, its answer
+    the tail of its first triple."""
+    ids = list(graphs)
+    return pl.DataFrame({
+        "id": ids, "question": [f"question {q}" for q in ids],
+        "answer": [[g[0][2]] for g in graphs.values()], "q_entity": [[g[0][0]] for g in graphs.values()],
+        "a_entity": [[g[0][2]] for g in graphs.values()], "graph": list(graphs.values()),
+        "choices": [[] for _ in ids],
+    }, schema_overrides={"graph": pl.List(pl.List(pl.String)), "choices": pl.List(pl.String)})
+
+
+# Two questions whose subgraphs share France: Bob is reached from Alice through an unnamed
+# marriage node (a CVT, written as its mid), Film X only through Carol, in B's subgraph.
+TWO = {
+    "qA": [["Alice", "people.person.nationality", "France"], ["Alice", "people.person.spouse_s", "m.0abc"],
+           ["m.0abc", "people.marriage.spouse", "Bob"]],
+    "qB": [["Carol", "people.person.nationality", "France"], ["Carol", "film.actor.film", "Film X"]],
+}
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("rog") / "two.parquet"
+    rog_frame(TWO).write_parquet(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def two_store(two, tmp_path_factory) -> Path:
+    return build_subgraphs([two], tmp_path_factory.mktemp("store") / "subgraph", progress=False).store
+
+
+# ----------------------------------------------------------------------------- the loader
+
+
+@needs_sample
+def test_the_sample_loads_with_ids_answers_and_topic_entities_from_the_file():
+    webqsp = load(DatasetConfig(name="webqsp_rog", loader="rog", path=str(DATA / "webqsp-test-sample.parquet")))
+    cwq = load(DatasetConfig(name="cwq_rog", loader="rog", path=str(DATA / "cwq-test-sample.parquet")))
+    assert (len(webqsp), len(cwq)) == (400, 400)
+    assert (webqsp[-1].id, cwq[-1].id) == ("WebQTest-1524", "WebQTest-1686_5b0246d0bc7172511480c78134ab2e39")
+    q = cwq[1]
+    assert q == Question(
+        id="WebQTrn-1259_1997cb4922db71983be26e6a509950f4",
+        text='Where did the "Country Nation World Tour" concert artist go to college?',
+        topic_entities={name_id("Country Nation World Tour"): "Country Nation World Tour",
+                        name_id("Bachelor's degree"): "Bachelor's degree"},
+        answers=[["Belmont University"]], meta={"answer_ids": [name_id("Belmont University")]})
+    assert webqsp[2].topic_entities == {name_id("St. Louis Park"): "St. Louis Park"}
+
+
+def test_a_folder_of_shards_reads_the_splits_shards_in_name_order(tmp_path):
+    data = tmp_path / "RoG-x" / "data"
+    data.mkdir(parents=True)
+    rog_frame({"t2": TWO["qB"]}).write_parquet(data / "test-00001-of-00002.parquet")
+    rog_frame({"t1": TWO["qA"]}).write_parquet(data / "test-00000-of-00002.parquet")
+    rog_frame({"v1": TWO["qA"]}).write_parquet(data / "validation-00000-of-00001.parquet")
+    cfg = DatasetConfig(name="x", loader="rog", path=str(tmp_path / "RoG-x"), split="test")
+    assert [q.id for q in load(cfg)] == ["t1", "t2"]
+    assert [q.id for q in load(DatasetConfig(name="x", loader="rog", path=str(data), split="validation"))] == ["v1"]
+    with pytest.raises(DataError, match=r"RoG-x is a folder: name the split .* dataset.split=test"):
+        load(DatasetConfig(name="x", loader="rog", path=str(tmp_path / "RoG-x")))
+    with pytest.raises(DataError, match=r"no train-\*.parquet shards .*test-00000-of-00002.parquet"):
+        load(DatasetConfig(name="x", loader="rog", path=str(tmp_path / "RoG-x"), split="train"))
+
+
+def test_a_file_missing_a_column_is_named_with_the_column(tmp_path):
+    path = tmp_path / "cut.parquet"
+    rog_frame(TWO).drop("a_entity").write_parquet(path)
+    with pytest.raises(DataError, match=rf"{path}: missing column\(s\) a_entity; a RoG file has id, question"):
+        load(DatasetConfig(name="x", loader="rog", path=str(path)))
+    with pytest.raises(SourceError, match=r"missing column\(s\) graph"):
+        build_subgraphs([_without(tmp_path, "graph")], tmp_path / "store")
+
+
+def _without(tmp_path: Path, column: str) -> Path:
+    path = tmp_path / f"no-{column}.parquet"
+    rog_frame(TWO).drop(column).write_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("triple, why", [
+    (["Carol", "film.actor.film"], r"graph triple 1 is not \[head, relation, tail\].*\['Carol', 'film.actor.film'\]"),
+    (["Carol", "acted in", "Film X"], r"graph triple 1: relation 'acted in' is not a Freebase relation id"),
+])
+def test_a_bad_graph_row_stops_the_build_naming_file_row_question_and_triple(tmp_path, two, triple, why):
+    path = tmp_path / "bad.parquet"
+    rog_frame({**TWO, "qB": [TWO["qB"][0], triple]}).write_parquet(path)
+    store = tmp_path / "store"
+    build_subgraphs([two], store, progress=False)
+    with pytest.raises(SourceError, match=rf"{path}: row 1 \(question qB\): {why}"):
+        build_subgraphs([path], store, progress=False)
+    assert SubgraphKG(store).relations(name_id("Alice"), "out")  # the store already there is kept
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".store")] == []
+
+
+def test_a_question_id_seen_twice_is_named_with_both_places(tmp_path, two):
+    with pytest.raises(SourceError, match=rf"{two}: row 0 \(question qA\): question id 'qA' appears again "
+                                          rf"\(first at {two}: row 0 \(question qA\)\)"):
+        build_subgraphs([two, two], tmp_path / "store", progress=False)
+
+
+# ----------------------------------------------------------------------------- the store
+
+
+def test_the_build_counts_every_triple_and_names_all_but_mids(two_store):
+    kg = SubgraphKG(two_store, "union")
+    # qA: 3 edges + names of Alice, France, Bob (m.0abc is unnamed); qB: 2 edges + Carol, France, Film X.
+    assert len(kg) == 11
+    assert kg.named([name_id("Alice"), "m.0abc"]) == {name_id("Alice")}
+    assert kg.search("Alice") == [name_id("Alice")]
+    assert kg.names(["m.0abc"]) == {"m.0abc": "(spouse: Bob)"}  # a CVT is shown by its attributes
+
+
+def test_a_rebuild_happens_only_when_the_files_change(two, tmp_path):
+    first = build_subgraphs([two], tmp_path / "store", progress=False)
+    again = build_subgraphs([two], tmp_path / "store", progress=False)
+    assert (first.reused, again.reused) == (False, True)
+    assert (again.questions, again.triples, again.quads) == (2, 5, 11)
+    cfg = KGConfig(name="subgraph", format="rog", sources=[str(two)])
+    kg = open_kg(cfg, tmp_path / "cache")
+    changed = tmp_path / "changed.parquet"
+    rog_frame({"qA": TWO["qA"]}).write_parquet(changed)
+    other = open_kg(KGConfig(name="subgraph", format="rog", sources=[str(changed)]), tmp_path / "cache")
+    assert (len(kg), len(other)) == (11, 6)
+    assert len(list((tmp_path / "cache" / "kg").iterdir())) == 2  # one store per content
+
+
+def test_question_scope_sees_only_its_own_subgraph_union_sees_all(two_store):
+    alice, carol, france = name_id("Alice"), name_id("Carol"), name_id("France")
+    question = SubgraphKG(two_store, "question")
+    a, b = question.for_question("qA"), question.for_question("qB")
+    assert a.view == graph_iri("qA") and a.store is question.store  # a view, not a reopened store
+    assert a.relations(carol, "out") == [] and a.search("Carol") == [] and a.named([carol]) == set()
+    assert a.neighbors(france, "people.person.nationality", "in") == [alice]
+    assert b.neighbors(france, "people.person.nationality", "in") == [carol]
+    union = SubgraphKG(two_store, "union")
+    assert union.for_question("qA") is union
+    assert union.neighbors(france, "people.person.nationality", "in") == sorted([alice, carol])
+    assert question.relations(carol, "out") == ["film.actor.film", "people.person.nationality"]  # the whole KG
+
+
+def test_reachability_is_searched_in_the_questions_own_subgraph(two_store, tmp_path):
+    film_via_carol = Question(id="qA", text="?", topic_entities={name_id("Alice"): "Alice"}, answers=[["Film X"]],
+                              meta={"answer_ids": [name_id("Film X")]})
+    bob = Question(id="qA", text="?", topic_entities={name_id("Alice"): "Alice"}, answers=[["Bob"]])
+    union = Reacher(SubgraphKG(two_store, "union"), "union", tmp_path)
+    question = Reacher(SubgraphKG(two_store, "question"), "question", tmp_path)
+    assert union.check(film_via_carol, Horizon(3)).reachable is True
+    own = question.check(film_via_carol, Horizon(3))
+    assert (own.reachable, own.reason) == (None, "no gold answer is a node of the KG")
+    found = question.check(bob, Horizon(1, cvt_free=True))
+    assert found.reachable is True and found.distance == 1
+    assert question.check(bob, Horizon(1, cvt_free=True)).cached
+
+
+def test_progress_is_plain_lines_with_rate_and_eta_off_a_terminal():
+    out = io.StringIO()
+    progress = BuildProgress("subgraph build", 4, "questions", stream=out, every=0.0)
+    progress.update(1, 1000)
+    progress.close()
+    first, last = out.getvalue().splitlines()
+    assert first.startswith("kgx: subgraph build: 1/4 questions, 1,000 triples, ") and "triples/s, ETA" in first
+    assert last.startswith("kgx: subgraph build: 1,000 triples from 1 questions in ")
+
+
+def test_kg_subgraph_without_a_dataset_path_names_the_field(compose_cfg):
+    from kgx.run.spec import to_run_spec
+
+    with pytest.raises(ConfigError, match=r"kg.sources\[0\]: .*\$\{dataset.path\}"):
+        to_run_spec(compose_cfg("kg=subgraph"))
+    spec = to_run_spec(compose_cfg("kg=subgraph", "dataset=cwq_rog", "kg.scope=union"))
+    assert (spec.kg.sources, spec.kg.split, spec.kg.scope, spec.dataset.kg) == (["RoG-cwq"], "test", "union", "subgraph")
+    with pytest.raises(ConfigError, match="kg.scope=all: choose one of question, union"):
+        to_run_spec(compose_cfg("kg=subgraph", "dataset=cwq_rog", "kg.scope=all"))
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+@pytest.fixture(scope="module")
+def slices(tmp_path_factory) -> dict[str, Path]:
+    """The first questions of each sample file, and one store cache for every run of the module."""
+    folder = tmp_path_factory.mktemp("rog-slices")
+    for name in ("webqsp", "cwq"):
+        pl.read_parquet(DATA / f"{name}-test-sample.parquet").head(SLICE).write_parquet(folder / f"{name}.parquet")
+    return {"webqsp": folder / "webqsp.parquet", "cwq": folder / "cwq.parquet", "cache": folder / "cache"}
+
+
+# (dataset, method, scope): hits@1 of the oracle on the first five questions. LMP's default depth
+# (one hop, plus CVTs) leaves three of these CWQ questions out of reach, ToG's (three) one.
+RUNS = {
+    ("webqsp", "lmp", "question"): 100.0, ("webqsp", "lmp", "union"): 100.0,
+    ("webqsp", "tog", "question"): 100.0, ("webqsp", "tog", "union"): 100.0,
+    ("cwq", "lmp", "question"): 40.0, ("cwq", "lmp", "union"): 40.0,
+    ("cwq", "tog", "question"): 80.0, ("cwq", "tog", "union"): 80.0,
+}
+
+
+@needs_sample
+@pytest.mark.parametrize("dataset, method, scope", list(RUNS))
+def test_methods_run_on_the_subgraphs_in_both_scopes(run, slices, dataset, method, scope):
+    outcome = run(f"method={method}", "llm=oracle", f"dataset={dataset}_rog", f"dataset.path={slices[dataset]}",
+                  "kg=subgraph", f"kg.scope={scope}", f"run.cache_dir={slices['cache']}", "run.traces=off")
+    assert outcome.status == "FINISHED" and outcome.summary["errors"] == 0
+    assert outcome.summary["hits1"] == RUNS[(dataset, method, scope)]
+    assert [r.id for r in outcome.records] == pl.read_parquet(slices[dataset], columns=["id"])["id"].to_list()

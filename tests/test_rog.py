@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from pathlib import Path
 
 import polars as pl
@@ -15,7 +16,6 @@ from kgx.core.types import Horizon, Question
 from kgx.datasets import DataError, load
 from kgx.diagnose.reach import Reacher
 from kgx.kg import SubgraphKG, open_kg
-from kgx.kg.build_progress import BuildProgress
 from kgx.kg.name_level import SourceError, name_id
 from kgx.kg.subgraph_build import build_subgraphs, graph_iri
 
@@ -182,14 +182,17 @@ def test_reachability_is_searched_in_the_questions_own_subgraph(two_store, tmp_p
     assert question.check(bob, Horizon(1, cvt_free=True)).cached
 
 
-def test_progress_is_plain_lines_with_rate_and_eta_off_a_terminal():
+def test_progress_is_plain_lines_with_rate_and_eta_off_a_terminal(two, tmp_path):
+    """The build's bar off a terminal: plain lines (questions/s, ETA, triples/s); none when off."""
     out = io.StringIO()
-    progress = BuildProgress("subgraph build", 4, "questions", stream=out, every=0.0)
-    progress.update(1, 1000)
-    progress.close()
+    build_subgraphs([two], tmp_path / "store", progress=True, stream=out)
     first, last = out.getvalue().splitlines()
-    assert first.startswith("kgx: subgraph build: 1/4 questions, 1,000 triples, ") and "triples/s, ETA" in first
-    assert last.startswith("kgx: subgraph build: 1,000 triples from 1 questions in ")
+    assert re.match(r"kgx: subgraph build:  50\.0% 1/2 [\d.,]+ questions/s elapsed 0:00:\d\d ETA .* 3 triples, "
+                    r"[\d,]+ triples/s$", first), first
+    assert re.match(r"kgx: subgraph build: 100\.0% 2/2 .* 5 triples, [\d,]+ triples/s$", last), last
+    quiet = io.StringIO()
+    build_subgraphs([two], tmp_path / "again", progress=False, stream=quiet)
+    assert quiet.getvalue() == ""
 
 
 def test_kg_subgraph_without_a_dataset_path_names_the_field(compose_cfg):

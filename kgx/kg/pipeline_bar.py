@@ -1,4 +1,5 @@
-"""A progress bar for one long phase of a build, on stderr: done / total, rate and ETA.
+"""A progress bar for one long phase of a build (a Freebase dump's filter and load, a subgraph
+store's load), on stderr: done / total, rate and ETA.
 
 On a terminal it redraws one line; otherwise (a log file, ``nohup``, CI) it prints a plain
 line every ``interval_s`` seconds and at the end, so a log shows progress without ``\\r`` noise.
@@ -32,16 +33,22 @@ class PhaseBar:
 
     def __init__(self, label: str, total: float, fmt: Format = count, rate_unit: str = "/s",
                  rate_scale: float = 1.0, start: float = 0.0, stream: Optional[TextIO] = None,
-                 interval_s: float = 10.0, extra: Callable[[], str] = lambda: ""):
+                 interval_s: float = 10.0, extra: Callable[[], str] = lambda: "", enabled: bool = True):
         self.label, self.total, self.fmt = label, total, fmt
         self.rate_unit, self.rate_scale = rate_unit, rate_scale
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
         self.interval_s = 0.2 if self.tty else interval_s
         self.extra = extra
+        self.enabled = enabled  # off: nothing is printed (run.progress=false)
         self.start_done = self.done = start
         self.started = time.monotonic()
         self.shown = float("-inf")  # the first update is shown at once
+
+    def per_s(self, amount: float) -> float:
+        """``amount`` per second of this phase so far (a second figure beside the bar's own rate)."""
+        elapsed = time.monotonic() - self.started
+        return amount / elapsed if elapsed > 0 else 0.0
 
     def line(self, now: float) -> str:
         elapsed = now - self.started
@@ -61,6 +68,8 @@ class PhaseBar:
             self._show(now)
 
     def _show(self, now: float, end: str = "") -> None:
+        if not self.enabled:
+            return
         if self.tty:
             self.stream.write("\r\033[K" + self.line(now) + end)
         else:

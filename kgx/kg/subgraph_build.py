@@ -28,14 +28,14 @@ import time
 import urllib.parse
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, TextIO
 
 import pyoxigraph as ox
 
 from kgx.kg.build import fingerprint, install, read_manifest, workspace
-from kgx.kg.build_progress import BuildProgress
 from kgx.kg.freebase import NAME, NS, literal
 from kgx.kg.name_level import SourceError, name_id
+from kgx.kg.pipeline_bar import PhaseBar, count
 from kgx.kg.rog_files import row_count, rows
 
 FORMAT = "rog"
@@ -62,7 +62,7 @@ class _Writer:
     """Converts the files' rows to N-Quads into ``target``; an error is kept for the builder,
     which raises it once the loader has stopped (the pipe is closed either way)."""
 
-    def __init__(self, files: list[Path], target: Path, progress: BuildProgress):
+    def __init__(self, files: list[Path], target: Path, progress: PhaseBar):
         self.files = files
         self.target = target
         self.progress = progress
@@ -102,7 +102,7 @@ class _Writer:
             lines.append(f"{h} {r} {t} {g}")
         self.questions += 1
         self.triples += len(graph)
-        self.progress.update(1, len(graph))
+        self.progress.update(self.questions)
         return "".join(lines)
 
     @staticmethod
@@ -121,7 +121,8 @@ class _Writer:
         return self._relations[relation]
 
 
-def build_subgraphs(files: list[Path], store_dir: Path, progress: bool = True) -> SubgraphBuild:
+def build_subgraphs(files: list[Path], store_dir: Path, progress: bool = True,
+                    stream: Optional[TextIO] = None) -> SubgraphBuild:
     """Load ``files`` into ``store_dir`` unless a store of the same files is already there."""
     files = [Path(f) for f in files]
     if not files:
@@ -132,7 +133,8 @@ def build_subgraphs(files: list[Path], store_dir: Path, progress: bool = True) -
         return _from_manifest(store_dir, manifest)
     start = time.perf_counter()
     with workspace(store_dir) as work:
-        meter = BuildProgress("subgraph build", row_count(files), "questions", progress)
+        meter = PhaseBar("kgx: subgraph build", row_count(files), count, "questions/s", stream=stream,
+                         enabled=progress)
         writer, quads = _load(files, work, meter)
         meter.close()
         result = SubgraphBuild(store_dir, writer.questions, writer.triples, quads,
@@ -144,13 +146,14 @@ def build_subgraphs(files: list[Path], store_dir: Path, progress: bool = True) -
         return result
 
 
-def _load(files: list[Path], work: Path, meter: BuildProgress) -> tuple[_Writer, int]:
+def _load(files: list[Path], work: Path, meter: PhaseBar) -> tuple[_Writer, int]:
     """Convert and bulk-load at once through a named pipe; returns the writer and the quads
     stored. The writer's error comes first, as it is the cause when both fail (the loader then
     read a cut-off stream)."""
     pipe = work / "quads.nq"
     os.mkfifo(pipe)
     writer = _Writer(files, pipe, meter)
+    meter.extra = lambda: f"{writer.triples:,} triples, {meter.per_s(writer.triples):,.0f} triples/s"
     thread = threading.Thread(target=writer.run, name="kgx-subgraph-writer", daemon=True)
     thread.start()
     store = ox.Store(str(work / "store"))

@@ -2,6 +2,7 @@
 within the breaker's budget, keeps what finished, and its rerun ends where a clean run does."""
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -49,9 +50,19 @@ def test_the_endpoint_dies_mid_run_and_the_rerun_completes_it(store, compose_cfg
     first = run()
     killer.join()
     assert first.status == "FAILED" and first.tripped.kind == "kg.unreachable"
-    # Stopped within the budget: 5 failures in a row, plus what the 2 workers had in hand when the
-    # server died (a question that was nearly done may still succeed and restart the count).
-    assert 5 <= len(first.failures) <= 8 and len(first.records) + first.not_started == 40
+    # Stopped within the budget: in the order questions finished, the breaker trips on the 5th
+    # failure in a row, and after it only the question the other worker had in hand may finish.
+    # Before that streak a question that had done its KG calls may still succeed and restart the
+    # count, so the total number of failures is not fixed.
+    failed = {r.id for r in first.records if r.failure}
+    finished = [json.loads(line)["id"] for line in (first.out_dir / "predictions.jsonl").read_text().splitlines()]
+    streak, trip = 0, None
+    for i, qid in enumerate(finished):
+        streak = streak + 1 if qid in failed else 0
+        if streak == 5 and trip is None:
+            trip = i
+    assert trip is not None and len(finished) - trip - 1 <= 1
+    assert len(first.records) + first.not_started == 40
     assert first.not_started >= 15
     assert all(f.kind == "kg.unreachable" for f in first.failures)
 

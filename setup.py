@@ -1,13 +1,21 @@
 """Packaging beyond pyproject.toml's metadata: the repository keeps ``conf/`` and ``sweeps/`` at
 its top level, and the wheel ships them inside the package (``kgx/conf`` and ``kgx/conf/sweeps``),
 so an installed kgx composes runs and sweeps from any directory (``kgx.core.paths`` finds them)."""
+
 from setuptools import find_namespace_packages, setup
 
 setup(
-    packages=[*find_namespace_packages(include=["kgx", "kgx.*", "hydra_plugins", "hydra_plugins.*"],
-                                       exclude=["kgx.datasets.demo"]),
-              "kgx.conf", "kgx.conf.sweeps"],
+    packages=[
+        *find_namespace_packages(
+            include=["kgx", "kgx.*", "hydra_plugins", "hydra_plugins.*"], exclude=["kgx.datasets.demo"]
+        ),
+        "kgx.conf",
+        "kgx.conf.sweeps",
+    ],
     package_dir={"kgx.conf": "conf", "kgx.conf.sweeps": "sweeps"},
-    package_data={"kgx.conf": ["*.yaml", "*/*.yaml", "*/*/*.yaml"], "kgx.conf.sweeps": ["*.yaml"],
-                  "kgx.datasets": ["demo/*.nt", "demo/*.jsonl"]},
+    package_data={
+        "kgx.conf": ["*.yaml", "*/*.yaml", "*/*/*.yaml"],
+        "kgx.conf.sweeps": ["*.yaml"],
+        "kgx.datasets": ["demo/*.nt", "demo/*.jsonl"],
+    },
 )

@@ -11,6 +11,7 @@ On the MetaQA KB (built into a store under a temp directory) it prints:
 * truncation: with Virtuoso's ResultSetMaxRows=100, the share of hub lookups (more than 100
   neighbours) that kgx reports as cut rather than using as complete.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,10 +38,21 @@ def run(method: str, n: int, work: Path, cache: Path, kg: list[str]) -> Path:
     register_schemas()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-        cfg = compose(config_name="config", overrides=[
-            f"method={method}", "llm=scripted", "dataset=metaqa_2hop", f"dataset.limit={n}", "run.progress=false",
-            f"run.cache_dir={cache}", f"run.output_dir={work}", f"run.tracking_uri=sqlite:///{work}/mlflow.db",
-            "kg=metaqa", *kg])
+        cfg = compose(
+            config_name="config",
+            overrides=[
+                f"method={method}",
+                "llm=scripted",
+                "dataset=metaqa_2hop",
+                f"dataset.limit={n}",
+                "run.progress=false",
+                f"run.cache_dir={cache}",
+                f"run.output_dir={work}",
+                f"run.tracking_uri=sqlite:///{work}/mlflow.db",
+                "kg=metaqa",
+                *kg,
+            ],
+        )
     return execute(to_run_spec(cfg), work).out_dir
 
 
@@ -90,9 +102,11 @@ def hubs(store: Path, threshold: int, count: int) -> list[tuple[str, str, str]]:
     graph = ox.Store.read_only(str(store))
     found = []
     for direction, pattern, key in (("out", "?e ?p ?x", "?e"), ("in", "?x ?p ?e", "?e")):
-        rows = graph.query(f"SELECT {key} ?p (COUNT(?x) AS ?n) WHERE {{ {pattern} FILTER(isIRI({key})) }} "
-                           f"GROUP BY {key} ?p HAVING (COUNT(?x) > {threshold}) ORDER BY DESC(?n) LIMIT {count}")
-        found += [(r[0].value[len(NS):], r[1].value[len(NS):], direction) for r in rows]
+        rows = graph.query(
+            f"SELECT {key} ?p (COUNT(?x) AS ?n) WHERE {{ {pattern} FILTER(isIRI({key})) }} "
+            f"GROUP BY {key} ?p HAVING (COUNT(?x) > {threshold}) ORDER BY DESC(?n) LIMIT {count}"
+        )
+        found += [(r[0].value[len(NS) :], r[1].value[len(NS) :], direction) for r in rows]
     return found
 
 
@@ -142,8 +156,13 @@ def main() -> None:
         print(f"virtuoso: started in {virt.startup_s:.1f} s, loaded the MetaQA KB in {virt.load_s:.1f} s")
         for name, url in (("oxigraph serve", oxi.url), ("virtuoso", virt.url)):
             for m in METHODS:
-                out = run(m, args.questions, root / f"{name.split()[0]}-{m}", cache,
-                          ["kg=sparql", f"kg.endpoint={url}", "kg.name=metaqa"])
+                out = run(
+                    m,
+                    args.questions,
+                    root / f"{name.split()[0]}-{m}",
+                    cache,
+                    ["kg=sparql", f"kg.endpoint={url}", "kg.name=metaqa"],
+                )
                 same.setdefault(m, {})[name] = answers(out) == answers(embedded[m])
                 latency[name] += kg_ms(out)
         exact = search_ms(virt.url, topic_names(args.questions))
@@ -151,8 +170,10 @@ def main() -> None:
     print("method   | oxigraph serve | virtuoso")
     for m in METHODS:
         print(f"{m:8} | {'yes' if same[m]['oxigraph serve'] else 'NO':14} | {'yes' if same[m]['virtuoso'] else 'NO'}")
-    print("\nmedian ms per KG call: " + ", ".join(
-        f"{name} {statistics.median(ms):.2f} ({len(ms)} calls)" for name, ms in latency.items() if ms))
+    print(
+        "\nmedian ms per KG call: "
+        + ", ".join(f"{name} {statistics.median(ms):.2f} ({len(ms)} calls)" for name, ms in latency.items() if ms)
+    )
     print(f"virtuoso exact-name search: median {statistics.median(exact):.1f} ms over {len(exact)} names")
     detected, total = truncation(store, hubs(store, 100, 20))
     print(f"truncation with ResultSetMaxRows=100: {detected}/{total} hub lookups reported as cut")

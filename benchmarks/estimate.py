@@ -13,6 +13,7 @@ then each setting's estimate once per seed (``--seed 0..S-1``), all sharing one 
 cache and one throwaway pilot store. The scripted backbone answers a question the same way
 whichever run asks it, so the full run is the truth every pilot estimates.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,9 @@ def full_run(overrides: list[str], work: Path) -> tuple[int, int, int]:
     register_schemas()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-        cfg = compose(config_name="config", overrides=[*overrides, "run.progress=false", "run.traces=off",
-                                                       "run.explain=0"])
+        cfg = compose(
+            config_name="config", overrides=[*overrides, "run.progress=false", "run.traces=off", "run.explain=0"]
+        )
     GlobalHydra.instance().clear()
     records = execute(to_run_spec(cfg), work).records
     tokens = sum(r.usage.input_tokens + r.usage.output_tokens for r in records)
@@ -86,16 +88,20 @@ def measure(method: str, args: argparse.Namespace, work: Path) -> None:
         start = time.perf_counter()
         found = pilots(overrides, setting, args.seeds)
         reached = sum(f[3] for f in found) / len(found)
-        print(f"  {setting:<40} calls {summary(found, 0, calls)}  tokens {summary(found, 1, tokens)}  "
-              f"pilot {statistics.mean(f[2] for f in found):5.1f}"
-              + (f" reached {100 * reached:3.0f}%" if "--precision" in setting else "")
-              + f"  ({args.seeds} seeds, {time.perf_counter() - start:.0f} s)", flush=True)
+        print(
+            f"  {setting:<40} calls {summary(found, 0, calls)}  tokens {summary(found, 1, tokens)}  "
+            f"pilot {statistics.mean(f[2] for f in found):5.1f}"
+            + (f" reached {100 * reached:3.0f}%" if "--precision" in setting else "")
+            + f"  ({args.seeds} seeds, {time.perf_counter() - start:.0f} s)",
+            flush=True,
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--methods", nargs="+", default=["tog", "lmp method.depth=2"],
-                        help="a method and its overrides per argument")
+    parser.add_argument(
+        "--methods", nargs="+", default=["tog", "lmp method.depth=2"], help="a method and its overrides per argument"
+    )
     parser.add_argument("--data", default=DATA, help=f"dataset overrides (default: {DATA})")
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), help="kgx.estimate.pilot options per argument")
     parser.add_argument("--seeds", type=int, default=20, help="pilot seeds per setting (default 20)")

@@ -13,6 +13,7 @@ scripted backbone on MetaQA 2-hop (the first N test questions), and prints what 
   and started again after the run stops: errors before the stop, and the rerun against a clean run.
 * ``tracking``: ten runs started at once on a tracking database that does not exist yet.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,8 +78,10 @@ def flaky(n: int, cache: Path) -> None:
             done = kgx(cwd, *args, "llm.failure_rate=0.5")
         end = latest_run(cwd)
         same = predictions(cwd) == clean
-        print(f"{method:9} | {first.returncode:8} | {first_status:10} | {first_errors:10} | {reruns:18} | "
-              f"{int(end.data.metrics['errors']):13} | {'yes' if same else 'NO'}")
+        print(
+            f"{method:9} | {first.returncode:8} | {first_status:10} | {first_errors:10} | {reruns:18} | "
+            f"{int(end.data.metrics['errors']):13} | {'yes' if same else 'NO'}"
+        )
 
 
 def transient(n: int, cache: Path) -> None:
@@ -86,17 +89,18 @@ def transient(n: int, cache: Path) -> None:
     done = kgx(cwd, *BASE, "method=lmp", f"dataset.limit={n}", "llm.failure_rate=0.2", "llm.cache=false")
     run = latest_run(cwd)
     m = run.data.metrics
-    print(f"\ntransient: 20% failures, lmp on {n} questions: exit {done.returncode}, {run.info.status}, "
-          f"errors {int(m['errors'])}, lost {n - int(m['n_questions'])}, early stop "
-          f"{run.data.tags.get('stopped_early')}, retries {int(m['retries'])}")
+    print(
+        f"\ntransient: 20% failures, lmp on {n} questions: exit {done.returncode}, {run.info.status}, "
+        f"errors {int(m['errors'])}, lost {n - int(m['n_questions'])}, early stop "
+        f"{run.data.tags.get('stopped_early')}, retries {int(m['retries'])}"
+    )
 
 
 def outage(n: int, cache: Path) -> None:
     from kgx.kg.serve import OxigraphServer
 
     store = cache / "kg" / "metaqa"
-    args = [*BASE, "method=tog", f"dataset.limit={n}", "kg=sparql", "kg.retries=2", "kg.timeout_s=5",
-            "llm.cache=false"]
+    args = [*BASE, "method=tog", f"dataset.limit={n}", "kg=sparql", "kg.retries=2", "kg.timeout_s=5", "llm.cache=false"]
     clean_dir = workdir("outage-clean", cache)
     with OxigraphServer(store) as server:
         kgx(clean_dir, *args, f"kg.endpoint={server.url}")
@@ -107,8 +111,14 @@ def outage(n: int, cache: Path) -> None:
     server = OxigraphServer(store, port=port)
     server.start()
     url = server.url
-    proc = subprocess.Popen([sys.executable, "-m", "kgx", *args, f"kg.endpoint={url}"], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgx", *args, f"kg.endpoint={url}"],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     while proc.poll() is None:
         logs = list(cwd.glob("outputs/runs/*/predictions.jsonl"))
         if logs and len(logs[0].read_text().splitlines()) >= n // 3:
@@ -120,33 +130,55 @@ def outage(n: int, cache: Path) -> None:
     stopped_after = time.perf_counter() - killed_at
     run = latest_run(cwd)
     m = run.data.metrics
-    print(f"\noutage: tog on {n} questions, oxigraph serve killed after {n // 3} answers: exit {proc.returncode}, "
-          f"{run.info.status}, stopped {stopped_after:.1f} s after the kill with {int(m['errors'])} errors and "
-          f"{int(m['unanswered'])} questions not run")
+    print(
+        f"\noutage: tog on {n} questions, oxigraph serve killed after {n // 3} answers: exit {proc.returncode}, "
+        f"{run.info.status}, stopped {stopped_after:.1f} s after the kill with {int(m['errors'])} errors and "
+        f"{int(m['unanswered'])} questions not run"
+    )
     print("  said: " + (err.strip().splitlines() or [""])[-1][:300])
     with OxigraphServer(store, port=port):
         again = kgx(cwd, *args, f"kg.endpoint={url}")
     end = latest_run(cwd)
     same = predictions(cwd) == predictions(clean_dir)
-    print(f"  rerun: exit {again.returncode}, {end.info.status}, errors {int(end.data.metrics['errors'])}, "
-          f"hits1_tog {end.data.metrics['hits1_tog']:.1f} (clean {clean_run.data.metrics['hits1_tog']:.1f}), "
-          f"identical predictions: {'yes' if same else 'NO'}")
+    print(
+        f"  rerun: exit {again.returncode}, {end.info.status}, errors {int(end.data.metrics['errors'])}, "
+        f"hits1_tog {end.data.metrics['hits1_tog']:.1f} (clean {clean_run.data.metrics['hits1_tog']:.1f}), "
+        f"identical predictions: {'yes' if same else 'NO'}"
+    )
 
 
 def tracking(cache: Path) -> None:
     cwd = workdir("tracking", cache)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    procs = [subprocess.Popen([sys.executable, "-m", "kgx", "method=io", "llm=scripted", "dataset.limit=2",
-                               f"run.seed={i}", "run.progress=false"], cwd=cwd, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i in range(10)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kgx",
+                "method=io",
+                "llm=scripted",
+                "dataset.limit=2",
+                f"run.seed={i}",
+                "run.progress=false",
+            ],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for i in range(10)
+    ]
     codes = [p.wait() for p in procs]
     client = MlflowClient(f"sqlite:///{cwd / 'mlruns' / 'mlflow.db'}")
     runs = client.search_runs([client.get_experiment_by_name("kgx").experiment_id])
     with sqlite3.connect(cwd / "mlruns" / "mlflow.db") as conn:
         check = conn.execute("PRAGMA integrity_check").fetchone()[0]
     finished = sum(r.info.status == "FINISHED" for r in runs)
-    print(f"\ntracking: 10 runs at once on a new database: exit codes {sorted(set(codes))}, "
-          f"{finished} FINISHED runs, integrity_check {check}")
+    print(
+        f"\ntracking: 10 runs at once on a new database: exit codes {sorted(set(codes))}, "
+        f"{finished} FINISHED runs, integrity_check {check}"
+    )
 
 
 def main() -> None:
@@ -158,9 +190,18 @@ def main() -> None:
         raise SystemExit("set KGX_DATA_DIR to the folder holding metaqa/ (see ../shared/data/README.md)")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     cache = Path(tempfile.mkdtemp(prefix="kgx-faults-cache-"))
-    build = kgx(cache.parent, "method=io", "llm=scripted", "dataset=metaqa_2hop", "kg=metaqa", "dataset.limit=1",
-                f"run.cache_dir={cache}", f"run.tracking_uri=sqlite:///{cache}/mlflow.db", "run.progress=false",
-                f"run.output_dir={cache}/warmup")
+    build = kgx(
+        cache.parent,
+        "method=io",
+        "llm=scripted",
+        "dataset=metaqa_2hop",
+        "kg=metaqa",
+        "dataset.limit=1",
+        f"run.cache_dir={cache}",
+        f"run.tracking_uri=sqlite:///{cache}/mlflow.db",
+        "run.progress=false",
+        f"run.output_dir={cache}/warmup",
+    )
     if build.returncode != 0:
         raise SystemExit(build.stderr)
     chosen = set(args.only.split(","))

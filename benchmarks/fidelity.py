@@ -11,6 +11,7 @@ what survives into the evidence), never a model's accuracy; the local model's ro
 weak real model meets. Runs go to a temporary folder; built KG stores are kept in --cache.
 Needs ``$KGX_DATA_DIR`` for MetaQA.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,17 @@ def run(method: str, overrides: list[str], cache: Path) -> dict[str, float]:
     register_schemas()
     GlobalHydra.instance().clear()
     with tempfile.TemporaryDirectory() as launch, initialize_config_dir(str(CONF_DIR), version_base=None):
-        cfg = compose("config", [f"method={method}", *METHODS[method], *overrides, f"run.cache_dir={cache}",
-                                 "run.progress=false", "run.explain=0"])
+        cfg = compose(
+            "config",
+            [
+                f"method={method}",
+                *METHODS[method],
+                *overrides,
+                f"run.cache_dir={cache}",
+                "run.progress=false",
+                "run.explain=0",
+            ],
+        )
         cwd = os.getcwd()
         os.chdir(launch)
         try:
@@ -59,15 +69,24 @@ def main() -> None:
     if args.local:
         base = ["llm=local", "kg=demo", "dataset=demo", "llm.cache=false"]
     else:
-        base = ["llm=scripted", "kg=metaqa", "dataset=metaqa_2hop", f"dataset.limit={args.questions}",
-                "llm.cache=false"]
+        base = [
+            "llm=scripted",
+            "kg=metaqa",
+            "dataset=metaqa_2hop",
+            f"dataset.limit={args.questions}",
+            "llm.cache=false",
+        ]
     print(f"{'method':10}" + "".join(f"{name:>20}" for name in SHOWN) + "  wall_s  stats")
     for method in args.only:
         start = time.perf_counter()
         s = run(method, [*base, *args.set], args.cache.resolve())
         stats = ", ".join(f"{k[5:]}={v:.2f}" for k, v in sorted(s.items()) if k.startswith("stat."))
-        print(f"{method:10}" + "".join(f"{s[name]:>20.2f}" for name in SHOWN)
-              + f"  {time.perf_counter() - start:6.0f}  {stats}", flush=True)
+        print(
+            f"{method:10}"
+            + "".join(f"{s[name]:>20.2f}" for name in SHOWN)
+            + f"  {time.perf_counter() - start:6.0f}  {stats}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

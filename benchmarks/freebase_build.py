@@ -19,6 +19,7 @@ database fits in Virtuoso's buffers (a 40-60 GB Freebase database does not, and 
 as it grows), while the synthetic dump keeps 99% of its lines (the real one ~30%, and a dropped
 line costs less than a kept one, which is also compressed and written).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,33 +58,56 @@ def main() -> None:
         work.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         counts = write_dump(work / "dump.gz", BUNDLED_KG, copies=args.copies)
-        print(f"dump: {counts.lines:,} lines, {(work / 'dump.gz').stat().st_size / 1e6:.1f} MB gzip "
-              f"(written in {time.monotonic() - started:.1f} s)")
-        report = build_freebase(BuildOptions(db=work / "db", dump=work / "dump.gz", rule=args.rule,
-                                             chunk_lines=args.chunk_lines, loaders=args.loaders, workers=args.workers,
-                                             memory_gb=args.memory_gb), say=print)
+        print(
+            f"dump: {counts.lines:,} lines, {(work / 'dump.gz').stat().st_size / 1e6:.1f} MB gzip "
+            f"(written in {time.monotonic() - started:.1f} s)"
+        )
+        report = build_freebase(
+            BuildOptions(
+                db=work / "db",
+                dump=work / "dump.gz",
+                rule=args.rule,
+                chunk_lines=args.chunk_lines,
+                loaders=args.loaders,
+                workers=args.workers,
+                memory_gb=args.memory_gb,
+            ),
+            say=print,
+        )
     f = report.filter
     load_rate = report.triples_loaded_now / report.load_s
     filter_mb = report.filter_mb_per_s
     uncompressed_mb = filter_mb * report.filter_s
     lines_rate = f["lines"] / report.filter_s
-    print(f"filter: {f['lines']:,} lines in {report.filter_s:.1f} s with {args.workers} workers: {filter_mb:.1f} MB/s "
-          f"uncompressed, {lines_rate:,.0f} lines/s (kept {f['kept']:,}, dropped {f['dropped']:,}, malformed "
-          f"{f['malformed']}); {uncompressed_mb / report.filter_cpu_s:.1f} MB per CPU-second")
-    print(f"load: {report.triples_loaded_now:,} triples in {report.load_s:.1f} s with {args.loaders} loaders and "
-          f"{args.memory_gb:g} GB: {load_rate:,.0f} triples/s; "
-          f"{report.triples_loaded_now / report.load_cpu_s:,.0f} triples per CPU-second of Virtuoso; "
-          f"database {report.database_gb:.2f} GB")
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (other work shares the cores: "
-          f"the CPU-second rates are what an idle core does)")
+    print(
+        f"filter: {f['lines']:,} lines in {report.filter_s:.1f} s with {args.workers} workers: {filter_mb:.1f} MB/s "
+        f"uncompressed, {lines_rate:,.0f} lines/s (kept {f['kept']:,}, dropped {f['dropped']:,}, malformed "
+        f"{f['malformed']}); {uncompressed_mb / report.filter_cpu_s:.1f} MB per CPU-second"
+    )
+    print(
+        f"load: {report.triples_loaded_now:,} triples in {report.load_s:.1f} s with {args.loaders} loaders and "
+        f"{args.memory_gb:g} GB: {load_rate:,.0f} triples/s; "
+        f"{report.triples_loaded_now / report.load_cpu_s:,.0f} triples per CPU-second of Virtuoso; "
+        f"database {report.database_gb:.2f} GB"
+    )
+    print(
+        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (other work shares the cores: "
+        f"the CPU-second rates are what an idle core does)"
+    )
     print("\nprojected for freebase-rdf-latest.gz (400 GB uncompressed, ~1.0e9 kept triples):")
     for label, mb_s, triples_s in (
-            ("as measured here", filter_mb, load_rate),
-            ("one idle core for the filter, one for Virtuoso", uncompressed_mb / report.filter_cpu_s,
-             report.triples_loaded_now / report.load_cpu_s)):
+        ("as measured here", filter_mb, load_rate),
+        (
+            "one idle core for the filter, one for Virtuoso",
+            uncompressed_mb / report.filter_cpu_s,
+            report.triples_loaded_now / report.load_cpu_s,
+        ),
+    ):
         filter_h, load_h = DUMP_BYTES / (mb_s * 1e6) / 3600, KEPT_TRIPLES / triples_s / 3600
-        print(f"  {label}: filter {filter_h:.1f} h ({mb_s:.0f} MB/s) + load {load_h:.1f} h ({triples_s:,.0f} "
-              f"triples/s) = {filter_h + load_h:.1f} h")
+        print(
+            f"  {label}: filter {filter_h:.1f} h ({mb_s:.0f} MB/s) + load {load_h:.1f} h ({triples_s:,.0f} "
+            f"triples/s) = {filter_h + load_h:.1f} h"
+        )
     print("reported (load of the filtered file alone, after a separate gunzip + filter pass):")
     for who, setup, hours in REPORTED:
         print(f"  {hours:>14} h  {who}: {setup}")

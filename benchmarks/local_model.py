@@ -12,6 +12,7 @@ requests it finished. "Busy" cases start that many busy-loop processes for the c
 One request is what the provider does per call: reset the context, then a ~57-token chat
 prompt answered with up to 20 tokens at temperature 0.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,9 +29,12 @@ from kgx.llm import local
 
 MESSAGES = [
     {"role": "system", "content": "You answer questions about a knowledge graph in plain words."},
-    {"role": "user", "content": "Question: Which rivers flow through the capital of France, and "
-                                "what country is it in? List a few short facts about the city and "
-                                "its rivers."},
+    {
+        "role": "user",
+        "content": "Question: Which rivers flow through the capital of France, and "
+        "what country is it in? List a few short facts about the city and "
+        "its rivers.",
+    },
 ]
 CHILD = """
 import json, sys, time
@@ -70,10 +74,16 @@ def run_case(threads: int, policy: str, busy: int, requests: int, budget: float)
     rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     load = next((r["load_s"] for r in rows if "load_s" in r), None)
     done = [r for r in rows if "latency_s" in r]
-    return {"threads": threads, "policy": policy, "busy": busy, "load_s": load, "timed_out": timed_out,
-            "loadavg": load_before,
-            "latencies": [r["latency_s"] for r in done],
-            "tokens": (done[0]["prompt_tokens"], done[0]["completion_tokens"]) if done else None}
+    return {
+        "threads": threads,
+        "policy": policy,
+        "busy": busy,
+        "load_s": load,
+        "timed_out": timed_out,
+        "loadavg": load_before,
+        "latencies": [r["latency_s"] for r in done],
+        "tokens": (done[0]["prompt_tokens"], done[0]["completion_tokens"]) if done else None,
+    }
 
 
 def show(case: dict, budget: float) -> str:
@@ -86,8 +96,10 @@ def show(case: dict, budget: float) -> str:
     load = f"{case['load_s']:.2f} s" if case["load_s"] is not None else "-"
     tokens = "%d+%d tokens" % case["tokens"] if case["tokens"] else ""
     stopped = "  [stopped at the budget]" if case["timed_out"] else ""
-    return (f"n_threads={case['threads']}  {case['policy']:7s}  {where:7s}  load {load:>7s}  "
-            f"{len(lat)} req  {figure}  {tokens}  (load avg before {case['loadavg']:.1f}){stopped}")
+    return (
+        f"n_threads={case['threads']}  {case['policy']:7s}  {where:7s}  load {load:>7s}  "
+        f"{len(lat)} req  {figure}  {tokens}  (load avg before {case['loadavg']:.1f}){stopped}"
+    )
 
 
 def probe_cost() -> str:
@@ -109,14 +121,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--policies", nargs="+", default=["ACTIVE", "PASSIVE"])
-    parser.add_argument("--busy", type=int, nargs="+", default=[0, max(1, local.usable_cores() - 1)],
-                        help="busy-loop processes beside the model (default: none, and all cores but one)")
+    parser.add_argument(
+        "--busy",
+        type=int,
+        nargs="+",
+        default=[0, max(1, local.usable_cores() - 1)],
+        help="busy-loop processes beside the model (default: none, and all cores but one)",
+    )
     parser.add_argument("--requests", type=int, default=3)
     parser.add_argument("--budget", type=float, default=90.0, help="seconds per case at most")
     parser.add_argument("--probe-only", action="store_true")
     args = parser.parse_args()
-    print(f"llama-cpp-python {local.llama_cpp_version()}, {local.usable_cores()} cores, "
-          f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    print(
+        f"llama-cpp-python {local.llama_cpp_version()}, {local.usable_cores()} cores, "
+        f"load average {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
     print(probe_cost(), flush=True)
     if args.probe_only:
         return

@@ -13,6 +13,7 @@ backbone with ``run.concurrency`` questions in flight, against the ideal N x 0.2
 ``--litellm`` times litellm's own work around a call to a network provider (``mock_response``:
 its whole call path without the network), which kgx's in-process providers skip.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,19 +43,37 @@ def child(questions: int, latency: float, flight: int) -> None:
     path = dataset(questions, work)
     register_schemas()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-        cfg = compose(config_name="config", overrides=[
-            "method=io", "kg=demo", "llm=scripted", "llm.cache=false", f"llm.latency_s={latency}",
-            "dataset=custom", f"dataset.path={path}", "dataset.name=synthetic", "run.progress=false",
-            "run.traces=off", "run.explain=0", f"run.concurrency={flight}"])
+        cfg = compose(
+            config_name="config",
+            overrides=[
+                "method=io",
+                "kg=demo",
+                "llm=scripted",
+                "llm.cache=false",
+                f"llm.latency_s={latency}",
+                "dataset=custom",
+                f"dataset.path={path}",
+                "dataset.name=synthetic",
+                "run.progress=false",
+                "run.traces=off",
+                "run.explain=0",
+                f"run.concurrency={flight}",
+            ],
+        )
     os.chdir(work)
     summary = execute(to_run_spec(cfg), work).summary
-    print(json.dumps({"wall_s": summary["wall_s"],
-                      "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(
+        json.dumps({"wall_s": summary["wall_s"], "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    )
 
 
 def measure(questions: int, latency: float, flight: int) -> dict[str, float]:
-    done = subprocess.run([sys.executable, __file__, "--child", str(questions), str(latency), str(flight)],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", str(questions), str(latency), str(flight)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -89,20 +108,28 @@ def main() -> None:
         got = measure(n, 0.0, 4)
         per_q = 1000 * got["wall_s"] / n
         first = first or per_q
-        print(f"{n:>7} questions, 0 ms backbone: {per_q:.2f} ms/question ({per_q / first:.2f}x the first), "
-              f"loop {got['wall_s']:.1f} s, peak {got['peak_mb']:.0f} MB", flush=True)
+        print(
+            f"{n:>7} questions, 0 ms backbone: {per_q:.2f} ms/question ({per_q / first:.2f}x the first), "
+            f"loop {got['wall_s']:.1f} s, peak {got['peak_mb']:.0f} MB",
+            flush=True,
+        )
     for flight in args.flight:
         n = args.flight_questions
         walls = sorted(measure(n, 0.2, flight)["wall_s"] for _ in range(args.repeats))
         wall = statistics.median(walls)
         ideal = n * 0.2 / flight
-        print(f"{flight:>4} in flight, 200 ms backbone, {n} questions: {wall:.1f} s against the ideal "
-              f"{ideal:.1f} s ({wall / ideal:.2f}x; median of {len(walls)}, {walls[0]:.1f}-{walls[-1]:.1f} s)",
-              flush=True)
+        print(
+            f"{flight:>4} in flight, 200 ms backbone, {n} questions: {wall:.1f} s against the ideal "
+            f"{ideal:.1f} s ({wall / ideal:.2f}x; median of {len(walls)}, {walls[0]:.1f}-{walls[-1]:.1f} s)",
+            flush=True,
+        )
     if args.litellm:
         ms = litellm_cpu()
-        print(f"litellm per call to a network provider (mock_response, gpt-4o-mini): {ms:.1f} ms CPU, "
-              f"at most ~{1000 / ms:.0f} calls/s per process", flush=True)
+        print(
+            f"litellm per call to a network provider (mock_response, gpt-4o-mini): {ms:.1f} ms CPU, "
+            f"at most ~{1000 / ms:.0f} calls/s per process",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

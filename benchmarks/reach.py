@@ -9,6 +9,7 @@ of 97.7% of 2-hop and 99.9% of 3-hop questions. The KG store is built under ``--
 use (``run.cache_dir``, shared with runs); reachability results go to a temporary directory, so
 each invocation searches afresh and then reads its own results back.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,16 @@ def load(hops: int, limit: int, cache: Path):
     register_schemas()
     GlobalHydra.instance().clear()
     with initialize_config_dir(str(CONF_DIR), version_base=None):
-        cfg = compose("config", ["kg=metaqa", f"dataset=metaqa_{hops}hop", f"dataset.limit={limit}",
-                                 f"run.cache_dir={cache}", "llm=scripted"])
+        cfg = compose(
+            "config",
+            [
+                "kg=metaqa",
+                f"dataset=metaqa_{hops}hop",
+                f"dataset.limit={limit}",
+                f"run.cache_dir={cache}",
+                "llm=scripted",
+            ],
+        )
     GlobalHydra.instance().clear()
     spec = to_run_spec(cfg)
     kg = open_kg(spec.kg, cache)
@@ -58,11 +67,15 @@ def measure(reacher, questions, depth: int) -> dict[str, float]:
     results = [reacher.check(q, Horizon(depth)) for q in questions]
     seconds = time.perf_counter() - start
     queries = [r.queries for r in results]
-    return {"reachable": 100 * sum(r.reachable is True for r in results) / len(results),
-            "unknown": 100 * sum(r.reachable is None for r in results) / len(results),
-            "q_mean": statistics.mean(queries), "q_max": max(queries), "s_per_q": seconds / len(results),
-            "cached": 100 * sum(r.cached for r in results) / len(results),
-            "reasons": sorted({r.reason.split(" (")[0] for r in results if r.reason})}
+    return {
+        "reachable": 100 * sum(r.reachable is True for r in results) / len(results),
+        "unknown": 100 * sum(r.reachable is None for r in results) / len(results),
+        "q_mean": statistics.mean(queries),
+        "q_max": max(queries),
+        "s_per_q": seconds / len(results),
+        "cached": 100 * sum(r.cached for r in results) / len(results),
+        "reasons": sorted({r.reason.split(" (")[0] for r in results if r.reason}),
+    }
 
 
 def main() -> None:
@@ -73,8 +86,9 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path(".kgx_cache"), help="run.cache_dir (the KG store)")
     parser.add_argument("--max-frontier", type=int, default=20_000)
     args = parser.parse_args()
-    print(f"{'set':<12}{'depth':>6}{'pass':>8}{'reach%':>8}{'unknown%':>10}{'q/mean':>8}{'q/max':>7}{'s/q':>9}"
-          "  reasons")
+    print(
+        f"{'set':<12}{'depth':>6}{'pass':>8}{'reach%':>8}{'unknown%':>10}{'q/mean':>8}{'q/max':>7}{'s/q':>9}  reasons"
+    )
     for hops in HOPS:
         questions, kg, key = load(hops, args.limit, args.cache)
         with tempfile.TemporaryDirectory() as results:
@@ -83,9 +97,12 @@ def main() -> None:
                     reacher = Reacher(kg, key, Path(results), max_frontier=args.max_frontier)
                     row = measure(reacher, questions, depth)
                     reacher.close()
-                    print(f"{f'{hops}-hop x{len(questions)}':<12}{depth:>6}{attempt:>8}{row['reachable']:>8.1f}"
-                          f"{row['unknown']:>10.1f}{row['q_mean']:>8.2f}{row['q_max']:>7}{row['s_per_q']:>9.4f}"
-                          f"  {', '.join(row['reasons'])}", flush=True)
+                    print(
+                        f"{f'{hops}-hop x{len(questions)}':<12}{depth:>6}{attempt:>8}{row['reachable']:>8.1f}"
+                        f"{row['unknown']:>10.1f}{row['q_mean']:>8.2f}{row['q_max']:>7}{row['s_per_q']:>9.4f}"
+                        f"  {', '.join(row['reasons'])}",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ On 2 shared cores the question scope takes seconds to two minutes per method and
 the union scope is slower (every query spans all subgraphs), CGPE's the most: its name searches
 scan the names of every subgraph (~5 s per question). ``--limit`` keeps the whole table short.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,13 +47,25 @@ def run(method: str, dataset: str, scope: str, limit: int | None, work: Path, co
     register_schemas()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-        cfg = compose(config_name="config", overrides=[
-            f"method={method}", "llm=oracle", f"dataset={dataset}_rog",
-            f"dataset.path=rog_sample/{dataset}-test-sample.parquet", f"dataset.limit={limit or 'null'}",
-            "kg=subgraph", f"kg.scope={scope}", "run.progress=false", "run.traces=off", "run.explain=0",
-            f"run.concurrency={concurrency}", f"run.cache_dir={work / 'cache'}",
-            f"run.output_dir={work / 'runs' / f'{method}-{dataset}-{scope}'}",
-            f"run.tracking_uri=sqlite:///{work / 'mlflow.db'}"])
+        cfg = compose(
+            config_name="config",
+            overrides=[
+                f"method={method}",
+                "llm=oracle",
+                f"dataset={dataset}_rog",
+                f"dataset.path=rog_sample/{dataset}-test-sample.parquet",
+                f"dataset.limit={limit or 'null'}",
+                "kg=subgraph",
+                f"kg.scope={scope}",
+                "run.progress=false",
+                "run.traces=off",
+                "run.explain=0",
+                f"run.concurrency={concurrency}",
+                f"run.cache_dir={work / 'cache'}",
+                f"run.output_dir={work / 'runs' / f'{method}-{dataset}-{scope}'}",
+                f"run.tracking_uri=sqlite:///{work / 'mlflow.db'}",
+            ],
+        )
     return execute(to_run_spec(cfg), work).summary
 
 
@@ -77,19 +90,27 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="stores, runs, MLflow store (default: a temp folder)")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="kgx-rog-oracle."))
-    print(f"{'method':<10}{'dataset':<8}{'scope':<10}{'n':>5}{'errors':>8}{'hits@1':>8}{'coverage':>10}{'s':>7}",
-          flush=True)
+    print(
+        f"{'method':<10}{'dataset':<8}{'scope':<10}{'n':>5}{'errors':>8}{'hits@1':>8}{'coverage':>10}{'s':>7}",
+        flush=True,
+    )
     for dataset in DATASETS:
         hits, n = in_subgraph(dataset, args.limit)
-        print(f"{'(file)':<10}{dataset:<8}{'question':<10}{n:>5}{'':>8}{'':>8}{100 * hits / n:>10.1f}"
-              "  a_entity in the question's own subgraph", flush=True)
+        print(
+            f"{'(file)':<10}{dataset:<8}{'question':<10}{n:>5}{'':>8}{'':>8}{100 * hits / n:>10.1f}"
+            "  a_entity in the question's own subgraph",
+            flush=True,
+        )
         for method in args.methods.split(","):
             for scope in args.scopes.split(","):
                 start = time.perf_counter()
                 s = run(method, dataset, scope, args.limit, work, args.concurrency)
-                print(f"{method:<10}{dataset:<8}{scope:<10}{int(s['n_questions']):>5}{int(s['errors']):>8}"
-                      f"{s['hits1']:>8.1f}{s.get('reachable', float('nan')):>10.1f}"
-                      f"{time.perf_counter() - start:>7.0f}", flush=True)
+                print(
+                    f"{method:<10}{dataset:<8}{scope:<10}{int(s['n_questions']):>5}{int(s['errors']):>8}"
+                    f"{s['hits1']:>8.1f}{s.get('reachable', float('nan')):>10.1f}"
+                    f"{time.perf_counter() - start:>7.0f}",
+                    flush=True,
+                )
     if not args.work:
         shutil.rmtree(work)
 

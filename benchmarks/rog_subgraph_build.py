@@ -15,6 +15,7 @@ makes, ``relations(entity)`` and ``neighbors(entity, relation)``, in question sc
 per call, so no result cache helps) and in union scope. Targets (issue 31): build under 10 minutes
 on 2 cores, a 1-hop call under 1 ms.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,11 +44,33 @@ def pools(seed: int):
 
     rng = np.random.default_rng(seed)
     idx = pl.Series("i", np.arange(ENTITIES))
-    words = pl.Series(["north", "river", "john", "smith", "united", "film", "album", "city", "saint", "house",
-                       "music", "award", "college", "county", "war", "league", "party", "island", "book", "star"])
+    words = pl.Series(
+        [
+            "north",
+            "river",
+            "john",
+            "smith",
+            "united",
+            "film",
+            "album",
+            "city",
+            "saint",
+            "house",
+            "music",
+            "award",
+            "college",
+            "county",
+            "war",
+            "league",
+            "party",
+            "island",
+            "book",
+            "star",
+        ]
+    )
     first = words.gather(rng.integers(0, len(words), ENTITIES))
     second = words.gather(rng.integers(0, len(words), ENTITIES)).str.to_titlecase()
-    names = (first.str.to_titlecase() + " " + second + " " + idx.cast(pl.String))
+    names = first.str.to_titlecase() + " " + second + " " + idx.cast(pl.String)
     mids = "m.0" + idx.map_elements(lambda i: np.base_repr(i, 36).lower(), return_dtype=pl.String)
     entities = pl.Series("e", np.where(rng.random(ENTITIES) < 0.33, mids.to_numpy(), names.to_numpy()))
     domains = [f"domain{d}" for d in range(120)]
@@ -74,19 +97,28 @@ def write_synthetic(path: Path, questions: int, triples: int, seed: int) -> int:
     heads[at_topic] = np.broadcast_to(pool[:, :1], heads.shape)[at_topic]
     tails = np.take_along_axis(pool, rng.integers(0, pool.shape[1], (questions, per_q)), axis=1)
     rels = rng.zipf(1.3, (questions, per_q)) % RELATIONS
-    flat = pl.DataFrame({
-        "q": np.repeat(np.arange(questions), per_q),
-        "h": entities.gather(heads.ravel()), "r": relations.gather(rels.ravel()), "t": entities.gather(tails.ravel()),
-    })
+    flat = pl.DataFrame(
+        {
+            "q": np.repeat(np.arange(questions), per_q),
+            "h": entities.gather(heads.ravel()),
+            "r": relations.gather(rels.ravel()),
+            "t": entities.gather(tails.ravel()),
+        }
+    )
     graphs = flat.group_by("q", maintain_order=True).agg(graph=pl.concat_list("h", "r", "t"))
     topic = entities.gather(pool[:, 0])
     answer = entities.gather(tails[:, 0])
-    frame = pl.DataFrame({
-        "id": [f"Synth-{i:05d}" for i in range(questions)],
-        "question": [f"what is related to {t}?" for t in topic],
-        "answer": [[a] for a in answer], "q_entity": [[t] for t in topic], "a_entity": [[a] for a in answer],
-        "graph": graphs["graph"], "choices": [[] for _ in range(questions)],
-    })
+    frame = pl.DataFrame(
+        {
+            "id": [f"Synth-{i:05d}" for i in range(questions)],
+            "question": [f"what is related to {t}?" for t in topic],
+            "answer": [[a] for a in answer],
+            "q_entity": [[t] for t in topic],
+            "a_entity": [[a] for a in answer],
+            "graph": graphs["graph"],
+            "choices": [[] for _ in range(questions)],
+        }
+    )
     frame.write_parquet(path, row_group_size=64)
     return questions * per_q
 
@@ -152,24 +184,31 @@ def main() -> None:
     start = time.perf_counter()
     if not source.exists():
         write_synthetic(source, args.questions, args.triples, args.seed)
-    print(f"file: {source.name}, {size(source) / 2**20:,.1f} MB ({time.perf_counter() - start:.0f} s to write)",
-          flush=True)
+    print(
+        f"file: {source.name}, {size(source) / 2**20:,.1f} MB ({time.perf_counter() - start:.0f} s to write)",
+        flush=True,
+    )
     cache = work / "cache"
     if not args.reuse:
         shutil.rmtree(cache / "kg", ignore_errors=True)
-    child = subprocess.run([sys.executable, __file__, "--build", str(source), str(cache)], check=True,
-                           stdout=subprocess.PIPE, text=True)
+    child = subprocess.run(
+        [sys.executable, __file__, "--build", str(source), str(cache)], check=True, stdout=subprocess.PIPE, text=True
+    )
     built = json.loads(child.stdout.strip().splitlines()[-1])
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # kB -> GB
     store = Path(built["store"])
     memory = "reused: time of its build, peak memory not measured" if built["reused"] else f"peak memory {peak:.2f} GB"
-    print(f"build: {built['questions']:,} questions, {built['triples']:,} triples, {built['quads']:,} quads "
-          f"(with names) in {built['seconds']:.0f} s = {built['triples'] / built['seconds']:,.0f} triples/s; "
-          f"store {size(store) / 2**30:.2f} GB on disk; {memory}")
+    print(
+        f"build: {built['questions']:,} questions, {built['triples']:,} triples, {built['quads']:,} quads "
+        f"(with names) in {built['seconds']:.0f} s = {built['triples'] / built['seconds']:,.0f} triples/s; "
+        f"store {size(store) / 2**30:.2f} GB on disk; {memory}"
+    )
     for call, ms in one_hop(store, source, args.samples, args.seed).items():
         ms.sort()
-        print(f"1-hop {call:<28} median {statistics.median(ms):.3f} ms  p95 {ms[int(0.95 * len(ms))]:.3f} ms"
-              f"  (n={len(ms)})")
+        print(
+            f"1-hop {call:<28} median {statistics.median(ms):.3f} ms  p95 {ms[int(0.95 * len(ms))]:.3f} ms"
+            f"  (n={len(ms)})"
+        )
     if not args.work:
         shutil.rmtree(work)
 

@@ -9,6 +9,7 @@ and the time per gold alias: flat per-alias time means linear scoring. Each repe
 gold list and starts with empty text caches (normalised texts, values read), so the figures are the
 cost of a question whose gold and evidence the run has not seen before.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,10 @@ SIZES = (1, 10, 100, 1_000, 10_000)
 
 def question(size: int, salt: int) -> Question:
     """``size`` answers: even ones a name with a suffix, odd ones a number with a separated alias."""
-    answers = [[f"Entity {salt} {i}", f"Entity {i} of {salt}"] if i % 2 == 0
-               else [str(10_000_000 + i), f"{10_000_000 + i:,}"] for i in range(size)]
+    answers = [
+        [f"Entity {salt} {i}", f"Entity {i} of {salt}"] if i % 2 == 0 else [str(10_000_000 + i), f"{10_000_000 + i:,}"]
+        for i in range(size)
+    ]
     return Question(f"q{salt}", "?", {}, answers)
 
 
@@ -53,8 +56,10 @@ def main() -> None:
             scores = score(q, pred)
             best = min(best, time.perf_counter() - start)
         aliases = 2 * size
-        print(f"{size:>8,} {aliases:>8,} {best * 1000:>12.2f} {best * 1e6 / aliases:>9.1f}"
-              f"   (answer_recall {scores['answer_recall']:.0f}, hits1_tog {scores['hits1_tog']:.0f})")
+        print(
+            f"{size:>8,} {aliases:>8,} {best * 1000:>12.2f} {best * 1e6 / aliases:>9.1f}"
+            f"   (answer_recall {scores['answer_recall']:.0f}, hits1_tog {scores['hits1_tog']:.0f})"
+        )
 
 
 if __name__ == "__main__":

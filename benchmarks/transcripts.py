@@ -9,6 +9,7 @@ fills its own response cache alike. kgx logs transcripts after the loop; ``--liv
 the same transcripts through MLflow's own tracing API (its async export on), the way a live or
 background logger would, and prints what that costs the calling thread and how many traces it keeps.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,9 +46,19 @@ def one_run(questions: Path, setting: str) -> tuple[float, float, int, Path]:
     work = Path(tempfile.mkdtemp(prefix=f"kgx-transcripts-{setting}-"))
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-        cfg = compose(config_name="config", overrides=[
-            "method=io", "kg=demo", "llm=scripted", f"dataset.path={questions}", "dataset.limit=null",
-            "dataset.name=synthetic", "run.progress=false", f"run.traces={setting}"])
+        cfg = compose(
+            config_name="config",
+            overrides=[
+                "method=io",
+                "kg=demo",
+                "llm=scripted",
+                f"dataset.path={questions}",
+                "dataset.limit=null",
+                "dataset.name=synthetic",
+                "run.progress=false",
+                f"run.traces={setting}",
+            ],
+        )
     spec = to_run_spec(cfg)
     os.chdir(work)
     start = time.perf_counter()
@@ -55,8 +66,9 @@ def one_run(questions: Path, setting: str) -> tuple[float, float, int, Path]:
     whole = time.perf_counter() - start
     client = MlflowClient(f"sqlite:///{work / 'mlruns' / 'mlflow.db'}")
     experiment = client.get_run(outcome.run_id).info.experiment_id
-    logged = len(client.search_traces(locations=[experiment], run_id=outcome.run_id, include_spans=False,
-                                      max_results=50_000))
+    logged = len(
+        client.search_traces(locations=[experiment], run_id=outcome.run_id, include_spans=False, max_results=50_000)
+    )
     return outcome.summary["wall_s"], whole, logged, work
 
 
@@ -78,12 +90,19 @@ def live(work: Path) -> str:
     for tree in trees:
         spans = [Span.from_dict(s) for s in tree.spans]
         root, ids = spans[0], {}
-        top = client.start_trace(root.name, inputs=root.inputs, experiment_id=experiment,
-                                 start_time_ns=root.start_time_ns)
+        top = client.start_trace(
+            root.name, inputs=root.inputs, experiment_id=experiment, start_time_ns=root.start_time_ns
+        )
         ids[root.span_id] = top.span_id
         for span in spans[1:]:
-            ids[span.span_id] = client.start_span(span.name, top.trace_id, ids[span.parent_id], span.span_type,
-                                                  span.inputs, start_time_ns=span.start_time_ns).span_id
+            ids[span.span_id] = client.start_span(
+                span.name,
+                top.trace_id,
+                ids[span.parent_id],
+                span.span_type,
+                span.inputs,
+                start_time_ns=span.start_time_ns,
+            ).span_id
         for span in reversed(spans[1:]):
             client.end_span(top.trace_id, ids[span.span_id], span.outputs, end_time_ns=span.end_time_ns)
         client.end_trace(top.trace_id, root.outputs, end_time_ns=root.end_time_ns)
@@ -91,8 +110,10 @@ def live(work: Path) -> str:
     mlflow.flush_trace_async_logging()
     done = time.perf_counter() - start
     kept = len(client.search_traces(locations=[experiment], include_spans=False, max_results=50_000))
-    return (f"MLflow live tracing API, {len(trees)} traces: {caller:.2f} s on the calling thread, "
-            f"{done:.2f} s until exported, {kept} of {len(trees)} kept")
+    return (
+        f"MLflow live tracing API, {len(trees)} traces: {caller:.2f} s on the calling thread, "
+        f"{done:.2f} s until exported, {kept} of {len(trees)} kept"
+    )
 
 
 def main() -> None:
@@ -112,13 +133,17 @@ def main() -> None:
             loop, whole, logged, work = one_run(questions, setting)
             figures[setting].append((loop, whole))
             last = work if setting == "all" else last
-            print(f"run {repeat + 1} run.traces={setting}: loop {loop:.2f} s, whole run {whole:.2f} s, "
-                  f"{logged} traces", flush=True)
+            print(
+                f"run {repeat + 1} run.traces={setting}: loop {loop:.2f} s, whole run {whole:.2f} s, {logged} traces",
+                flush=True,
+            )
     off, on = (statistics.median(f[0] for f in figures[s]) for s in ("off", "all"))
     off_whole, on_whole = (statistics.median(f[1] for f in figures[s]) for s in ("off", "all"))
-    print(f"median over {args.repeats}, {args.questions} questions: question loop off {off:.2f} s, all {on:.2f} s, "
-          f"ratio {on / off:.3f}; whole run off {off_whole:.2f} s, all {on_whole:.2f} s "
-          f"(+{on_whole - off_whole:.2f} s for the transcripts, after the loop)")
+    print(
+        f"median over {args.repeats}, {args.questions} questions: question loop off {off:.2f} s, all {on:.2f} s, "
+        f"ratio {on / off:.3f}; whole run off {off_whole:.2f} s, all {on_whole:.2f} s "
+        f"(+{on_whole - off_whole:.2f} s for the transcripts, after the loop)"
+    )
     if args.live and last is not None:
         print(live(last))
 

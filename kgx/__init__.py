@@ -1,4 +1,5 @@
 """kgx: declarative experiments for knowledge-graph question answering."""
+
 import os
 
 # litellm fetches its model price map from the internet at import unless told otherwise; offline

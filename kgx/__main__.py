@@ -1,4 +1,5 @@
 """``python -m kgx [overrides]``: one run, or a sweep with ``-m``; ``--help`` says what to choose from."""
+
 from __future__ import annotations
 
 import faulthandler
@@ -51,8 +52,10 @@ def main(cfg: DictConfig) -> Optional[float]:
         raise
     s = outcome.summary
     if outcome.skipped:
-        print(f"already finished: mlflow run {outcome.run_id} (hits@1={s.get('hits1', float('nan')):.1f}); "
-              f"run.force=true recomputes")
+        print(
+            f"already finished: mlflow run {outcome.run_id} (hits@1={s.get('hits1', float('nan')):.1f}); "
+            f"run.force=true recomputes"
+        )
         return s.get("hits1", float("nan"))
     cost = "unknown" if math.isnan(s["cost_usd"]) else f"${s['cost_usd']:.4f}"
     print(
@@ -96,15 +99,18 @@ def failure_report(outcome) -> str:
 
     parts = []
     if outcome.tripped:
-        parts.append(f"stopped early: {outcome.tripped.signature} on consecutive questions "
-                     f"({outcome.tripped.message})")
+        parts.append(f"stopped early: {outcome.tripped.signature} on consecutive questions ({outcome.tripped.message})")
     if outcome.failures:
-        parts.append(f"{len(outcome.failures)} of {len(outcome.records)} questions ended in errors "
-                     f"({describe(outcome.failures)}); their figures are partial")
+        parts.append(
+            f"{len(outcome.failures)} of {len(outcome.records)} questions ended in errors "
+            f"({describe(outcome.failures)}); their figures are partial"
+        )
     if outcome.not_started:
         parts.append(f"{count(outcome.not_started, 'question')} not run")
-    return ("; ".join(parts) + ". The MLflow run is FAILED. Finished questions are kept: run the same "
-            "command to compute the rest.")
+    return (
+        "; ".join(parts) + ". The MLflow run is FAILED. Finished questions are kept: run the same "
+        "command to compute the rest."
+    )
 
 
 def refuse_schemas() -> None:
@@ -114,16 +120,21 @@ def refuse_schemas() -> None:
 
     choice = HydraConfig.get().runtime.choices.get("method") or ""
     if choice.startswith("base_"):
-        raise ConfigError(f"method={choice}: {choice} is the schema that conf/method/{choice[5:]}.yaml extends, "
-                          f"not a method; use method={choice[5:]}")
+        raise ConfigError(
+            f"method={choice}: {choice} is the schema that conf/method/{choice[5:]}.yaml extends, "
+            f"not a method; use method={choice[5:]}"
+        )
 
 
 def warn_demo_path(spec: RunSpec) -> None:
     """``dataset.path`` on the default dataset keeps everything else of the demo's config."""
     if spec.dataset.name == "demo" and spec.dataset.path:
-        print(f"kgx: warning: dataset.path={spec.dataset.path} runs your file as the demo dataset: named 'demo', "
-              f"with the demo's dataset.limit={spec.dataset.limit} and KG; for your own questions use "
-              f"dataset=custom dataset.path={spec.dataset.path}", file=sys.stderr)
+        print(
+            f"kgx: warning: dataset.path={spec.dataset.path} runs your file as the demo dataset: named 'demo', "
+            f"with the demo's dataset.limit={spec.dataset.limit} and KG; for your own questions use "
+            f"dataset=custom dataset.path={spec.dataset.path}",
+            file=sys.stderr,
+        )
 
 
 def options(group: str) -> list[str]:
@@ -139,35 +150,54 @@ def options(group: str) -> list[str]:
 def usage() -> str:
     """kgx's own ``--help``: what a run is made of, the commands beside it, and where results go."""
     sweep_names = sorted({p.stem for folder in (Path.cwd() / "sweeps", SWEEPS_DIR) for p in folder.glob("*.yaml")})
-    groups = [("method", "how questions are answered"), ("dataset", "which questions"),
-              ("llm", "the backbone model"), ("kg", "the knowledge graph")]
+    groups = [
+        ("method", "how questions are answered"),
+        ("dataset", "which questions"),
+        ("llm", "the backbone model"),
+        ("kg", "the knowledge graph"),
+    ]
 
     def row(name: str, what: str, values: list[str]) -> str:
-        return textwrap.fill(", ".join(values), width=100, initial_indent=f"  {name:<12}",
-                             subsequent_indent=" " * 14) + f"\n{'':14}({what})"
+        return (
+            textwrap.fill(", ".join(values), width=100, initial_indent=f"  {name:<12}", subsequent_indent=" " * 14)
+            + f"\n{'':14}({what})"
+        )
 
-    lines = ["usage: python -m kgx [GROUP=OPTION ...] [KEY=VALUE ...]      one run",
-             "       python -m kgx -m +sweeps=NAME [GROUP=A,B ...]         a sweep (Hydra multirun)",
-             "       python -m kgx --cfg job [...]                        print the composed run, run nothing",
-             "", "Config groups (conf/<group>/, the default first):"]
-    lines += [row(group, what, [f"{o} (default)" if i == 0 else o for i, o in enumerate(options(group))])
-              for group, what in groups]
-    lines += ["", "Added with +:", row("+experiment", "paper settings per method and dataset", options("experiment")),
-              row("+sweeps", "studies, with -m: kgx's own, and your own in ./sweeps/NAME.yaml", sweep_names),
-              "", "Settings: run.*, method.*, dataset.*, llm.*, kg.* (python -m kgx --cfg job lists them all).",
-              "Your own data: dataset=custom dataset.path=FILE, kg=custom kg.sources=[FILE.tsv]",
-              "  (docs/guides/data-and-kgs.md).",
-              "", "Commands:",
-              "  python -m kgx.report   tables, cost tables, plots and comparisons of logged runs",
-              "  python -m kgx.ui       the MLflow UI over ./mlruns",
-              "  python -m kgx.score    score a predictions file with the rules runs use",
-              "  python -m kgx.datasets which dataset configs this machine can run",
-              "  python -m kgx.kg       build (load), serve, bench or check a KG",
-              "", "Results:",
-              "  outputs/runs/<method>-<dataset>-<llm>-<hash>/   predictions.jsonl, traces/, config.json",
-              "  mlruns/                                         the MLflow store (run.tracking_uri)",
-              "  .kgx_cache/                                     LLM response cache and KG stores (run.cache_dir)",
-              "", "Hydra's own options: python -m kgx --hydra-help"]
+    lines = [
+        "usage: python -m kgx [GROUP=OPTION ...] [KEY=VALUE ...]      one run",
+        "       python -m kgx -m +sweeps=NAME [GROUP=A,B ...]         a sweep (Hydra multirun)",
+        "       python -m kgx --cfg job [...]                        print the composed run, run nothing",
+        "",
+        "Config groups (conf/<group>/, the default first):",
+    ]
+    lines += [
+        row(group, what, [f"{o} (default)" if i == 0 else o for i, o in enumerate(options(group))])
+        for group, what in groups
+    ]
+    lines += [
+        "",
+        "Added with +:",
+        row("+experiment", "paper settings per method and dataset", options("experiment")),
+        row("+sweeps", "studies, with -m: kgx's own, and your own in ./sweeps/NAME.yaml", sweep_names),
+        "",
+        "Settings: run.*, method.*, dataset.*, llm.*, kg.* (python -m kgx --cfg job lists them all).",
+        "Your own data: dataset=custom dataset.path=FILE, kg=custom kg.sources=[FILE.tsv]",
+        "  (docs/guides/data-and-kgs.md).",
+        "",
+        "Commands:",
+        "  python -m kgx.report   tables, cost tables, plots and comparisons of logged runs",
+        "  python -m kgx.ui       the MLflow UI over ./mlruns",
+        "  python -m kgx.score    score a predictions file with the rules runs use",
+        "  python -m kgx.datasets which dataset configs this machine can run",
+        "  python -m kgx.kg       build (load), serve, bench or check a KG",
+        "",
+        "Results:",
+        "  outputs/runs/<method>-<dataset>-<llm>-<hash>/   predictions.jsonl, traces/, config.json",
+        "  mlruns/                                         the MLflow store (run.tracking_uri)",
+        "  .kgx_cache/                                     LLM response cache and KG stores (run.cache_dir)",
+        "",
+        "Hydra's own options: python -m kgx --hydra-help",
+    ]
     return "\n".join(lines)
 
 

@@ -17,6 +17,7 @@ report says how many were superseded. Every record becomes a Prediction (the tex
 answers parsed from it) and is scored by kgx.core.metrics.score, the function runs use, so no
 rule is defined twice.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -97,8 +98,10 @@ def to_record(row: dict[str, Any], where: str) -> Record:
         return Record(question, qid, from_braced_text(row["results"]), "tog")
     if "Answer" in row:
         return Record(question, qid, from_answer_value(row["Answer"]), "aog")
-    raise DataError(f"{where}: not a known prediction format (keys: {sorted(row)}); expected kgx "
-                    "'prediction', LMP 'result', PoG/ToG 'results' or AoG 'Answer'")
+    raise DataError(
+        f"{where}: not a known prediction format (keys: {sorted(row)}); expected kgx "
+        "'prediction', LMP 'result', PoG/ToG 'results' or AoG 'Answer'"
+    )
 
 
 def kgx_prediction(value: dict[str, Any], where: str) -> Prediction:
@@ -197,14 +200,24 @@ def summary(pairs: list[tuple[Question, Record]], rule: str) -> tuple[float, flo
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m kgx.score",
-                                     description="Score released predictions with the rules kgx's own runs use.")
-    parser.add_argument("--dataset", required=True, choices=dataset_names(), metavar="DATASET",
-                        help=f"a conf/dataset option: {', '.join(dataset_names())}")
+    parser = argparse.ArgumentParser(
+        prog="python -m kgx.score", description="Score released predictions with the rules kgx's own runs use."
+    )
+    parser.add_argument(
+        "--dataset",
+        required=True,
+        choices=dataset_names(),
+        metavar="DATASET",
+        help=f"a conf/dataset option: {', '.join(dataset_names())}",
+    )
     parser.add_argument("--predictions", required=True, type=Path, help="a JSONL file of predictions")
-    parser.add_argument("--rule", required=True, choices=sorted(RULES),
-                        help="exact: kgx.core.metrics.hits1 on the parsed answers; tog: hits1_tog on the "
-                             "text (ToG/PoG); lmp: hit_any, LMP's any-mention rule")
+    parser.add_argument(
+        "--rule",
+        required=True,
+        choices=sorted(RULES),
+        help="exact: kgx.core.metrics.hits1 on the parsed answers; tog: hits1_tog on the "
+        "text (ToG/PoG); lmp: hit_any, LMP's any-mention rule",
+    )
     return parser.parse_args(argv)
 
 
@@ -219,10 +232,15 @@ def main(argv: list[str] | None = None) -> None:
     pairs, unmatched = match(records, questions)
     hits, f1 = summary(pairs, args.rule)
     formats = ", ".join(f"{name} {n:,}" for name, n in Counter(r.format for r in records).most_common())
-    superseded = (f", and {predictions.superseded:,} superseded by a later record of the same id"
-                  if predictions.superseded else "")
-    print(f"{args.predictions}: {len(records):,} records ({formats or 'none'}){superseded}; dataset "
-          f"{args.dataset}: {len(questions):,} questions, {len(questions) - len(pairs):,} without a prediction")
+    superseded = (
+        f", and {predictions.superseded:,} superseded by a later record of the same id"
+        if predictions.superseded
+        else ""
+    )
+    print(
+        f"{args.predictions}: {len(records):,} records ({formats or 'none'}){superseded}; dataset "
+        f"{args.dataset}: {len(questions):,} questions, {len(questions) - len(pairs):,} without a prediction"
+    )
     print(f"n={len(pairs)} hits1={hits:.1f} f1={f1:.1f} unmatched={unmatched}")
 
 

@@ -10,6 +10,7 @@ MLflow's server imports litellm when it is installed; without a local price map 
 waits on the network forever, so the environment it needs is set here, not left to the user
 (with MLflow's job runner off: kgx starts no GenAI job).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,14 +31,24 @@ from kgx.track.tracker import present, runs_url, tracking_uri
 
 
 def command(port: int, uri: str) -> list[str]:
-    return [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
-            "--host", "127.0.0.1", "--port", str(port)]
+    return [
+        sys.executable,
+        "-m",
+        "mlflow",
+        "ui",
+        "--backend-store-uri",
+        uri,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
 
 
 def dashboard(uri: str, experiment: str, base: str) -> str:
     """The runs table of ``experiment`` in the kgx view; the bare UI when the store or the
     experiment does not exist yet (nothing is created here)."""
-    if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///"):]).exists():
+    if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///") :]).exists():
         return base
     from mlflow.tracking import MlflowClient
 
@@ -88,8 +99,7 @@ def _interrupt(signum: int, frame: object) -> None:
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m kgx.ui", description=plain(__doc__).splitlines()[0])
     parser.add_argument("--port", type=int, default=5000)
-    parser.add_argument("--tracking-uri", default=None,
-                        help="default: $MLFLOW_TRACKING_URI, else ./mlruns/mlflow.db")
+    parser.add_argument("--tracking-uri", default=None, help="default: $MLFLOW_TRACKING_URI, else ./mlruns/mlflow.db")
     parser.add_argument("--experiment", default=RunConfig().experiment)
     parser.add_argument("--open", action="store_true", help="open the dashboard in a browser")
     args = parser.parse_args(argv)
@@ -112,8 +122,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     try:
         if not wait_up(base, server):  # the URL is printed only once it answers
             server.terminate()
-            raise SystemExit(f"kgx: error: the MLflow UI did not come up on {base} (exit code {server.wait()}); "
-                             f"is port {args.port} taken? Try --port")
+            raise SystemExit(
+                f"kgx: error: the MLflow UI did not come up on {base} (exit code {server.wait()}); "
+                f"is port {args.port} taken? Try --port"
+            )
         print(f"MLflow UI for {uri} on {base}\ndashboard: {url}", flush=True)
         if args.open:
             webbrowser.open(url)

@@ -1,4 +1,5 @@
 """Shared fixtures: every test runs offline, in a temp directory, with kgx's own providers."""
+
 from __future__ import annotations
 
 import os

@@ -8,6 +8,7 @@ JSON schema and its ``validate`` function, and an invalid one is asked again, at
 test asserts real call counts, prompts and temperatures. Tests that need the whole client
 (caching, metering, retries at rising temperature) use the scripted backbone instead.
 """
+
 from __future__ import annotations
 
 import json
@@ -53,19 +54,34 @@ class FakeLLM:
     calls: list[Call] = field(default_factory=list)
     discards: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
 
-    def __init__(self, default: Optional[Responder] = None, trace: Optional[Trace] = None,
-                 check_schema: bool = True, **replies: list[Any] | Responder):
+    def __init__(
+        self,
+        default: Optional[Responder] = None,
+        trace: Optional[Trace] = None,
+        check_schema: bool = True,
+        **replies: list[Any] | Responder,
+    ):
         self.replies = {stage: list(r) if isinstance(r, (list, tuple)) else r for stage, r in replies.items()}
         self.default, self.trace, self.check_schema = default, trace, check_schema
         self.calls, self.discards = [], []
 
-    def __call__(self, stage: str, messages: list[dict[str, str]], *, temperature: Optional[float] = None,
-                 schema: Optional[dict[str, Any]] = None, n: int = 1,
-                 validate: Optional[Callable[[Any], Any]] = None, retries: Optional[int] = None,
-                 max_tokens: Optional[int] = None) -> Any:
+    def __call__(
+        self,
+        stage: str,
+        messages: list[dict[str, str]],
+        *,
+        temperature: Optional[float] = None,
+        schema: Optional[dict[str, Any]] = None,
+        n: int = 1,
+        validate: Optional[Callable[[Any], Any]] = None,
+        retries: Optional[int] = None,
+        max_tokens: Optional[int] = None,
+    ) -> Any:
         if n > 1:
-            return [self._one(stage, messages, temperature, schema, validate, retries, sample, max_tokens)
-                    for sample in range(n)]
+            return [
+                self._one(stage, messages, temperature, schema, validate, retries, sample, max_tokens)
+                for sample in range(n)
+            ]
         return self._one(stage, messages, temperature, schema, validate, retries, 0, max_tokens)
 
     def _one(self, stage, messages, temperature, schema, validate, retries, sample, max_tokens) -> Any:

@@ -1,4 +1,5 @@
 """Helpers for tests that start kgx as a user would, in a subprocess."""
+
 from __future__ import annotations
 
 import os
@@ -97,8 +98,9 @@ def run_notebook(tmp_path: Path, env: dict[str, str], monkeypatch):
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter" / "share" / "jupyter"))
     assert KernelSpecManager().get_kernel_spec("python3").argv[0] == sys.executable
     nb = nbformat.read(REPO / "notebooks" / "compare.ipynb", as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute(env=env)
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute(
+        env=env
+    )
     return nb
 
 

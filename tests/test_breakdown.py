@@ -1,5 +1,6 @@
 """The failure breakdown (kgx.diagnose.breakdown): categories from a record's facts, the answer call's
 prompt, where exploration left the gold path, and the shares a run logs."""
+
 from __future__ import annotations
 
 import json
@@ -20,27 +21,35 @@ from tests.helpers import mlflow_run, swap_method
 REACHABLE, UNREACHABLE, UNKNOWN = Reach(True, 2, 1), Reach(False, 2), Reach(None, 2, reason="frontier cap")
 
 
-@pytest.mark.parametrize("status, scores, reach, shown, expected", [
-    ("error", {}, REACHABLE, None, "error"),
-    ("fallback", {"hits1": 1.0}, REACHABLE, True, "fallback"),
-    ("ok", {"hits1": 1.0}, UNREACHABLE, False, "correct"),  # right from the model's own knowledge
-    ("ok", {"hits1": 0.0}, UNREACHABLE, True, "unreachable"),
-    ("ok", {"hits1": 0.0, "answer_recall": 0.0}, REACHABLE, False, "not_retrieved"),
-    ("ok", {"hits1": 0.0, "answer_recall": 0.0}, UNKNOWN, False, "not_retrieved"),  # not shown unreachable
-    ("ok", {"hits1": 0.0, "answer_recall": 1.0}, REACHABLE, False, "lost"),
-    ("ok", {"hits1": 0.0, "answer_recall": 1.0}, REACHABLE, True, "not_answered"),
-    ("ok", {"hits1": 0.0}, None, False, "not_answered"),  # io, cot, sc: no KG
-    ("ok", {"hits1": 1.0}, None, False, "correct"),
-    ("ok", {"hits1": 0.0}, None, None, ""),  # a record written before the breakdown existed
-])
+@pytest.mark.parametrize(
+    "status, scores, reach, shown, expected",
+    [
+        ("error", {}, REACHABLE, None, "error"),
+        ("fallback", {"hits1": 1.0}, REACHABLE, True, "fallback"),
+        ("ok", {"hits1": 1.0}, UNREACHABLE, False, "correct"),  # right from the model's own knowledge
+        ("ok", {"hits1": 0.0}, UNREACHABLE, True, "unreachable"),
+        ("ok", {"hits1": 0.0, "answer_recall": 0.0}, REACHABLE, False, "not_retrieved"),
+        ("ok", {"hits1": 0.0, "answer_recall": 0.0}, UNKNOWN, False, "not_retrieved"),  # not shown unreachable
+        ("ok", {"hits1": 0.0, "answer_recall": 1.0}, REACHABLE, False, "lost"),
+        ("ok", {"hits1": 0.0, "answer_recall": 1.0}, REACHABLE, True, "not_answered"),
+        ("ok", {"hits1": 0.0}, None, False, "not_answered"),  # io, cot, sc: no KG
+        ("ok", {"hits1": 1.0}, None, False, "correct"),
+        ("ok", {"hits1": 0.0}, None, None, ""),  # a record written before the breakdown existed
+    ],
+)
 def test_a_question_lands_in_the_first_category_that_holds(status, scores, reach, shown, expected):
     assert category(status, scores, reach, shown) == expected
 
 
 def _call(content: str, error: str = "") -> LLMEvent:
-    return LLMEvent(stage="answer", model="m", messages=[{"role": "system", "content": "Q: Canberra?"},
-                                                         {"role": "user", "content": content}],
-                    response="", temperature=0.0, error=error)
+    return LLMEvent(
+        stage="answer",
+        model="m",
+        messages=[{"role": "system", "content": "Q: Canberra?"}, {"role": "user", "content": content}],
+        response="",
+        temperature=0.0,
+        error=error,
+    )
 
 
 def test_the_answer_prompt_is_the_last_good_call_without_its_question_and_inline_exemplars():
@@ -53,19 +62,26 @@ def test_the_answer_prompt_is_the_last_good_call_without_its_question_and_inline
     assert not breakdown.shown(trace, [["Australia"]])  # the question itself is not evidence
     assert breakdown.shown(trace, [["Melbourne"]])
     tog_style = Trace()  # the triples come before the question line (ToG's reasoning prompt)
-    tog_style.add(_call("Triples:\n1. (Before the Rain, film.film.starring, Gregoire Colin)\n"
-                        "Question: what does Gregoire Colin appear in"))
+    tog_style.add(
+        _call(
+            "Triples:\n1. (Before the Rain, film.film.starring, Gregoire Colin)\n"
+            "Question: what does Gregoire Colin appear in"
+        )
+    )
     assert breakdown.shown(tog_style, [["Before the Rain"]])
     assert answer_prompt(Trace()) == ""
 
 
 def _neighbors(entity: str, relation: str, direction: str, capped_from: int = 0) -> KGEvent:
-    return KGEvent("neighbors", {"entity": entity, "relation": relation, "direction": direction}, 3, 0.0,
-                   capped_from=capped_from)
+    return KGEvent(
+        "neighbors", {"entity": entity, "relation": relation, "direction": direction}, 3, 0.0, capped_from=capped_from
+    )
 
 
-PATHS = [[Step("m.a", "r.one", "out", "m.b"), Step("m.b", "r.two", "in", "m.gold")],
-         [Step("m.a", "r.three", "out", "m.c"), Step("m.c", "r.four", "out", "m.gold")]]
+PATHS = [
+    [Step("m.a", "r.one", "out", "m.b"), Step("m.b", "r.two", "in", "m.gold")],
+    [Step("m.a", "r.three", "out", "m.c"), Step("m.c", "r.four", "out", "m.gold")],
+]
 NAMES = {"m.a": "Topic", "m.b": "Middle", "m.c": "Other", "m.gold": "Gold"}
 
 
@@ -93,15 +109,29 @@ def _record(status: str, scores: dict, reach, shown) -> Record:
 
 
 def test_shares_add_up_and_a_method_without_a_kg_has_no_kg_categories():
-    kg_run = [_record("ok", {"hits1": 1.0}, REACHABLE, True), _record("ok", {"hits1": 0.0}, UNREACHABLE, False),
-              _record("error", {}, None, None), _record("ok", {"hits1": 0.0, "answer_recall": 1.0}, REACHABLE, False)]
+    kg_run = [
+        _record("ok", {"hits1": 1.0}, REACHABLE, True),
+        _record("ok", {"hits1": 0.0}, UNREACHABLE, False),
+        _record("error", {}, None, None),
+        _record("ok", {"hits1": 0.0, "answer_recall": 1.0}, REACHABLE, False),
+    ]
     got = shares(kg_run)
-    assert got == {"failure.correct": 25.0, "failure.not_answered": 0.0, "failure.lost": 25.0,
-                   "failure.not_retrieved": 0.0, "failure.unreachable": 25.0, "failure.fallback": 0.0,
-                   "failure.error": 25.0}
+    assert got == {
+        "failure.correct": 25.0,
+        "failure.not_answered": 0.0,
+        "failure.lost": 25.0,
+        "failure.not_retrieved": 0.0,
+        "failure.unreachable": 25.0,
+        "failure.fallback": 0.0,
+        "failure.error": 25.0,
+    }
     io_run = [_record("ok", {"hits1": 1.0}, None, False), _record("ok", {"hits1": 0.0}, None, False)]
-    assert shares(io_run) == {"failure.correct": 50.0, "failure.not_answered": 50.0, "failure.fallback": 0.0,
-                              "failure.error": 0.0}
+    assert shares(io_run) == {
+        "failure.correct": 50.0,
+        "failure.not_answered": 50.0,
+        "failure.fallback": 0.0,
+        "failure.error": 0.0,
+    }
 
 
 def test_a_record_keeps_its_facts_through_the_log_and_older_lines_read_as_unclassified():
@@ -114,17 +144,25 @@ def test_a_record_keeps_its_facts_through_the_log_and_older_lines_read_as_unclas
     assert Record.from_dict(old).breakdown == ""
 
 
-DEMO_GOLD = {"demo-001": "Canberra", "demo-002": "English", "demo-003": "William Shakespeare",
-             "demo-005": "Japanese yen", "demo-006": "1828", "demo-007": "Laozi"}
+DEMO_GOLD = {
+    "demo-001": "Canberra",
+    "demo-002": "English",
+    "demo-003": "William Shakespeare",
+    "demo-005": "Japanese yen",
+    "demo-006": "1828",
+    "demo-007": "Laozi",
+}
 
 
 def staged(question, ctx):
     """A KG method whose every question ends in a chosen category: one real answer call each."""
     gold = DEMO_GOLD[question.id]
-    plan = {"demo-001": (gold, [gold], gold),  # answer, evidence, what the answer call sees
-            "demo-002": ("Spanish", [gold], gold),
-            "demo-003": ("Ben Jonson", [gold], "a summary without it"),
-            "demo-005": ("Euro", ["Japan -> capital -> Tokyo"], "Tokyo")}
+    plan = {
+        "demo-001": (gold, [gold], gold),  # answer, evidence, what the answer call sees
+        "demo-002": ("Spanish", [gold], gold),
+        "demo-003": ("Ben Jonson", [gold], "a summary without it"),
+        "demo-005": ("Euro", ["Japan -> capital -> Tokyo"], "Tokyo"),
+    }
     if question.id == "demo-006":
         return Prediction(answer="{1900}", answers=["1900"], status="fallback")
     if question.id == "demo-007":
@@ -136,21 +174,35 @@ def staged(question, ctx):
 
 def test_a_run_logs_reachability_and_the_breakdown_per_question_and_in_mlflow(run, monkeypatch, in_tmp):
     swap_method(monkeypatch, "tog", staged)
-    outcome = run("method=tog", "method.depth=1", "dataset.ids=[demo-001,demo-002,demo-003,demo-005,demo-006,"
-                  "demo-007]", "run.max_consecutive_errors=0")
+    outcome = run(
+        "method=tog",
+        "method.depth=1",
+        "dataset.ids=[demo-001,demo-002,demo-003,demo-005,demo-006,demo-007]",
+        "run.max_consecutive_errors=0",
+    )
     by_id = {r.id: r for r in outcome.records}
     assert {qid: r.breakdown for qid, r in by_id.items()} == {
-        "demo-001": "correct", "demo-002": "not_answered", "demo-003": "lost", "demo-005": "not_retrieved",
-        "demo-006": "fallback", "demo-007": "error"}
+        "demo-001": "correct",
+        "demo-002": "not_answered",
+        "demo-003": "lost",
+        "demo-005": "not_retrieved",
+        "demo-006": "fallback",
+        "demo-007": "error",
+    }
     assert all(r.reach.reachable for r in outcome.records)  # every one a hop from its topic
     assert by_id["demo-005"].left_at["depth"] == 1 and by_id["demo-005"].left_at["entity"] == "Japan"
     metrics = mlflow_run(in_tmp, outcome.run_id).data.metrics
     assert metrics["reachable"] == 100.0 and metrics["reach.unknown"] == 0.0
     assert 0 < metrics["reach.kg_queries_per_q"] <= 6
     assert {k: round(v, 2) for k, v in metrics.items() if k.startswith("failure.")} == {
-        "failure.correct": 16.67, "failure.not_answered": 16.67, "failure.lost": 16.67,
-        "failure.not_retrieved": 16.67, "failure.unreachable": 0.0, "failure.fallback": 16.67,
-        "failure.error": 16.67}
+        "failure.correct": 16.67,
+        "failure.not_answered": 16.67,
+        "failure.lost": 16.67,
+        "failure.not_retrieved": 16.67,
+        "failure.unreachable": 0.0,
+        "failure.fallback": 16.67,
+        "failure.error": 16.67,
+    }
     trace = json.loads((outcome.out_dir / by_id["demo-005"].trace).read_text())
     notes = {e["stage"]: e for e in trace["events"] if e["kind"] == "note"}
     assert notes["reach"]["message"].startswith("a gold answer is 1 hop(s)") and notes["reach"]["data"]["paths"]
@@ -170,8 +222,9 @@ def test_a_method_without_a_kg_computes_no_reachability(run, in_tmp):
     assert all(r.reach is None and r.shown is not None for r in outcome.records)
     metrics = mlflow_run(in_tmp, outcome.run_id).data.metrics
     assert "reachable" not in metrics and "failure.not_retrieved" not in metrics
-    assert metrics["failure.correct"] + metrics["failure.not_answered"] + metrics["failure.error"] \
-        + metrics["failure.fallback"] == pytest.approx(100.0)
+    assert metrics["failure.correct"] + metrics["failure.not_answered"] + metrics["failure.error"] + metrics[
+        "failure.fallback"
+    ] == pytest.approx(100.0)
 
 
 def test_describe_reads_as_a_sentence():

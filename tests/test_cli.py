@@ -1,4 +1,5 @@
 """``python -m kgx`` as a user runs it: bad input stops before any work; Ctrl-C keeps work."""
+
 from __future__ import annotations
 
 import json
@@ -15,18 +16,24 @@ from tests.helpers import kgx_env
 
 
 def kgx(cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kgx", *args], cwd=cwd, capture_output=True, text=True,
-                          env=kgx_env(), timeout=300, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "kgx", *args], cwd=cwd, capture_output=True, text=True, env=kgx_env(), timeout=300, **kw
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (["method.nonexistent=1"], "Key 'nonexistent' not in 'LMPConfig'"),
-    (["run.concurrency=0"], "run.concurrency=0: must be at least 1"),
-    (["llm=deepseek_v3"], "set the environment variable DEEPSEEK_API_KEY"),
-    (["dataset.path=missing/cwq.jsonl"], "missing/cwq.jsonl"),
-    (["llm=scripted", "kg=sparql", "kg.endpoint=http://127.0.0.1:9/sparql", "kg.retries=0"],
-     "SPARQL endpoint http://127.0.0.1:9/sparql unreachable after 1 tries"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["method.nonexistent=1"], "Key 'nonexistent' not in 'LMPConfig'"),
+        (["run.concurrency=0"], "run.concurrency=0: must be at least 1"),
+        (["llm=deepseek_v3"], "set the environment variable DEEPSEEK_API_KEY"),
+        (["dataset.path=missing/cwq.jsonl"], "missing/cwq.jsonl"),
+        (
+            ["llm=scripted", "kg=sparql", "kg.endpoint=http://127.0.0.1:9/sparql", "kg.retries=0"],
+            "SPARQL endpoint http://127.0.0.1:9/sparql unreachable after 1 tries",
+        ),
+    ],
+)
 def test_bad_input_fails_before_any_work(tmp_path, args, message):
     done = kgx(tmp_path, *args)
     assert done.returncode != 0
@@ -43,9 +50,22 @@ def test_scripted_run_prints_its_figures(tmp_path):
 
 @pytest.mark.slow
 def test_ctrl_c_keeps_finished_questions_and_the_rerun_completes_them(tmp_path):
-    args = ["method=cot", "llm=scripted", "llm.latency_s=0.3", "llm.cache=false", "run.concurrency=2", "dataset.limit=30"]
-    proc = subprocess.Popen([sys.executable, "-m", "kgx", *args], cwd=tmp_path, env=kgx_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    args = [
+        "method=cot",
+        "llm=scripted",
+        "llm.latency_s=0.3",
+        "llm.cache=false",
+        "run.concurrency=2",
+        "dataset.limit=30",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgx", *args],
+        cwd=tmp_path,
+        env=kgx_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     log = None
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -80,7 +100,8 @@ def test_kgx_composes_from_any_directory_with_the_users_sweeps_and_config_dir(tm
     assert "method: io,cot" in own.stdout.replace("'", "")
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "mine.yaml").write_text(
-        "# @package _global_\nhydra:\n  sweeper:\n    params:\n      method: io,sc\n")
+        "# @package _global_\nhydra:\n  sweeper:\n    params:\n      method: io,sc\n"
+    )
     mine = kgx(tmp_path, "+sweeps=mine", "--cfg", "hydra")
     assert mine.returncode == 0, mine.stderr
     assert "method: io,sc" in mine.stdout.replace("'", "")

@@ -1,5 +1,6 @@
 """Concurrent use as it happens: runs started together on a new tracking store, the same config
 started twice, sweeps started in the same second, and a run killed with -9."""
+
 from __future__ import annotations
 
 import signal
@@ -23,8 +24,14 @@ ARGS = ["method=io", "llm=scripted", "run.progress=false"]
 
 
 def start(cwd: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "kgx", *ARGS, *args], cwd=cwd, env=kgx_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "kgx", *ARGS, *args],
+        cwd=cwd,
+        env=kgx_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.slow
@@ -80,8 +87,10 @@ def test_a_killed_invocation_still_counts_its_time_and_calls(tmp_path):
     slow = ("method=cot", "dataset.limit=20", "llm.latency_s=0.3", "llm.cache=false", "run.concurrency=1")
     first = start(tmp_path, *slow)
     deadline = time.time() + 120
-    while not list(tmp_path.glob("outputs/runs/*/predictions.jsonl")) or \
-            len(next(tmp_path.glob("outputs/runs/*/predictions.jsonl")).read_text().splitlines()) < 4:
+    while (
+        not list(tmp_path.glob("outputs/runs/*/predictions.jsonl"))
+        or len(next(tmp_path.glob("outputs/runs/*/predictions.jsonl")).read_text().splitlines()) < 4
+    ):
         assert time.time() < deadline and first.poll() is None
         time.sleep(0.1)
     time.sleep(1.2)
@@ -92,8 +101,14 @@ def test_a_killed_invocation_still_counts_its_time_and_calls(tmp_path):
     killed_lines = len((out_dir / "predictions.jsonl").read_text().splitlines())
     assert killed_wall >= 0.3 * (killed_lines - 1) and killed_lines >= 4  # up to its last logged question
 
-    again = subprocess.run([sys.executable, "-m", "kgx", *ARGS, *slow], cwd=tmp_path, env=kgx_env(),
-                           capture_output=True, text=True, timeout=300)
+    again = subprocess.run(
+        [sys.executable, "-m", "kgx", *ARGS, *slow],
+        cwd=tmp_path,
+        env=kgx_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert again.returncode == 0, again.stderr
     run_id = (out_dir / "mlflow_run_id").read_text()
     metrics = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}").get_run(run_id).data.metrics

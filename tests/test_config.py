@@ -25,8 +25,20 @@ def test_defaults_compose_to_the_local_lmp_run(compose_cfg):
 
 
 def test_every_llm_option_named_by_the_issue_exists_and_composes(compose_cfg):
-    expected = {"local", "scripted", "gpt35", "gpt4", "gpt4o_mini", "deepseek_v3", "o1_mini",
-                "llama3_8b", "llama3_70b", "chatglm3_6b", "ollama", "vllm"}
+    expected = {
+        "local",
+        "scripted",
+        "gpt35",
+        "gpt4",
+        "gpt4o_mini",
+        "deepseek_v3",
+        "o1_mini",
+        "llama3_8b",
+        "llama3_70b",
+        "chatglm3_6b",
+        "ollama",
+        "vllm",
+    }
     assert expected <= set(LLM_OPTIONS)
     models = {name: to_run_spec(compose_cfg(f"llm={name}")).llm for name in expected}
     assert models["gpt35"].model == "gpt-3.5-turbo-0125"
@@ -43,14 +55,17 @@ def test_self_consistency_schema(compose_cfg):
     assert isinstance(spec.method, SCConfig) and spec.method.n == 7 and spec.method.temperature == 0.7
 
 
-@pytest.mark.parametrize("override, exc", [
-    ("method.nonexistent=1", ConfigCompositionException),
-    ("method.shots=many", ConfigCompositionException),
-    ("run.concurrency=lots", ConfigCompositionException),
-    ("method=nope", ConfigCompositionException),
-    ("llm=nope", ConfigCompositionException),
-    ("dataset.nonexistent=1", ConfigCompositionException),
-])
+@pytest.mark.parametrize(
+    "override, exc",
+    [
+        ("method.nonexistent=1", ConfigCompositionException),
+        ("method.shots=many", ConfigCompositionException),
+        ("run.concurrency=lots", ConfigCompositionException),
+        ("method=nope", ConfigCompositionException),
+        ("llm=nope", ConfigCompositionException),
+        ("dataset.nonexistent=1", ConfigCompositionException),
+    ],
+)
 def test_unknown_keys_options_and_wrong_types_fail_at_composition(compose_cfg, override, exc):
     with pytest.raises(exc) as info:
         compose_cfg(override)
@@ -58,14 +73,17 @@ def test_unknown_keys_options_and_wrong_types_fail_at_composition(compose_cfg, o
     assert key.split(".")[-1] in str(info.value) + str(info.value.__cause__)
 
 
-@pytest.mark.parametrize("override, field", [
-    ("run.concurrency=0", "run.concurrency"),
-    ("llm.temperature=2.5", "llm.temperature"),
-    ("llm.temperature=-0.1", "llm.temperature"),
-    ("dataset.limit=-3", "dataset.limit"),
-    ("method=sc method.temperature=9", "method.temperature"),
-    ("method=sc method.n=0", "method.n"),
-])
+@pytest.mark.parametrize(
+    "override, field",
+    [
+        ("run.concurrency=0", "run.concurrency"),
+        ("llm.temperature=2.5", "llm.temperature"),
+        ("llm.temperature=-0.1", "llm.temperature"),
+        ("dataset.limit=-3", "dataset.limit"),
+        ("method=sc method.temperature=9", "method.temperature"),
+        ("method=sc method.n=0", "method.n"),
+    ],
+)
 def test_out_of_range_values_name_the_field(compose_cfg, override, field):
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
         to_run_spec(compose_cfg(*override.split()))
@@ -86,10 +104,23 @@ def test_unknown_stage_backbone_lists_the_options(compose_cfg):
 
 
 def test_cfg_job_prints_the_whole_resolved_run(in_tmp):
-    out = subprocess.run([sys.executable, "-m", "kgx", "--cfg", "job", "llm=gpt4o_mini"],
-                         capture_output=True, text=True, env=kgx_env(), check=True).stdout
-    for line in ("concurrency: 4", "name: lmp", "width: 3", "model: gpt-4o-mini", "api_key_env: OPENAI_API_KEY",
-                 "backend: embedded", "tracking_uri: null", "cache_dir: .kgx_cache"):
+    out = subprocess.run(
+        [sys.executable, "-m", "kgx", "--cfg", "job", "llm=gpt4o_mini"],
+        capture_output=True,
+        text=True,
+        env=kgx_env(),
+        check=True,
+    ).stdout
+    for line in (
+        "concurrency: 4",
+        "name: lmp",
+        "width: 3",
+        "model: gpt-4o-mini",
+        "api_key_env: OPENAI_API_KEY",
+        "backend: embedded",
+        "tracking_uri: null",
+        "cache_dir: .kgx_cache",
+    ):
         assert line in out
     assert not (in_tmp / "outputs" / "runs").exists()
 
@@ -103,12 +134,15 @@ def test_serial_backbones_cap_the_questions_in_flight(compose_cfg):
 # --------------------------------------------------------------------------- registered once
 
 
-@pytest.mark.parametrize("overrides, field, named", [
-    (["method=tog", "+method.widht=5"], "method.widht", "width"),
-    (["method=lmp", "+method.dpeth=2"], "method.dpeth", "depth"),
-    (["method=cgpe", "+llm.stages.anwser=gpt4"], "llm.stages.anwser", "clue_extraction, path_exploration, answer"),
-    (["method=io", "+llm.stages.sampling=gpt4"], "llm.stages.sampling", "its stages: answer"),
-])
+@pytest.mark.parametrize(
+    "overrides, field, named",
+    [
+        (["method=tog", "+method.widht=5"], "method.widht", "width"),
+        (["method=lmp", "+method.dpeth=2"], "method.dpeth", "depth"),
+        (["method=cgpe", "+llm.stages.anwser=gpt4"], "llm.stages.anwser", "clue_extraction, path_exploration, answer"),
+        (["method=io", "+llm.stages.sampling=gpt4"], "llm.stages.sampling", "its stages: answer"),
+    ],
+)
 def test_misspelt_settings_and_stages_are_errors_naming_the_valid_ones(compose_cfg, overrides, field, named):
     with pytest.raises(ConfigError) as info:
         to_run_spec(compose_cfg(*overrides))
@@ -131,8 +165,15 @@ def test_execution_settings_leave_the_run_identity_alone(compose_cfg):
     from kgx.run.lifecycle import config_hash
 
     base = config_hash(to_run_spec(compose_cfg("llm=scripted")))
-    same = ["llm.rpm=60", "llm.timeout_s=5", "llm.max_retries=1", "kg.timeout_s=3", "run.concurrency=2",
-            "+llm.stages.answer=scripted", "llm.backoff_s=0.1"]
+    same = [
+        "llm.rpm=60",
+        "llm.timeout_s=5",
+        "llm.max_retries=1",
+        "kg.timeout_s=3",
+        "run.concurrency=2",
+        "+llm.stages.answer=scripted",
+        "llm.backoff_s=0.1",
+    ]
     assert config_hash(to_run_spec(compose_cfg("llm=scripted", *same[:-2], same[-1]))) == base
     different = ["llm.temperature=0.3", "method.width=2", "run.seed=1", "kg.max_candidates=5", "llm.max_tokens=64"]
     assert len({base, *(config_hash(to_run_spec(compose_cfg("llm=scripted", d))) for d in different)}) == 6
@@ -161,8 +202,9 @@ def test_a_new_method_needs_only_its_own_file(in_tmp, compose_cfg, monkeypatch):
     monkeypatch.setitem(methods.METHODS, "echo", None)
     register_method("echo", config=EchoConfig, stages=())(echo)
     register_schemas()
-    spec = to_run_spec(compose_cfg("method=echo", "method.times=3", "llm=scripted", "dataset.limit=2",
-                                   "run.progress=false"))
+    spec = to_run_spec(
+        compose_cfg("method=echo", "method.times=3", "llm=scripted", "dataset.limit=2", "run.progress=false")
+    )
     assert spec.method == EchoConfig(times=3)
     outcome = execute(spec, in_tmp)
     assert outcome.status == "FINISHED" and outcome.records[0].prediction.answer.count("?") == 3

@@ -3,6 +3,7 @@
 Skipped without Chromium (``apt-get install chromium``), except in CI (the environment variable
 ``CI`` set), where a missing Chromium fails: CI must run it (.ci/run installs it).
 """
+
 from __future__ import annotations
 
 import os
@@ -36,9 +37,21 @@ def chromium() -> str:
 
 def render(browser: str, url: str) -> str:
     """The page's DOM once its scripts ran; wide, so that the grid renders every column."""
-    done = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=2400,1400",
-                           "--virtual-time-budget=15000", "--dump-dom", url],
-                          capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=2400,1400",
+            "--virtual-time-budget=15000",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -47,15 +60,36 @@ def render(browser: str, url: str) -> str:
 def dashboard(tmp_path: Path):
     """A sweep's store and ``kgx.ui`` serving it; yields the printed dashboard URL. The server's
     whole process group is stopped afterwards."""
-    done = subprocess.run([sys.executable, "-m", "kgx", "-m", "method=io,cot", "llm=scripted", "kg=demo",
-                           "dataset.limit=2", "run.progress=false"],
-                          cwd=tmp_path, env=kgx_env(), capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kgx",
+            "-m",
+            "method=io,cot",
+            "llm=scripted",
+            "kg=demo",
+            "dataset.limit=2",
+            "run.progress=false",
+        ],
+        cwd=tmp_path,
+        env=kgx_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     port = free_port()
     log = tmp_path / "ui.log"
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "kgx.ui", "--port", str(port)], cwd=tmp_path,
-                                env=kgx_env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kgx.ui", "--port", str(port)],
+            cwd=tmp_path,
+            env=kgx_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         assert wait_up(f"http://127.0.0.1:{port}", proc), f"kgx.ui did not come up within 120 s:\n{log.read_text()}"
         deadline = time.time() + 60  # kgx.ui prints the URL once its own check finds the server up
@@ -75,8 +109,9 @@ def test_the_dashboard_opens_on_the_comparison_and_lists_the_traces(dashboard):
 
     uri = f"sqlite:///{store / 'mlruns' / 'mlflow.db'}"
     experiment = MlflowClient(uri).get_experiment_by_name("kgx")
-    assert url.endswith(f"/#/experiments/{experiment.experiment_id}/runs?workflowType=machine_learning"
-                        "&viewStateShareKey=kgx")
+    assert url.endswith(
+        f"/#/experiments/{experiment.experiment_id}/runs?workflowType=machine_learning&viewStateShareKey=kgx"
+    )
 
     page = render(browser, url)
     for name in HEADERS:
@@ -86,14 +121,16 @@ def test_the_dashboard_opens_on_the_comparison_and_lists_the_traces(dashboard):
     assert names == {"method=io", "method=cot"}  # the children, under their expanded parent
     assert ">method<" in page  # the parent, named by what its ad-hoc multirun swept
 
-    child = next(r for r in MlflowClient(uri).search_runs([experiment.experiment_id])
-                 if r.info.run_name == "method=cot")
+    child = next(
+        r for r in MlflowClient(uri).search_runs([experiment.experiment_id]) if r.info.run_name == "method=cot"
+    )
     mlflow.set_tracking_uri(uri)
-    traces = mlflow.search_traces(locations=[experiment.experiment_id], run_id=child.info.run_id,
-                                  return_type="list")
+    traces = mlflow.search_traces(locations=[experiment.experiment_id], run_id=child.info.run_id, return_type="list")
     assert sorted(t.info.tags["mlflow.traceName"] for t in traces) == ["demo-001", "demo-002"]
     base = url.split("/#/")[0]
-    listing = render(browser, f"{base}/#/experiments/{experiment.experiment_id}/traces"
-                              f"?selectedEvaluationId={traces[0].info.trace_id}")
+    listing = render(
+        browser,
+        f"{base}/#/experiments/{experiment.experiment_id}/traces?selectedEvaluationId={traces[0].info.trace_id}",
+    )
     assert "What is the capital of Australia?" in listing  # the traces table lists the questions
     assert traces[0].info.tags["mlflow.traceName"] in listing  # and the selected trace is named by its id

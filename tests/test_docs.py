@@ -1,4 +1,5 @@
 """The documentation: the MkDocs site builds with --strict, and Getting started's commands run."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -32,8 +33,14 @@ def test_site_builds_strict(tmp_path: Path) -> None:
             pytest.skip("mkdocs and mkdocs-material are not installed (pip install -e '.[dev]')")
         pytest.fail("CI is set but mkdocs or mkdocs-material is not installed")
     site = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                          cwd=REPO, env=_docs_env(), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=REPO,
+        env=_docs_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert (site / "index.html").is_file()
     assert (site / "getting-started" / "index.html").is_file()
@@ -78,8 +85,9 @@ def test_getting_started_commands_run(tmp_path: Path) -> None:
     work.mkdir()
     env = _docs_env()
     for command in getting_started_commands():
-        done = subprocess.run(["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True,
-                              timeout=600)
-        assert done.returncode == 0, (f"`{command}` exited {done.returncode}\n"
-                                      f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}")
+        done = subprocess.run(["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, (
+            f"`{command}` exited {done.returncode}\n"
+            f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}"
+        )
     assert (work / "mlruns").is_dir() and (work / "outputs").is_dir()

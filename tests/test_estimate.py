@@ -6,6 +6,7 @@ the measured figures inside the printed interval. KG methods (LMP, ToG) vary far
 questions: a pilot that grows until its interval is within ±10% (``--precision 0.1``), spread
 over MetaQA's question types, must land within 10% of theirs.
 """
+
 from __future__ import annotations
 
 import json
@@ -123,14 +124,21 @@ def test_a_sweep_prints_each_job_and_the_total(capsys, in_tmp):
 
 def test_jobs_that_differ_only_in_execution_settings_each_run_their_pilot(capsys, in_tmp):
     # Same identity, same pilot questions: the second pilot must not pass for the first's finished run.
-    jobs = estimate(capsys, "method=io", "llm=scripted", "dataset.limit=6", "run.concurrency=1,2", "--pilot", "3")["jobs"]
+    jobs = estimate(capsys, "method=io", "llm=scripted", "dataset.limit=6", "run.concurrency=1,2", "--pilot", "3")[
+        "jobs"
+    ]
     found = [(j["job"], j["pilot"], j["calls"]["value"]) for j in jobs]
     assert found == [("concurrency=1", 3, 6.0), ("concurrency=2", 3, 6.0)]
 
 
-@pytest.mark.parametrize("override, named", [("run.concurency=2", "run.concurency"),
-                                             ("dataset=nope", "dataset/nope"),
-                                             ("run.concurrency=0", "run.concurrency=0")])
+@pytest.mark.parametrize(
+    "override, named",
+    [
+        ("run.concurency=2", "run.concurency"),
+        ("dataset=nope", "dataset/nope"),
+        ("run.concurrency=0", "run.concurrency=0"),
+    ],
+)
 def test_a_bad_override_is_an_error_naming_it(in_tmp, override, named):
     with pytest.raises(SystemExit) as exc:
         main(["method=cot", "llm=scripted", override])
@@ -204,7 +212,7 @@ def test_the_stratified_estimate_sums_each_kinds_total():
     figure = total_of([1, 3, 5, 10, 14], ["a", "a", "a", "b", "b"], {"a": 6, "b": 4})
     assert figure.value == 6 * 3 + 4 * 12
     # Variance 6²/3·(1-3/6)·4 + 4²/2·(1-2/4)·8 = 24 + 32, degrees of freedom after Welch-Satterthwaite.
-    half = t.ppf(0.975, 56 ** 2 / (24 ** 2 / 2 + 32 ** 2 / 1)) * math.sqrt(56)
+    half = t.ppf(0.975, 56**2 / (24**2 / 2 + 32**2 / 1)) * math.sqrt(56)
     assert (figure.low, figure.high) == pytest.approx((66 - half, 66 + half))
     # One question per kind: their spread is unknown, the plain variance (7, 2 degrees of freedom) stands in.
     figure = total_of([1, 2, 6], ["a", "b", "c"], {"a": 4, "b": 4, "c": 2})
@@ -222,8 +230,10 @@ def test_a_pilot_short_of_its_precision_stops_at_max_pilot_and_says_so(capsys, i
     lines = capsys.readouterr().out.splitlines()
     assert lines[2].split()[:4] == ["cot-demo-scripted", "16", "10", "0"]
     assert lines[-2].endswith("; pilot 10 questions per job")
-    assert lines[-1].startswith("cot-demo-scripted: stratified by hops (2 kinds); pilot stopped at --max-pilot 10 "
-                                "short of ±0.1% (calls ±0.0%, tokens ±")
+    assert lines[-1].startswith(
+        "cot-demo-scripted: stratified by hops (2 kinds); pilot stopped at --max-pilot 10 "
+        "short of ±0.1% (calls ±0.0%, tokens ±"
+    )
     # 4, then twice as many, then the cap: each round only its new questions, in one seeded order.
     assert [len(ids) for ids in pilot_rounds] == [4, 4, 2]
     order = Strata.of(datasets.load(dataset_config("demo"))).order(0)
@@ -232,10 +242,15 @@ def test_a_pilot_short_of_its_precision_stops_at_max_pilot_and_says_so(capsys, i
     assert (job["pilot"], job["reached"], job["stratified_by"]) == (10, False, "hops")
 
 
-@pytest.mark.parametrize("option, named", [(("--precision", "0"), "--precision=0.0"),
-                                           (("--precision", "1.5"), "--precision=1.5"),
-                                           (("--pilot", "5", "--max-pilot", "3"), "--max-pilot=3"),
-                                           (("--strata", "nope"), "--strata nope: 16 questions have no meta 'nope'")])
+@pytest.mark.parametrize(
+    "option, named",
+    [
+        (("--precision", "0"), "--precision=0.0"),
+        (("--precision", "1.5"), "--precision=1.5"),
+        (("--pilot", "5", "--max-pilot", "3"), "--max-pilot=3"),
+        (("--strata", "nope"), "--strata nope: 16 questions have no meta 'nope'"),
+    ],
+)
 def test_a_bad_option_is_an_error_naming_it(in_tmp, option, named):
     with pytest.raises(SystemExit) as exc:
         main(["method=cot", "llm=scripted", *option])

@@ -1,4 +1,5 @@
 """Explanation pictures: checked on the geometry matplotlib draws, not just on files existing."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,9 +11,13 @@ from kgx.explain.draw import Picture, draw, layout, render
 from kgx.explain.graph import Edge, Graph, Node
 from kgx.explain.plan import MAX_ROWS, wrap
 
-RELATIONS = ["film.film.directed_by", "location.country.official_language",
-             "government.governmental_jurisdiction.governing_officials", "people.person.nationality",
-             "film.film.release_year"]
+RELATIONS = [
+    "film.film.directed_by",
+    "location.country.official_language",
+    "government.governmental_jurisdiction.governing_officials",
+    "people.person.nationality",
+    "film.film.release_year",
+]
 
 
 def fan(count: int) -> Graph:
@@ -24,9 +29,10 @@ def fan(count: int) -> Graph:
 
 
 def both_ways() -> Graph:
-    return Graph(nodes=[Node("a", "Australia", 0, "topic"), Node("b", "Canberra", 1, "answer")],
-                 edges=[Edge("a", "b", "location.country.capital"),
-                        Edge("b", "a", "location.administrative_division.country")])
+    return Graph(
+        nodes=[Node("a", "Australia", 0, "topic"), Node("b", "Canberra", 1, "answer")],
+        edges=[Edge("a", "b", "location.country.capital"), Edge("b", "a", "location.administrative_division.country")],
+    )
 
 
 def busy() -> Graph:
@@ -35,9 +41,13 @@ def busy() -> Graph:
     nodes += [Node(f"m{i}", f"Member {i}", 1) for i in range(MAX_ROWS + 4)]
     nodes += [Node("x", "Deep", 2, "answer"), Node("y", "Deeper", 3)]
     edges = [Edge("t", f"m{i}", RELATIONS[i % len(RELATIONS)]) for i in range(MAX_ROWS + 4)]
-    edges += [Edge("m1", "m4", "same.column.link"), Edge("m2", "x", "film.film.genre"),
-              Edge("t", "y", "skips.two.columns"), Edge("x", "m5", "points.back_wards"),
-              Edge("y", "t", "all.the_way.back")]
+    edges += [
+        Edge("m1", "m4", "same.column.link"),
+        Edge("m2", "x", "film.film.genre"),
+        Edge("t", "y", "skips.two.columns"),
+        Edge("x", "m5", "points.back_wards"),
+        Edge("y", "t", "all.the_way.back"),
+    ]
     return Graph(nodes=nodes, edges=edges, title="Busy")
 
 
@@ -49,8 +59,10 @@ def drawn(graph: Graph) -> tuple[Picture, object]:
 
 def label_boxes(picture: Picture, renderer) -> list[Bbox]:
     """Each label's white box together with its text, in pixels."""
-    return [Bbox.union([t.get_bbox_patch().get_window_extent(renderer), t.get_window_extent(renderer)])
-            for t in picture.labels]
+    return [
+        Bbox.union([t.get_bbox_patch().get_window_extent(renderer), t.get_window_extent(renderer)])
+        for t in picture.labels
+    ]
 
 
 def overlap(a: Bbox, b: Bbox, slack: float = 0.5) -> bool:
@@ -62,14 +74,14 @@ def assert_labels_clear(picture: Picture, renderer) -> None:
     labels = label_boxes(picture, renderer)
     for i, box in enumerate(labels):
         assert not any(overlap(box, node) for node in nodes), picture.labels[i].get_text()
-        assert not any(overlap(box, other) for other in labels[i + 1:]), picture.labels[i].get_text()
+        assert not any(overlap(box, other) for other in labels[i + 1 :]), picture.labels[i].get_text()
 
 
 def stroke_reach(arrow, dpi: float) -> float:
     """How far the stroked, mitred tip of a ``-|>`` head reaches past its outline's tip vertex
     (matplotlib pulls the vertex back by just this much so the stroke ends on the end point)."""
     style = arrow.get_arrowstyle()
-    sine = style.head_width / (style.head_length ** 2 + style.head_width ** 2) ** 0.5
+    sine = style.head_width / (style.head_length**2 + style.head_width**2) ** 0.5
     return arrow.get_linewidth() * dpi / 72 / 2 / sine
 
 
@@ -115,9 +127,16 @@ def assert_readable(graph: Graph) -> Picture:
     return picture
 
 
-@pytest.mark.parametrize("text", [*RELATIONS, "film.film.starring; film.film.written_by; film.film.produced_by",
-                                  "The entity Australia has relation location.country.capital with Canberra.",
-                                  "Supercalifragilisticexpialidocious word", "a_b_c_d_e_f_g_h_i_j_k_l_m"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        *RELATIONS,
+        "film.film.starring; film.film.written_by; film.film.produced_by",
+        "The entity Australia has relation location.country.capital with Canberra.",
+        "Supercalifragilisticexpialidocious word",
+        "a_b_c_d_e_f_g_h_i_j_k_l_m",
+    ],
+)
 @pytest.mark.parametrize("width", [8, 14, 26])
 def test_wrap_breaks_only_at_spaces_dots_and_underscores(text: str, width: int) -> None:
     lines = wrap(text, width)
@@ -128,7 +147,10 @@ def test_wrap_breaks_only_at_spaces_dots_and_underscores(text: str, width: int) 
 def test_wrap_prefers_dots_and_marks_cut_text() -> None:
     assert wrap("film.film.directed_by", 12) == ["film.film.", "directed_by"]
     assert wrap("government.governmental_jurisdiction.governing_officials", 26) == [
-        "government.", "governmental_jurisdiction.", "governing_officials"]
+        "government.",
+        "governmental_jurisdiction.",
+        "governing_officials",
+    ]
     assert wrap("one two three four", 4, max_lines=2) == ["one", "two …"]
 
 
@@ -141,7 +163,9 @@ def test_twelve_nodes_in_one_column_are_readable() -> None:
 def test_parallel_arrows_both_ways_are_apart_and_labelled() -> None:
     picture = assert_readable(both_ways())
     assert sorted(t.get_text().replace("\n", "") for t in picture.labels) == [
-        "location.administrative_division.country", "location.country.capital"]
+        "location.administrative_division.country",
+        "location.country.capital",
+    ]
     lines = [arrow.get_transform().transform(arrow.get_path().vertices) for arrow, _ in picture.arrows]
     assert abs(lines[0][:, 1].mean() - lines[1][:, 1].mean()) > 5, "the two arrows are drawn on top of each other"
 

@@ -1,5 +1,6 @@
 """Runs you can trust: errors are never final, outages stop a run early, and no failure is
 reported as a result (kgx.core.faults, kgx.run.loop, kgx.run.execute)."""
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,14 @@ def flaky_run(run, overrides):
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["lmp", "knowpath", "tog", "cgpe"])
 def test_failed_questions_are_recomputed_until_the_run_matches_a_clean_one(run, in_tmp, method):
-    faulty = ("dataset.limit=12", f"method={method}", "llm.failure_rate=0.5", "llm.max_retries=1",
-              "llm.backoff_s=0", "run.max_consecutive_errors=0")
+    faulty = (
+        "dataset.limit=12",
+        f"method={method}",
+        "llm.failure_rate=0.5",
+        "llm.max_retries=1",
+        "llm.backoff_s=0",
+        "run.max_consecutive_errors=0",
+    )
     first = flaky_run(run, faulty)
     assert first.status == "FAILED" and first.failures and all(f.kind == "llm.server" for f in first.failures)
     logged = mlflow_run(in_tmp, first.run_id)
@@ -123,8 +130,9 @@ def test_preflight_stops_the_run_before_any_question(run, in_tmp):
 
 def test_damaged_log_lines_are_set_aside_and_their_questions_recomputed(run, monkeypatch, capsys):
     real = methods.get("cot")
-    swap_method(monkeypatch, "cot", lambda q, ctx: (_ for _ in ()).throw(KeyError("x"))
-                        if q.id == "demo-006" else real(q, ctx))
+    swap_method(
+        monkeypatch, "cot", lambda q, ctx: (_ for _ in ()).throw(KeyError("x")) if q.id == "demo-006" else real(q, ctx)
+    )
     first = run("dataset.limit=6")
     assert first.status == "FAILED"
     log = first.out_dir / "predictions.jsonl"

@@ -7,6 +7,7 @@ not the filter's regular expressions). The tests that start Virtuoso are slow an
 module: end to end (build, serve, check, lmp/tog predicting as on ``kg=demo``), a build killed
 mid-load and rerun, a disk that fills during the load, a chunk Virtuoso cannot parse.
 """
+
 from __future__ import annotations
 
 import errno
@@ -42,8 +43,9 @@ NOISE = 5  # well-formed lines no filter keeps, per copy
 
 # -- the expected counts, from pyoxigraph's reading of the demo KG --------------------------------
 
+
 def _in_copy(triple: ox.Triple, copy: int) -> bool:
-    local = triple.subject.value[len(NS):] if triple.subject.value.startswith(NS) else ""
+    local = triple.subject.value[len(NS) :] if triple.subject.value.startswith(NS) else ""
     return copy == 0 or local[:2] in ("m.", "g.")
 
 
@@ -56,7 +58,7 @@ def _english(t: ox.Triple) -> bool:
 
 
 def _tog(t: ox.Triple) -> bool:
-    o, local = t.object, t.subject.value[len(NS):]
+    o, local = t.object, t.subject.value[len(NS) :]
     if not (t.subject.value.startswith(NS) and local[:2] in ("m.", "g.") and t.predicate.value.startswith(NS)):
         return False
     if isinstance(o, ox.NamedNode):
@@ -81,8 +83,14 @@ def dump(tmp_path_factory) -> Path:
     return path
 
 
-def run_filter(dump: Path, out: Path, rule: str = "english", chunk_lines: int = 1000, max_bad: int = 1000,
-               state: FilterState | None = None) -> FilterState:
+def run_filter(
+    dump: Path,
+    out: Path,
+    rule: str = "english",
+    chunk_lines: int = 1000,
+    max_bad: int = 1000,
+    state: FilterState | None = None,
+) -> FilterState:
     state = state or FilterState(str(dump), dump.stat().st_size, rule, chunk_lines, "gz")
     return filter_dump(dump, out / "chunks", state, out / "filter.json", max_bad)
 
@@ -92,6 +100,7 @@ def chunk_lines(out: Path) -> list[bytes]:
 
 
 # -- the filter (no Virtuoso) ---------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("rule, keep, pinned", [("english", _english, (6487, 48)), ("tog", _tog, (6332, 203))])
 def test_filter_counts_exactly_what_each_rule_keeps(dump, tmp_path, rule, keep, pinned):
@@ -111,7 +120,11 @@ def test_worker_processes_write_the_same_chunks(dump, tmp_path):
     state = FilterState(str(dump), dump.stat().st_size, "english", 1000, "gz")
     together = filter_dump(dump, tmp_path / "two" / "chunks", state, tmp_path / "two" / "filter.json", 1000, workers=2)
     assert (together.kept, together.dropped, together.first_malformed, together.chunks) == (
-        alone.kept, alone.dropped, alone.first_malformed, alone.chunks)
+        alone.kept,
+        alone.dropped,
+        alone.first_malformed,
+        alone.chunks,
+    )
     assert chunk_lines(tmp_path / "two") == chunk_lines(tmp_path / "alone")
 
 
@@ -141,24 +154,33 @@ def test_a_full_disk_stops_the_filter_and_the_rerun_resumes_to_the_same_chunks(d
         return Full(path) if len(opened) == 3 else open(path, "wb")
 
     monkeypatch.setattr(df, "open_chunk", open_chunk)
-    with pytest.raises(BuildError, match=r"disk full writing .*part-000003\.nt\.gz\.tmp .*GB free.*rerun the same "
-                                         r"command; the filter resumes after its 2 finished chunks"):
+    with pytest.raises(
+        BuildError,
+        match=r"disk full writing .*part-000003\.nt\.gz\.tmp .*GB free.*rerun the same "
+        r"command; the filter resumes after its 2 finished chunks",
+    ):
         run_filter(dump, tmp_path / "full")
     state = FilterState(**json.loads((tmp_path / "full" / "filter.json").read_text()))
     assert len(state.chunks) == 2 and not state.done
-    assert sorted(p.name for p in (tmp_path / "full" / "chunks").iterdir()) == ["part-000001.nt.gz",
-                                                                                 "part-000002.nt.gz"]
+    assert sorted(p.name for p in (tmp_path / "full" / "chunks").iterdir()) == [
+        "part-000001.nt.gz",
+        "part-000002.nt.gz",
+    ]
     monkeypatch.undo()
     resumed = run_filter(dump, tmp_path / "full", state=state)
     assert (resumed.kept, resumed.dropped, resumed.malformed, resumed.chunks) == (
-        clean.kept, clean.dropped, clean.malformed, clean.chunks)
+        clean.kept,
+        clean.dropped,
+        clean.malformed,
+        clean.chunks,
+    )
     assert chunk_lines(tmp_path / "full") == chunk_lines(tmp_path / "clean")
 
 
 def test_a_blank_field_is_malformed_as_in_the_script(tmp_path):
     dump = tmp_path / "dump.gz"
     with gzip.open(dump, "wt") as out:
-        out.write(f"<{NS}m.a>\t<{NS}x.y>\t<{NS}m.b>\t.\n<{NS}m.a>\t \t<{NS}m.b>\t.\n\n<{NS}m.c>\t<{NS}x.y>\t\"c\"\t.\n")
+        out.write(f'<{NS}m.a>\t<{NS}x.y>\t<{NS}m.b>\t.\n<{NS}m.a>\t \t<{NS}m.b>\t.\n\n<{NS}m.c>\t<{NS}x.y>\t"c"\t.\n')
     state = run_filter(dump, tmp_path)
     assert (state.kept, state.dropped, state.malformed, state.first_malformed) == (2, 0, 1, [2])
 
@@ -180,7 +202,11 @@ def test_a_kill_mid_filter_leaves_a_half_written_chunk_that_the_rerun_rewrites(d
     state.save(killed / "filter.json")
     resumed = run_filter(dump, killed, state=state)
     assert (resumed.kept, resumed.dropped, resumed.malformed, resumed.chunks) == (
-        clean.kept, clean.dropped, clean.malformed, clean.chunks)
+        clean.kept,
+        clean.dropped,
+        clean.malformed,
+        clean.chunks,
+    )
     assert chunk_lines(killed) == chunk_lines(tmp_path / "clean")
     assert not list((killed / "chunks").glob("*.tmp"))
 
@@ -201,8 +227,11 @@ def test_a_truncated_dump_stops_with_its_byte_and_keeps_finished_chunks(dump, tm
 
 
 def test_too_many_malformed_lines_stop_with_their_line_numbers(dump, tmp_path):
-    with pytest.raises(BuildError, match=r"3 lines are not triples \(first at lines 2, 100, 198\), more than "
-                                         r"--max-bad 2: is this the Freebase RDF dump\?"):
+    with pytest.raises(
+        BuildError,
+        match=r"3 lines are not triples \(first at lines 2, 100, 198\), more than "
+        r"--max-bad 2: is this the Freebase RDF dump\?",
+    ):
         run_filter(dump, tmp_path, max_bad=2)
 
 
@@ -227,28 +256,34 @@ def test_without_a_terminal_the_progress_is_plain_lines_with_rate_and_eta(monkey
     clock = iter([0.0, 5.0, 15.0, 16.0, 20.0])
     monkeypatch.setattr(pipeline_bar.time, "monotonic", lambda: next(clock))
     out = io.StringIO()
-    bar = pipeline_bar.PhaseBar("[1/2] filter", 4e9, pipeline_bar.gigabytes, "MB/s", 1e6, stream=out,
-                                extra=lambda: "chunks 1/4")
+    bar = pipeline_bar.PhaseBar(
+        "[1/2] filter", 4e9, pipeline_bar.gigabytes, "MB/s", 1e6, stream=out, extra=lambda: "chunks 1/4"
+    )
     for done in (1e9, 2e9, 3e9):  # at 5 s (the first), 15 s (10 s later), 16 s (too soon); closed at 20 s
         bar.update(done)
     bar.close()
     assert out.getvalue().splitlines() == [
         "[1/2] filter:  25.0% 1.00 GB/4.00 GB 200.0 MB/s elapsed 0:00:05 ETA 0:00:15 chunks 1/4",
         "[1/2] filter:  50.0% 2.00 GB/4.00 GB 133.3 MB/s elapsed 0:00:15 ETA 0:00:15 chunks 1/4",
-        "[1/2] filter:  75.0% 3.00 GB/4.00 GB 150.0 MB/s elapsed 0:00:20 ETA 0:00:06 chunks 1/4"]
+        "[1/2] filter:  75.0% 3.00 GB/4.00 GB 150.0 MB/s elapsed 0:00:20 ETA 0:00:06 chunks 1/4",
+    ]
     assert "\r" not in out.getvalue()
 
 
 def test_serve_refuses_a_directory_without_a_finished_build(tmp_path, capsys):
     assert main(["serve", "--engine", "virtuoso", "--db", str(tmp_path)]) == 1
-    assert f"{tmp_path} holds no finished Freebase build: run python -m kgx.kg freebase build" in capsys.readouterr().err
+    assert (
+        f"{tmp_path} holds no finished Freebase build: run python -m kgx.kg freebase build" in capsys.readouterr().err
+    )
 
 
 # -- Virtuoso (slow): one end-to-end build per module ---------------------------------------------
 
+
 def cli(*args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kgx.kg", *args], capture_output=True, text=True, env=kgx_env(),
-                          timeout=600, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "kgx.kg", *args], capture_output=True, text=True, env=kgx_env(), timeout=600, **kw
+    )
 
 
 @pytest.fixture(scope="module")
@@ -264,8 +299,19 @@ def built(virtuoso_installed, tmp_path_factory) -> tuple[Path, str]:
     """The demo KG's dump (one copy, noise mixed in) built by the CLI; (DIR, its stdout)."""
     work = tmp_path_factory.mktemp("built")
     write_dump(work / "freebase-rdf-latest.gz", BUNDLED_KG, copies=1)
-    done = cli("freebase", "build", "--dump", str(work / "freebase-rdf-latest.gz"), "--db", str(work / "db"),
-               "--chunk-lines", "1000", "--loaders", "2", *MEMORY)
+    done = cli(
+        "freebase",
+        "build",
+        "--dump",
+        str(work / "freebase-rdf-latest.gz"),
+        "--db",
+        str(work / "db"),
+        "--chunk-lines",
+        "1000",
+        "--loaders",
+        "2",
+        *MEMORY,
+    )
     assert done.returncode == 0, done.stderr
     return work / "db", done.stdout
 
@@ -280,8 +326,10 @@ def served(built):
 def test_the_build_reports_its_filter_sizing_and_load(built):
     db, out = built
     kept, dropped = expected(1, _english)
-    assert f"filter: lines={kept + dropped + MALFORMED} kept={kept} dropped={dropped} malformed=3 " \
-           f"(first at lines 2, 100, 198)" in out
+    assert (
+        f"filter: lines={kept + dropped + MALFORMED} kept={kept} dropped={dropped} malformed=3 "
+        f"(first at lines 2, 100, 198)" in out
+    )
     assert f"triples={kept} " in out and "already_loaded=0" in out
     assert f"serve it: python -m kgx.kg serve --engine virtuoso --db {db}" in out
     assert json.loads((db / "build.json").read_text())["triples"] == kept
@@ -291,8 +339,17 @@ def test_the_build_reports_its_filter_sizing_and_load(built):
 @pytest.mark.slow
 def test_a_rerun_of_a_finished_build_redoes_nothing(built):
     db, _ = built
-    again = cli("freebase", "build", "--dump", str(db.parent / "freebase-rdf-latest.gz"), "--db", str(db),
-                "--chunk-lines", "1000", *MEMORY)
+    again = cli(
+        "freebase",
+        "build",
+        "--dump",
+        str(db.parent / "freebase-rdf-latest.gz"),
+        "--db",
+        str(db),
+        "--chunk-lines",
+        "1000",
+        *MEMORY,
+    )
     assert again.returncode == 0, again.stderr
     assert "filter: done before" in again.stdout and "loaded_now=0" in again.stdout
 
@@ -300,8 +357,13 @@ def test_a_rerun_of_a_finished_build_redoes_nothing(built):
 @pytest.mark.slow
 def test_serve_prints_the_url_check_says_freebase_and_sigterm_leaves_the_database(built):
     db, _ = built
-    proc = subprocess.Popen([sys.executable, "-m", "kgx.kg", "serve", "--engine", "virtuoso", "--db", str(db)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kgx_env())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgx.kg", "serve", "--engine", "virtuoso", "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=kgx_env(),
+    )
     try:
         line = proc.stdout.readline()
         assert line.startswith("SPARQL query endpoint: http://127.0.0.1:"), proc.stderr.read()
@@ -324,9 +386,20 @@ def test_methods_predict_on_the_built_virtuoso_as_on_the_demo_kg(served, method,
 
     def answers(name: str, *kg: str) -> dict[str, list[str]]:
         out = in_tmp / name
-        outcome = execute(to_run_spec(compose_cfg(
-            f"method={method}", "llm=scripted", "dataset=demo", "run.progress=false", f"run.output_dir={out}",
-            f"run.tracking_uri=sqlite:///{out}/mlflow.db", *kg)), in_tmp)
+        outcome = execute(
+            to_run_spec(
+                compose_cfg(
+                    f"method={method}",
+                    "llm=scripted",
+                    "dataset=demo",
+                    "run.progress=false",
+                    f"run.output_dir={out}",
+                    f"run.tracking_uri=sqlite:///{out}/mlflow.db",
+                    *kg,
+                )
+            ),
+            in_tmp,
+        )
         assert outcome.status == "FINISHED" and outcome.summary["errors"] == 0, (name, outcome.failures)
         return {r.id: r.prediction.answers for r in outcome.records}
 
@@ -337,14 +410,19 @@ def test_methods_predict_on_the_built_virtuoso_as_on_the_demo_kg(served, method,
 
 # -- resume: a kill -9 mid-load, a full disk, a chunk Virtuoso cannot parse -----------------------
 
+
 def loads(directory: Path) -> dict[str, tuple[int, str]]:
     """load_list of a built directory: chunk name -> (state, when done)."""
     with VirtuosoDB(directory, saved_sizing(directory)) as db:
-        out = db.isql("select concat('kgx-row ', cast(ll_state as varchar), ' ', cast(ll_done as varchar), '|', "
-                      "ll_file) from DB.DBA.load_list;")
-    rows = [line[len("kgx-row "):].rstrip() for line in out.splitlines() if line.startswith("kgx-row ")]
-    return {Path(f).name: (int(head.split(" ", 1)[0]), head.split(" ", 1)[1]) for head, _, f in
-            (row.partition("|") for row in rows)}
+        out = db.isql(
+            "select concat('kgx-row ', cast(ll_state as varchar), ' ', cast(ll_done as varchar), '|', "
+            "ll_file) from DB.DBA.load_list;"
+        )
+    rows = [line[len("kgx-row ") :].rstrip() for line in out.splitlines() if line.startswith("kgx-row ")]
+    return {
+        Path(f).name: (int(head.split(" ", 1)[0]), head.split(" ", 1)[1])
+        for head, _, f in (row.partition("|") for row in rows)
+    }
 
 
 def triples(directory: Path) -> int:
@@ -357,8 +435,17 @@ def big_dump(virtuoso_installed, tmp_path_factory) -> tuple[Path, list[str], Pat
     """A 30-copy dump (~96,000 lines), its build options, and a clean build of it."""
     work = tmp_path_factory.mktemp("big")
     write_dump(work / "dump.gz", BUNDLED_KG, copies=30)
-    options = ["--dump", str(work / "dump.gz"), "--chunk-lines", "8000", "--loaders", "1",
-               "--checkpoint-every-s", "0", *MEMORY]
+    options = [
+        "--dump",
+        str(work / "dump.gz"),
+        "--chunk-lines",
+        "8000",
+        "--loaders",
+        "1",
+        "--checkpoint-every-s",
+        "0",
+        *MEMORY,
+    ]
     clean = cli("freebase", "build", "--db", str(work / "clean"), *options)
     assert clean.returncode == 0, clean.stderr
     return work, options, work / "clean"
@@ -368,8 +455,13 @@ def big_dump(virtuoso_installed, tmp_path_factory) -> tuple[Path, list[str], Pat
 def test_a_build_killed_mid_load_resumes_without_loading_a_chunk_twice(big_dump):
     work, options, clean = big_dump
     db = work / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "kgx.kg", "freebase", "build", "--db", str(db), *options],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=kgx_env())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgx.kg", "freebase", "build", "--db", str(db), *options],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=kgx_env(),
+    )
     for line in proc.stderr:
         if line.startswith("[2/2] load"):  # shown after the first chunk is loaded and checkpointed
             break
@@ -395,9 +487,12 @@ def test_a_full_disk_during_the_load_stops_it_and_the_rerun_resumes(big_dump, tm
     calls = []
     monkeypatch.setattr(virtuoso_db, "free_bytes", lambda path: calls.append(path) or (10**12 if len(calls) < 3 else 0))
     opts = dict(db=tmp_path / "db", filtered=clean / "chunks", loaders=1, memory_gb=0.5, checkpoint_every_s=0)
-    with pytest.raises(BuildError, match=r"only 0\.00 GB free for the database in .*db and the next chunks need "
-                                         r"about .* GB: free space there .*rerun the same command; chunks already "
-                                         r"loaded stay loaded"):
+    with pytest.raises(
+        BuildError,
+        match=r"only 0\.00 GB free for the database in .*db and the next chunks need "
+        r"about .* GB: free space there .*rerun the same command; chunks already "
+        r"loaded stay loaded",
+    ):
         build_freebase(BuildOptions(**opts))
     monkeypatch.undo()
     report = build_freebase(BuildOptions(**opts), say=lambda _: None)
@@ -412,8 +507,11 @@ def test_a_chunk_virtuoso_cannot_parse_is_named_and_loaded_once_fixed(virtuoso_i
     (chunks / "a.nt").write_text(f"<{NS}m.a>\t<{NS}x.y.z>\t<{NS}m.b>\t.\n")
     (chunks / "b.nt").write_text(f'<{NS}m.c>\t<{NS}x.y.z>\t"unterminated\t.\n')
     opts = dict(db=tmp_path / "db", filtered=chunks, loaders=2, memory_gb=0.5)
-    with pytest.raises(BuildError, match=r"Virtuoso could not load .*b\.nt: .*TURTLE RDF loader.*Fix or remove the "
-                                         r"line the error names, then rerun the same command"):
+    with pytest.raises(
+        BuildError,
+        match=r"Virtuoso could not load .*b\.nt: .*TURTLE RDF loader.*Fix or remove the "
+        r"line the error names, then rerun the same command",
+    ):
         build_freebase(BuildOptions(**opts), say=lambda _: None)
     (chunks / "b.nt").write_text(f'<{NS}m.c>\t<{NS}x.y.z>\t"terminated"\t.\n')
     report = build_freebase(BuildOptions(**opts), say=lambda _: None)

@@ -7,6 +7,7 @@ method on the first 30 MetaQA 2-hop test questions (needs ``$KGX_DATA_DIR``). A 
 that is meant to alter behaviour regenerates the file with ``KGX_WRITE_GOLDEN=1`` and says so in
 its commit.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,18 @@ import pytest
 
 GOLDEN = Path(__file__).parent / "golden"
 DEMO_METHODS = ["io", "cot", "sc", "lmp", "knowpath", "cgpe", "tog", "tog_r", "pog", "structgpt"]
-METAQA_METHODS = {"io": [], "cot": [], "sc": [], "lmp": ["method.depth=2"], "knowpath": [], "cgpe": [],
-                  "tog": [], "tog_r": [], "pog": [], "structgpt": []}
+METAQA_METHODS = {
+    "io": [],
+    "cot": [],
+    "sc": [],
+    "lmp": ["method.depth=2"],
+    "knowpath": [],
+    "cgpe": [],
+    "tog": [],
+    "tog_r": [],
+    "pog": [],
+    "structgpt": [],
+}
 
 
 def behaviour(records) -> dict[str, dict]:
@@ -26,8 +37,12 @@ def behaviour(records) -> dict[str, dict]:
     out = {}
     for r in records:
         r = r if isinstance(r, dict) else r.to_dict()
-        out[r["id"]] = {"answers": r["prediction"]["answers"], "status": r["status"], "calls": r["calls"],
-                        "stages": {s: u["calls"] for s, u in sorted(r["stages"].items())}}
+        out[r["id"]] = {
+            "answers": r["prediction"]["answers"],
+            "status": r["status"],
+            "calls": r["calls"],
+            "stages": {s: u["calls"] for s, u in sorted(r["stages"].items())},
+        }
     return out
 
 
@@ -40,8 +55,9 @@ def check(name: str, records) -> None:
     want = json.loads(path.read_text())
     assert list(got) == list(want) or sorted(got) == sorted(want)
     differing = [qid for qid in want if got.get(qid) != want[qid]]
-    assert not differing, (f"{len(differing)} questions changed, e.g. {differing[0]}: "
-                           f"{want[differing[0]]} -> {got.get(differing[0])}")
+    assert not differing, (
+        f"{len(differing)} questions changed, e.g. {differing[0]}: {want[differing[0]]} -> {got.get(differing[0])}"
+    )
 
 
 @pytest.mark.parametrize("method", DEMO_METHODS)
@@ -56,7 +72,14 @@ def test_demo_behaviour_is_kept(run, method):
 @pytest.mark.parametrize("method", list(METAQA_METHODS))
 def test_metaqa_2hop_behaviour_is_kept(run, method, tmp_path_factory):
     cache = tmp_path_factory.getbasetemp() / "golden-kg-cache"
-    outcome = run(f"method={method}", "kg=metaqa", "dataset=metaqa_2hop", "dataset.limit=30",
-                  f"run.cache_dir={cache}", "run.concurrency=1", *METAQA_METHODS[method])
+    outcome = run(
+        f"method={method}",
+        "kg=metaqa",
+        "dataset=metaqa_2hop",
+        "dataset.limit=30",
+        f"run.cache_dir={cache}",
+        "run.concurrency=1",
+        *METAQA_METHODS[method],
+    )
     assert outcome.status == "FINISHED"
     check(f"metaqa2-{method}", outcome.records)

@@ -4,6 +4,7 @@ no import back up the layers, no module over 350 lines, and a knob's path kept s
 Every ``import`` counts, including those inside functions and under ``TYPE_CHECKING``: a
 circle through a lazy import is still a circle for whoever reads the code.
 """
+
 from __future__ import annotations
 
 import ast
@@ -14,8 +15,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "kgx"
 # Bottom to top: a module imports from its own package or from packages below it.
-LAYERS = ["core", "explain", "kg", "datasets", "diagnose", "llm", "methods", "results", "track", "report", "run",
-          "estimate", "entry"]
+LAYERS = [
+    "core",
+    "explain",
+    "kg",
+    "datasets",
+    "diagnose",
+    "llm",
+    "methods",
+    "results",
+    "track",
+    "report",
+    "run",
+    "estimate",
+    "entry",
+]
 ENTRY_POINTS = {"kgx", "kgx.__main__", "kgx.score", "kgx.ui"}  # `python -m kgx`, `-m kgx.score`, `-m kgx.ui`
 MAX_LINES = 350
 
@@ -64,8 +78,12 @@ def test_every_module_sits_in_a_known_layer(graph):
 
 
 def test_no_import_runs_back_up_the_layers(graph):
-    upward = sorted(f"{a} -> {b}" for a, targets in graph.items() for b in targets
-                    if LAYERS.index(package(b)) > LAYERS.index(package(a)))
+    upward = sorted(
+        f"{a} -> {b}"
+        for a, targets in graph.items()
+        for b in targets
+        if LAYERS.index(package(b)) > LAYERS.index(package(a))
+    )
     assert upward == []
 
 
@@ -128,8 +146,11 @@ def test_the_layer_test_sees_a_circle_and_an_upward_import():
 
 
 def test_no_module_is_over_350_lines():
-    long = {str(p.relative_to(ROOT.parent)): n for p in ROOT.rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    long = {
+        str(p.relative_to(ROOT.parent)): n
+        for p in ROOT.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
     assert long == {}
 
 

@@ -1,4 +1,5 @@
 """Pins each scoring rule in kgx.core.metrics on hand-made cases."""
+
 from __future__ import annotations
 
 import pytest
@@ -265,8 +266,16 @@ def _question(answers=None):
 
 
 def test_question_metrics_names():
-    assert QUESTION_METRICS == ("hits1", "hits1_tog", "hit_any", "em", "f1", "partial_match",
-                                "complete_match", "answer_recall")
+    assert QUESTION_METRICS == (
+        "hits1",
+        "hits1_tog",
+        "hit_any",
+        "em",
+        "f1",
+        "partial_match",
+        "complete_match",
+        "answer_recall",
+    )
 
 
 @pytest.mark.parametrize(
@@ -336,32 +345,81 @@ def test_score_error_status_is_zero_everywhere():
 
 # The figures every run logs, whatever its method (per-stage and stat.* figures come on top).
 RUN_METRICS: tuple[str, ...] = (
-    *QUESTION_METRICS, "llm_calls_per_q", "input_tokens_per_q", "output_tokens_per_q", "total_tokens_per_q",
-    "latency_s_per_q", "latency_s_p95", "cost_usd", "billed_calls", "cached_calls", "billed_tokens",
-    "parse_failures", "truncated", "retries", "kg_queries_per_q", "kg_latency_s_per_q", "kg_capped_per_q", "fallback_rate",
-    "errors", "errors.infra", "n_questions", "wall_s",
+    *QUESTION_METRICS,
+    "llm_calls_per_q",
+    "input_tokens_per_q",
+    "output_tokens_per_q",
+    "total_tokens_per_q",
+    "latency_s_per_q",
+    "latency_s_p95",
+    "cost_usd",
+    "billed_calls",
+    "cached_calls",
+    "billed_tokens",
+    "parse_failures",
+    "truncated",
+    "retries",
+    "kg_queries_per_q",
+    "kg_latency_s_per_q",
+    "kg_capped_per_q",
+    "fallback_rate",
+    "errors",
+    "errors.infra",
+    "n_questions",
+    "wall_s",
 )
 
 
-def _record(hit: float, calls: int, tokens_in: int, latency: float, *, status="ok", unpriced=0,
-            cost=0.01, cached=0, stage="answer"):
-    usage = {"calls": calls, "billed_calls": calls - cached, "cached_calls": cached, "input_tokens": tokens_in,
-             "output_tokens": 10, "billed_input_tokens": tokens_in if not cached else 0,
-             "billed_output_tokens": 10 if not cached else 0, "latency_s": latency, "cost_usd": cost,
-             "unpriced_calls": unpriced, "retries": 1, "parse_failures": 0}
+def _record(
+    hit: float,
+    calls: int,
+    tokens_in: int,
+    latency: float,
+    *,
+    status="ok",
+    unpriced=0,
+    cost=0.01,
+    cached=0,
+    stage="answer",
+):
+    usage = {
+        "calls": calls,
+        "billed_calls": calls - cached,
+        "cached_calls": cached,
+        "input_tokens": tokens_in,
+        "output_tokens": 10,
+        "billed_input_tokens": tokens_in if not cached else 0,
+        "billed_output_tokens": 10 if not cached else 0,
+        "latency_s": latency,
+        "cost_usd": cost,
+        "unpriced_calls": unpriced,
+        "retries": 1,
+        "parse_failures": 0,
+    }
     scores = {name: hit for name in QUESTION_METRICS}
     stats = {"rounds": float(calls)} if stage == "select" else {}
-    return Record.from_dict({
-        "id": f"q{hit}{calls}", "scores": scores, "usage": usage, "stages": {stage: usage}, "latency_s": latency,
-        "status": status, "prediction": {"answer": "", "stats": stats},
-        "kg": {"queries": calls * 2, "latency_s": 0.01 * calls, "errors": 0, "capped": calls - 2}})
+    return Record.from_dict(
+        {
+            "id": f"q{hit}{calls}",
+            "scores": scores,
+            "usage": usage,
+            "stages": {stage: usage},
+            "latency_s": latency,
+            "status": status,
+            "prediction": {"answer": "", "stats": stats},
+            "kg": {"queries": calls * 2, "latency_s": 0.01 * calls, "errors": 0, "capped": calls - 2},
+        }
+    )
 
 
 def test_summarize_averages_over_every_question_errors_included():
     from kgx.results.figures import summarize
 
-    records = [_record(1.0, 2, 100, 1.0), _record(0.0, 4, 300, 3.0, status="error", cached=4),
-               _record(1.0, 3, 200, 2.0, stage="select", status="fallback")]
+    records = [
+        _record(1.0, 2, 100, 1.0),
+        _record(0.0, 4, 300, 3.0, status="error", cached=4),
+        _record(1.0, 3, 200, 2.0, stage="select", status="fallback"),
+    ]
     s = summarize(records, wall_s=5.5)
     assert set(RUN_METRICS) <= set(s)
     assert s["hits1"] == pytest.approx(200 / 3) and s["errors"] == 1 and s["n_questions"] == 3

@@ -1,4 +1,5 @@
 """notebooks/compare.ipynb, executed top to bottom on the runs of a real sweep."""
+
 from __future__ import annotations
 
 import subprocess
@@ -20,8 +21,14 @@ def test_the_notebook_reports_a_sweep(tmp_path, monkeypatch):
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP)
     env = kgx_env()
     env.pop("KGX_TRACKING_URI", None)  # the notebook's default store: ./mlruns of its working directory
-    done = subprocess.run([sys.executable, "-m", "kgx", "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false"],
-                          cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "kgx", "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("kgx").experiment_id
@@ -30,8 +37,10 @@ def test_the_notebook_reports_a_sweep(tmp_path, monkeypatch):
     nb = run_notebook(tmp_path, env, monkeypatch)
 
     loaded = "".join(o.get("text", "") for o in outputs(nb, "load_runs("))
-    assert f"4 runs from sqlite:///{tmp_path.resolve()}/mlruns/mlflow.db, sweep parent run {env['KGX_PARENT_RUN_ID']}" \
+    assert (
+        f"4 runs from sqlite:///{tmp_path.resolve()}/mlruns/mlflow.db, sweep parent run {env['KGX_PARENT_RUN_ID']}"
         in loaded
+    )
     table = "".join(o["data"]["text/markdown"] for o in outputs(nb, "metric_table("))
     rows = {line.split("|")[1].strip(): line for line in table.splitlines() if line.startswith("| ")}
     assert "(n=2)" in rows["io"] and "(n=2)" in rows["cot"]

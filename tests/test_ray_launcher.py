@@ -1,5 +1,6 @@
 """A sweep through ``hydra/launcher=ray`` (the ``[ray]`` extra, in the dev extra too) on a local Ray
 instance the sweep starts and stops: one parent run, a child per job, a rerun skips them all."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -48,9 +49,20 @@ def ray_tmp():
 def test_a_sweep_over_ray_has_one_parent_two_children_and_a_rerun_skips(tmp_path, ray_tmp):
     before = ray_processes()
     store = tmp_path / "mlruns" / "mlflow.db"
-    args = [sys.executable, "-m", "kgx", "-m", "method=io,cot", "llm=scripted", "dataset.limit=3",
-            "run.progress=false", f"run.tracking_uri=sqlite:///{store}", "hydra/launcher=ray",
-            "hydra.launcher.n_jobs=2", f"+hydra.launcher.ray.init._temp_dir={ray_tmp}"]
+    args = [
+        sys.executable,
+        "-m",
+        "kgx",
+        "-m",
+        "method=io,cot",
+        "llm=scripted",
+        "dataset.limit=3",
+        "run.progress=false",
+        f"run.tracking_uri=sqlite:///{store}",
+        "hydra/launcher=ray",
+        "hydra.launcher.n_jobs=2",
+        f"+hydra.launcher.ray.init._temp_dir={ray_tmp}",
+    ]
     start = time.monotonic()
     done = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, env=kgx_env(), timeout=600)
     wall = time.monotonic() - start

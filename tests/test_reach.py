@@ -1,5 +1,6 @@
 """Reachability of gold answers (kgx.diagnose.reach): distances and paths on the demo KG, checked against
 a plain whole-graph search; CVTs, caps, the cache, and MetaQA figures (shared data)."""
+
 from __future__ import annotations
 
 import heapq
@@ -36,8 +37,12 @@ def kg(store) -> EmbeddedKG:
 
 def demo_questions() -> list[Question]:
     rows = [json.loads(line) for line in DEMO_QUESTIONS.read_text().splitlines()]
-    return [Question(r["id"], r["question"], r["topic_entities"], r["answers"],
-                     {**r["meta"], "answer_ids": r["answer_ids"]}) for r in rows]
+    return [
+        Question(
+            r["id"], r["question"], r["topic_entities"], r["answers"], {**r["meta"], "answer_ids": r["answer_ids"]}
+        )
+        for r in rows
+    ]
 
 
 def demo(question_id: str) -> Question:
@@ -141,8 +146,10 @@ def test_distances_match_a_whole_graph_search_on_every_demo_question(kg, cvt_fre
         expected = min(dist[g] for g in golds if g in dist)
         for depth in sorted({max(expected - 1, 0), expected}):
             reach = reacher.check(question, Horizon(depth, cvt_free))
-            assert (reach.reachable, reach.distance) == ((False, None) if depth < expected else (True, expected)), \
-                (question.id, depth)
+            assert (reach.reachable, reach.distance) == ((False, None) if depth < expected else (True, expected)), (
+                question.id,
+                depth,
+            )
             if reach.paths:
                 assert_walkable(kg, reach, question)
 

@@ -6,6 +6,7 @@ experiment ``unpriced``, an io run with no known price (run twice, the second fo
 priced cot run. cot is wrapped so that it answers right at random from its seeded rng: the
 scripted backbone alone never answers right, and a table of zeros would test nothing.
 """
+
 from __future__ import annotations
 
 import io as text_io
@@ -78,14 +79,21 @@ def _execute(*overrides: str) -> Outcome:
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     register_schemas()
     tmp = tmp_path_factory.mktemp("report")
-    unpriced = ("llm.input_cost_per_token=null", "llm.output_cost_per_token=null", "llm.cache=false",
-                "run.experiment=unpriced")
+    unpriced = (
+        "llm.input_cost_per_token=null",
+        "llm.output_cost_per_token=null",
+        "llm.cache=false",
+        "run.experiment=unpriced",
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(tmp)
         mp.delenv("MLFLOW_TRACKING_URI", raising=False)
         swap_method(mp, "cot", lucky)
-        runs = {f"{m}{s}": _execute(f"method={m}", f"run.seed={s}", "dataset.limit=6")
-                for m in ("io", "cot") for s in (0, 1)}
+        runs = {
+            f"{m}{s}": _execute(f"method={m}", f"run.seed={s}", "dataset.limit=6")
+            for m in ("io", "cot")
+            for s in (0, 1)
+        }
         runs["cot_b"] = _execute("method=cot", "dataset.name=demo_b", "dataset.limit=6")
         runs["unpriced_old"] = _execute("method=io", "dataset.limit=6", *unpriced)
         runs["unpriced"] = _execute("method=io", "dataset.limit=6", "run.force=true", *unpriced)
@@ -116,8 +124,7 @@ def by_hand(store: Store, names: list[str], metric: str) -> str:
 
 def text_cells(grid) -> dict[tuple[str, str], str]:
     """Cells as the Markdown table prints them, keyed by (row label, column header)."""
-    header, _, *body = [[c.strip() for c in line.strip("|").split("|")]
-                        for line in render(grid, "md").splitlines()[2:]]
+    header, _, *body = [[c.strip() for c in line.strip("|").split("|")] for line in render(grid, "md").splitlines()[2:]]
     return {(row[0], col): text for row in body for col, text in zip(header[1:], row[1:])}
 
 
@@ -126,8 +133,10 @@ def test_table_is_the_mean_and_std_over_seeds_of_the_logged_metric(store):
     assert hits[0] != hits[1]  # the seeds differ, so the std is a real figure
     grid = metric_table(load_runs(uri=store.uri, parent=store.parent), ["method"], ["dataset"], "hits1")
     assert grid.rows == [("cot",), ("io",)] and grid.cols == [("demo",)]
-    assert text_cells(grid) == {("cot", "demo"): by_hand(store, ["cot0", "cot1"], "hits1"),
-                                ("io", "demo"): by_hand(store, ["io0", "io1"], "hits1")}
+    assert text_cells(grid) == {
+        ("cot", "demo"): by_hand(store, ["cot0", "cot1"], "hits1"),
+        ("io", "demo"): by_hand(store, ["io0", "io1"], "hits1"),
+    }
     term = render(grid, "term")
     assert by_hand(store, ["cot0", "cot1"], "hits1") in term and "io" in term
 
@@ -144,7 +153,9 @@ def test_a_combination_without_runs_is_missing_not_zero(store):
 def test_a_cell_that_would_mix_configurations_is_refused(store):
     with pytest.raises(ReportError, match=r"differ in \['dataset.name'\].*rows=\['method', 'dataset.name'\]") as raised:
         metric_table(load_runs(uri=store.uri), ["method"], ["llm"], "hits1")
-    assert raised.value.wording(cli=True).endswith("(e.g. --rows method,dataset.name) or report one sweep with --parent")
+    assert raised.value.wording(cli=True).endswith(
+        "(e.g. --rows method,dataset.name) or report one sweep with --parent"
+    )
 
 
 def test_formats(store):
@@ -154,8 +165,9 @@ def test_formats(store):
     frame = pl.read_csv(text_io.StringIO(render(grid, "csv")))
     assert frame.columns == ["metric", "method", "dataset", "mean", "std", "n"]
     cot = frame.filter(method="cot", dataset="demo").row(0, named=True)
-    assert cot["n"] == 2 and cot["mean"] == pytest.approx(statistics.fmean(
-        store.metrics(f"cot{s}")["hits1"] for s in (0, 1)))
+    assert cot["n"] == 2 and cot["mean"] == pytest.approx(
+        statistics.fmean(store.metrics(f"cot{s}")["hits1"] for s in (0, 1))
+    )
     assert frame.filter(method="io", dataset="demo_b")["mean"].to_list() == [None]
     latex = render(grid, "latex")
     assert r"\begin{tabular}{lrr}" in latex and r"$\pm$" in latex and r"\end{tabular}" in latex
@@ -164,8 +176,13 @@ def test_formats(store):
 
 def test_cost_table_shows_the_per_question_figures(store):
     grid = cost_table(load_runs(uri=store.uri, parent=store.parent), ["method"])
-    assert grid.cols == [("llm_calls_per_q",), ("total_tokens_per_q",), ("input_tokens_per_q",),
-                         ("latency_s_per_q",), ("cost_usd",)]
+    assert grid.cols == [
+        ("llm_calls_per_q",),
+        ("total_tokens_per_q",),
+        ("input_tokens_per_q",),
+        ("latency_s_per_q",),
+        ("cost_usd",),
+    ]
     for method in ("io", "cot"):
         for (metric,) in grid.cols:
             cell = grid.cell((method,), (metric,))
@@ -188,22 +205,36 @@ def test_unknown_cost_is_missing_and_a_forced_rerun_counts_once(store):
 
 def test_plots_are_png_files(store, tmp_path):
     frame = load_runs(uri=store.uri, parent=store.parent)
-    paths = [plot_cost_accuracy(frame, tmp_path, "hits1", "total_tokens_per_q"),
-             plot_cost_accuracy(frame, tmp_path, "hits1", "cost_usd"),
-             plot_param(frame, tmp_path, "seed", "hits1")]
-    assert [p.name for p in paths] == ["hits1_vs_total_tokens_per_q.png", "hits1_vs_cost_usd.png",
-                                       "hits1_vs_run.seed.png"]
+    paths = [
+        plot_cost_accuracy(frame, tmp_path, "hits1", "total_tokens_per_q"),
+        plot_cost_accuracy(frame, tmp_path, "hits1", "cost_usd"),
+        plot_param(frame, tmp_path, "seed", "hits1"),
+    ]
+    assert [p.name for p in paths] == [
+        "hits1_vs_total_tokens_per_q.png",
+        "hits1_vs_cost_usd.png",
+        "hits1_vs_run.seed.png",
+    ]
     assert all(p.read_bytes()[:8] == PNG for p in paths)
     with pytest.raises(ReportError, match="cost_usd"):
-        plot_cost_accuracy(load_runs("unpriced", store.uri).filter(pl.col("params.method.name") == "io"),
-                           tmp_path, cost="cost_usd")
+        plot_cost_accuracy(
+            load_runs("unpriced", store.uri).filter(pl.col("params.method.name") == "io"), tmp_path, cost="cost_usd"
+        )
 
 
 def test_log_summary_puts_tables_and_plots_on_the_parent_run(store):
     logged = log_summary(store.parent, store.uri)
-    assert logged == ["report/table.md", "report/table.csv", "report/cost.md", "report/cost.csv",
-                      "report/failures.md", "report/failures.csv", "report/hits1_vs_total_tokens_per_q.png",
-                      "report/failures.png", "report/index.html"]
+    assert logged == [
+        "report/table.md",
+        "report/table.csv",
+        "report/cost.md",
+        "report/cost.csv",
+        "report/failures.md",
+        "report/failures.csv",
+        "report/hits1_vs_total_tokens_per_q.png",
+        "report/failures.png",
+        "report/index.html",
+    ]
     client = MlflowClient(store.uri)
     assert {a.path for a in client.list_artifacts(store.parent, "report")} == set(logged)
     table = Path(client.download_artifacts(store.parent, "report/table.md"))
@@ -213,21 +244,33 @@ def test_log_summary_puts_tables_and_plots_on_the_parent_run(store):
 def test_a_summary_lays_out_the_keys_its_runs_vary(store, tmp_path):
     """cot ran on 6 and 5 questions, io with and without the cache: both keys become row keys,
     and the numeric one gets a figure."""
-    frame = pl.concat([load_runs(uri=store.uri, parent=store.parent), load_runs("unpriced", store.uri)],
-                      how="diagonal")
+    frame = pl.concat([load_runs(uri=store.uri, parent=store.parent), load_runs("unpriced", store.uri)], how="diagonal")
     files = write_summary(frame, tmp_path)
-    assert [f.name for f in files] == ["table.md", "table.csv", "cost.md", "cost.csv", "failures.md", "failures.csv",
-                                       "hits1_vs_total_tokens_per_q.png", "hits1_vs_dataset.limit.png", "failures.png",
-                                       "index.html"]
+    assert [f.name for f in files] == [
+        "table.md",
+        "table.csv",
+        "cost.md",
+        "cost.csv",
+        "failures.md",
+        "failures.csv",
+        "hits1_vs_total_tokens_per_q.png",
+        "hits1_vs_dataset.limit.png",
+        "failures.png",
+        "index.html",
+    ]
     assert (tmp_path / "table.md").read_text().splitlines()[2] == "| method | dataset.limit | llm.cache | demo |"
     assert (tmp_path / "hits1_vs_dataset.limit.png").read_bytes()[:8] == PNG
 
 
 def hand_counts(store: Store, a: str, b: str) -> tuple[int, int, int, int, list[str]]:
     """Both right, A only, B only, both wrong and the disagreeing ids, from the runs' own logs."""
-    right_a, right_b = ({r["id"]: r["scores"]["hits1"] == 1
-                         for r in map(json.loads, (store.dir / store.runs[name].out_dir / "predictions.jsonl").open())}
-                        for name in (a, b))
+    right_a, right_b = (
+        {
+            r["id"]: r["scores"]["hits1"] == 1
+            for r in map(json.loads, (store.dir / store.runs[name].out_dir / "predictions.jsonl").open())
+        }
+        for name in (a, b)
+    )
     pairs = [(right_a[q], right_b[q]) for q in sorted(right_a)]
     counts = [pairs.count(p) for p in ((True, True), (True, False), (False, True), (False, False))]
     return (*counts, sorted(q for q in right_a if right_a[q] != right_b[q]))
@@ -275,11 +318,13 @@ def test_cli_table_compare_and_plot(store, capsys, tmp_path, monkeypatch):
     assert long.height == 2 * 2 * 2 and long["n"].to_list().count(0) == 3  # only cot seed 0 ran on demo_b
     main(["compare", store.runs["cot0"].run_id, store.runs["cot1"].run_id, "--show", "1"])
     out = capsys.readouterr().out.split("\n", 1)[1]  # after the path of the csv
-    assert out.startswith(f"A = cot (run.seed=0), run {store.runs['cot0'].run_id}\n"
-                          f"B = cot (run.seed=1), run {store.runs['cot1'].run_id}\n")
+    assert out.startswith(
+        f"A = cot (run.seed=0), run {store.runs['cot0'].run_id}\n"
+        f"B = cot (run.seed=1), run {store.runs['cot1'].run_id}\n"
+    )
     both, a_only, b_only, neither, disagree = hand_counts(store, "cot0", "cot1")
     assert f"both right {both} | A only {a_only} | B only {b_only} | both wrong {neither}" in out
-    assert f"  {disagree[0]}  " in out and f"  {disagree[-1]}  " not in out[out.index(disagree[0]) + 1:]
+    assert f"  {disagree[0]}  " in out and f"  {disagree[-1]}  " not in out[out.index(disagree[0]) + 1 :]
     main(["plot", "--parent", store.parent, "--param", "seed", "--out-dir", str(tmp_path)])
     printed = capsys.readouterr().out.split()
     assert [Path(p).name for p in printed] == ["hits1_vs_total_tokens_per_q.png", "hits1_vs_run.seed.png"]
@@ -287,11 +332,13 @@ def test_cli_table_compare_and_plot(store, capsys, tmp_path, monkeypatch):
 
 def test_no_runs_is_a_clear_error_with_exit_code_2(store, capsys, tmp_path):
     MlflowClient(store.uri).create_experiment("empty")
-    cases = {("table", "--experiment", "nope"): "no experiment 'nope'",
-             ("table", "--experiment", "empty"): "experiment 'empty' in sqlite:.* has no FINISHED runs",
-             ("cost", "--parent", store.runs["io0"].run_id): "has no FINISHED runs",
-             ("table", "--metric", "hits2"): "no run has a value for metric 'hits2'",
-             ("table", "--rows", "methd"): "unknown key 'methd'"}
+    cases = {
+        ("table", "--experiment", "nope"): "no experiment 'nope'",
+        ("table", "--experiment", "empty"): "experiment 'empty' in sqlite:.* has no FINISHED runs",
+        ("cost", "--parent", store.runs["io0"].run_id): "has no FINISHED runs",
+        ("table", "--metric", "hits2"): "no run has a value for metric 'hits2'",
+        ("table", "--rows", "methd"): "unknown key 'methd'",
+    }
     for args, message in cases.items():
         with pytest.raises(SystemExit) as stop:
             main([*args, "--tracking-uri", store.uri])

@@ -1,5 +1,6 @@
 """``python -m kgx.report failures`` and the breakdown in the HTML report and a sweep's summary,
 on real runs of the scripted backbone: ToG (a KG method) over two seeds and io (no KG)."""
+
 from __future__ import annotations
 
 import statistics
@@ -32,8 +33,16 @@ def store(tmp_path_factory: pytest.TempPathFactory):
         for method, seed in (("tog", 0), ("tog", 1), ("io", 0)):
             GlobalHydra.instance().clear()
             with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-                cfg = compose(config_name="config", overrides=[
-                    "llm=scripted", "run.progress=false", f"method={method}", f"run.seed={seed}", "dataset.limit=6"])
+                cfg = compose(
+                    config_name="config",
+                    overrides=[
+                        "llm=scripted",
+                        "run.progress=false",
+                        f"method={method}",
+                        f"run.seed={seed}",
+                        "dataset.limit=6",
+                    ],
+                )
             runs[f"{method}{seed}"] = execute(to_run_spec(cfg), Path.cwd())
     GlobalHydra.instance().clear()
     uri = f"sqlite:///{tmp / 'mlruns' / 'mlflow.db'}"
@@ -45,7 +54,9 @@ def test_the_table_is_the_mean_over_seeds_and_blank_where_a_method_reads_no_kg(s
     grid = failure_table(load_runs(uri=uri, parent=parent), ["method"])
     cells = text_cells(grid)
     for category in ("correct", "not_retrieved", "unreachable", "lost"):
-        values = [MlflowClient(uri).get_run(runs[k].run_id).data.metrics[f"failure.{category}"] for k in ("tog0", "tog1")]
+        values = [
+            MlflowClient(uri).get_run(runs[k].run_id).data.metrics[f"failure.{category}"] for k in ("tog0", "tog1")
+        ]
         assert cells["tog", category] == f"{statistics.fmean(values):.1f} +- {statistics.stdev(values):.1f} (n=2)"
     assert cells["io", "not_retrieved"] == "-" and cells["io", "correct"] != "-"
     assert "'-' for io: reads no KG" in grid.title
@@ -55,8 +66,21 @@ def test_the_table_is_the_mean_over_seeds_and_blank_where_a_method_reads_no_kg(s
 
 def test_cli_prints_the_table_and_draws_the_bars(store, capsys, tmp_path):
     _, uri, _, parent = store
-    main(["failures", "--tracking-uri", uri, "--parent", parent, "--rows", "method", "--format", "md",
-          "--out-dir", str(tmp_path)])
+    main(
+        [
+            "failures",
+            "--tracking-uri",
+            uri,
+            "--parent",
+            parent,
+            "--rows",
+            "method",
+            "--format",
+            "md",
+            "--out-dir",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert "| method | correct | not_answered | lost | not_retrieved | unreachable | fallback | error |" in out
     assert out.rstrip().endswith(str(tmp_path / "failures.png"))
@@ -65,8 +89,12 @@ def test_cli_prints_the_table_and_draws_the_bars(store, capsys, tmp_path):
 
 def test_cli_lists_the_questions_of_a_category_with_where_they_left_the_gold_path(store, capsys):
     _, uri, runs, parent = store
-    expected = [(label, r.id) for label, key in (("tog (run.seed=0)", "tog0"), ("tog (run.seed=1)", "tog1"))
-                for r in runs[key].records if r.breakdown == "not_retrieved"]
+    expected = [
+        (label, r.id)
+        for label, key in (("tog (run.seed=0)", "tog0"), ("tog (run.seed=1)", "tog1"))
+        for r in runs[key].records
+        if r.breakdown == "not_retrieved"
+    ]
     assert expected
     main(["failures", "--tracking-uri", uri, "--parent", parent, "--list", "not_retrieved"])
     head, *lines = capsys.readouterr().out.splitlines()

@@ -4,6 +4,7 @@ The store holds three scripted runs on three demo questions, as the children of 
 parent: tog at depths 1 and 2 (tog draws an explanation picture for every question) and io.
 Two more parents share one name, so that a name can be ambiguous.
 """
+
 from __future__ import annotations
 
 import re
@@ -41,9 +42,11 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(tmp)
         mp.delenv("MLFLOW_TRACKING_URI", raising=False)
-        runs = {"tog1": _execute("method=tog", "method.depth=1", "dataset.limit=3"),
-                "tog2": _execute("method=tog", "method.depth=2", "dataset.limit=3"),
-                "io": _execute("method=io", "dataset.limit=3")}
+        runs = {
+            "tog1": _execute("method=tog", "method.depth=1", "dataset.limit=3"),
+            "tog2": _execute("method=tog", "method.depth=2", "dataset.limit=3"),
+            "io": _execute("method=io", "dataset.limit=3"),
+        }
     GlobalHydra.instance().clear()
     uri = f"sqlite:///{tmp / 'mlruns' / 'mlflow.db'}"
     parent = _sweep_parent(uri, [r.run_id for r in runs.values()], SWEEP)
@@ -88,8 +91,11 @@ def test_the_sweep_page_links_each_runs_artifacts(store):
     assert all((parent_page / "report" / href).resolve().is_file() for href in hrefs)
     grid = metric_table(load_runs(uri=store.uri, parent=store.parent), ["method", "method.depth"], ["dataset"], "hits1")
     assert f'<td class="num">{cell_text(grid.cell(("tog", "1"), ("demo",)), "±")}</td>' in text
-    assert re.findall(r"<figcaption>(.*?)</figcaption>", text) == ["hits1_vs_total_tokens_per_q.png",
-                                                                    "hits1_vs_method.depth.png", "failures.png"]
+    assert re.findall(r"<figcaption>(.*?)</figcaption>", text) == [
+        "hits1_vs_total_tokens_per_q.png",
+        "hits1_vs_method.depth.png",
+        "failures.png",
+    ]
     assert text.count('src="data:image/png;base64,') == 3 + 6  # the figures and every explanation
 
 
@@ -99,7 +105,10 @@ def test_cli_html_for_a_sweep_named_by_its_name(store, capsys, tmp_path):
     assert capsys.readouterr().out == f"{out}\n"
     text = out.read_text()
     assert f"sweep {SWEEP}" in text and {k: len(v) for k, v in details(text).items()} == {
-        "demo-001": 3, "demo-002": 3, "demo-003": 3}
+        "demo-001": 3,
+        "demo-002": 3,
+        "demo-003": 3,
+    }
     links = re.findall(r'href="(file:[^"]+)"', text)
     assert links and all(Path(urllib.parse.urlparse(link).path).is_file() for link in links)
     main(["html", "--run", store.runs["io"].run_id, "--tracking-uri", store.uri, "--out", str(out)])
@@ -109,8 +118,12 @@ def test_cli_html_for_a_sweep_named_by_its_name(store, capsys, tmp_path):
 
 
 def test_an_ambiguous_or_unknown_sweep_name_is_an_error_that_lists_sweeps(store, capsys):
-    twins = [r for r in MlflowClient(store.uri).search_runs(
-        [MlflowClient(store.uri).get_experiment_by_name("kgx").experiment_id], "tags.sweep = 'twice'")]
+    twins = [
+        r
+        for r in MlflowClient(store.uri).search_runs(
+            [MlflowClient(store.uri).get_experiment_by_name("kgx").experiment_id], "tags.sweep = 'twice'"
+        )
+    ]
     for args in (["table", "--parent", "twice"], ["html", "--parent", "twice"]):
         with pytest.raises(SystemExit) as stop:
             main([*args, "--tracking-uri", store.uri])
@@ -127,8 +140,9 @@ def test_compare_labels_runs_by_method_and_what_differs(store, capsys):
     assert compare_labels(tog2, tog1, store.uri) == ("tog (method.depth=2)", "tog (method.depth=1)")
     assert compare_labels(tog1, io, store.uri) == ("tog", "io")  # tog's own knobs say nothing more
     main(["compare", tog2, tog1, "--tracking-uri", store.uri])
-    assert capsys.readouterr().out.startswith(f"A = tog (method.depth=2), run {tog2}\n"
-                                              f"B = tog (method.depth=1), run {tog1}\n")
+    assert capsys.readouterr().out.startswith(
+        f"A = tog (method.depth=2), run {tog2}\nB = tog (method.depth=1), run {tog1}\n"
+    )
 
 
 def test_errors_are_worded_for_the_caller(tmp_path, capsys):
@@ -143,15 +157,27 @@ def test_errors_are_worded_for_the_caller(tmp_path, capsys):
 
 
 def record(qid: str, question: str, status: str = "ok", right: bool = False) -> Record:
-    prediction = Prediction(answer="{<b>x</b> & y}", answers=["<b>x</b>"], evidence=[f"(e, r, {i})" for i in range(25)],
-                            status=status)
-    return Record(id=qid, question=question, gold=[["A & B", "<A>"]], prediction=prediction,
-                  scores={"hits1": float(right)}, status=status, usage=Usage(), trace=f"traces/{qid}.json")
+    prediction = Prediction(
+        answer="{<b>x</b> & y}", answers=["<b>x</b>"], evidence=[f"(e, r, {i})" for i in range(25)], status=status
+    )
+    return Record(
+        id=qid,
+        question=question,
+        gold=[["A & B", "<A>"]],
+        prediction=prediction,
+        scores={"hits1": float(right)},
+        status=status,
+        usage=Usage(),
+        trace=f"traces/{qid}.json",
+    )
 
 
 def test_text_from_the_data_is_escaped_and_the_browser_capped(monkeypatch):
-    runs = [RunQuestions("r1", "cot <v2>", [record("q<1>", "Is 1 < 2 & 3?", "error"), record("q2", "ok?", right=True)],
-                         None, {"q2"})]
+    runs = [
+        RunQuestions(
+            "r1", "cot <v2>", [record("q<1>", "Is 1 < 2 & 3?", "error"), record("q2", "ok?", right=True)], None, {"q2"}
+        )
+    ]
     text = page("t", "s", [("Main table: hits1", "no <runs>")], [], runs, "hits1")
     assert "Is 1 &lt; 2 &amp; 3?" in text and "<code>q&lt;1&gt;</code>" in text and "<b>x</b>" not in text
     assert "A &amp; B | &lt;A&gt;" in text and "no &lt;runs&gt;" in text and "cot &lt;v2&gt;" in text
@@ -164,9 +190,19 @@ def test_text_from_the_data_is_escaped_and_the_browser_capped(monkeypatch):
 
 
 def test_a_page_of_1000_questions_is_quick():
-    records = [record(f"q{i}", f"question {i} <x>", ("ok", "fallback", "error")[i % 3], i % 2 == 0) for i in range(1000)]
-    runs = [RunQuestions("r", "io", records, "../", {f"q{i}" for i in range(MAX_PICTURES)},
-                         {f"q{i}": b"\x89PNG" for i in range(MAX_PICTURES)})]
+    records = [
+        record(f"q{i}", f"question {i} <x>", ("ok", "fallback", "error")[i % 3], i % 2 == 0) for i in range(1000)
+    ]
+    runs = [
+        RunQuestions(
+            "r",
+            "io",
+            records,
+            "../",
+            {f"q{i}" for i in range(MAX_PICTURES)},
+            {f"q{i}": b"\x89PNG" for i in range(MAX_PICTURES)},
+        )
+    ]
     start = time.perf_counter()
     text = page("t", "s", [], [], runs, "hits1")
     assert time.perf_counter() - start < 5.0

@@ -1,6 +1,7 @@
 """RoG's per-question subgraphs (issue 31, part 1): the rog loader, kg=subgraph's store and its two
 scopes, and runs on the rog_sample files (the first questions of each; the whole samples are in
 benchmarks/rog_oracle.py)."""
+
 from __future__ import annotations
 
 import io
@@ -20,8 +21,9 @@ from kgx.kg.name_level import SourceError, name_id
 from kgx.kg.subgraph_build import build_subgraphs, graph_iri
 
 DATA = Path(os.environ.get("KGX_DATA_DIR", "")) / "rog_sample"
-needs_sample = pytest.mark.skipif(not (DATA / "webqsp-test-sample.parquet").is_file(),
-                                  reason="needs $KGX_DATA_DIR/rog_sample")
+needs_sample = pytest.mark.skipif(
+    not (DATA / "webqsp-test-sample.parquet").is_file(), reason="needs $KGX_DATA_DIR/rog_sample"
+)
 SLICE = 5  # questions of each sample file the runs take
 
 
@@ -29,19 +31,28 @@ def rog_frame(graphs: dict[str, list[list[str]]]) -> pl.DataFrame:
     """A file in RoG's schema; each question's topic is the head of its first triple, its answer
     the tail of its first triple."""
     ids = list(graphs)
-    return pl.DataFrame({
-        "id": ids, "question": [f"question {q}" for q in ids],
-        "answer": [[g[0][2]] for g in graphs.values()], "q_entity": [[g[0][0]] for g in graphs.values()],
-        "a_entity": [[g[0][2]] for g in graphs.values()], "graph": list(graphs.values()),
-        "choices": [[] for _ in ids],
-    }, schema_overrides={"graph": pl.List(pl.List(pl.String)), "choices": pl.List(pl.String)})
+    return pl.DataFrame(
+        {
+            "id": ids,
+            "question": [f"question {q}" for q in ids],
+            "answer": [[g[0][2]] for g in graphs.values()],
+            "q_entity": [[g[0][0]] for g in graphs.values()],
+            "a_entity": [[g[0][2]] for g in graphs.values()],
+            "graph": list(graphs.values()),
+            "choices": [[] for _ in ids],
+        },
+        schema_overrides={"graph": pl.List(pl.List(pl.String)), "choices": pl.List(pl.String)},
+    )
 
 
 # Two questions whose subgraphs share France: Bob is reached from Alice through an unnamed
 # marriage node (a CVT, written as its mid), Film X only through Carol, in B's subgraph.
 TWO = {
-    "qA": [["Alice", "people.person.nationality", "France"], ["Alice", "people.person.spouse_s", "m.0abc"],
-           ["m.0abc", "people.marriage.spouse", "Bob"]],
+    "qA": [
+        ["Alice", "people.person.nationality", "France"],
+        ["Alice", "people.person.spouse_s", "m.0abc"],
+        ["m.0abc", "people.marriage.spouse", "Bob"],
+    ],
     "qB": [["Carol", "people.person.nationality", "France"], ["Carol", "film.actor.film", "Film X"]],
 }
 
@@ -71,9 +82,13 @@ def test_the_sample_loads_with_ids_answers_and_topic_entities_from_the_file():
     assert q == Question(
         id="WebQTrn-1259_1997cb4922db71983be26e6a509950f4",
         text='Where did the "Country Nation World Tour" concert artist go to college?',
-        topic_entities={name_id("Country Nation World Tour"): "Country Nation World Tour",
-                        name_id("Bachelor's degree"): "Bachelor's degree"},
-        answers=[["Belmont University"]], meta={"answer_ids": [name_id("Belmont University")]})
+        topic_entities={
+            name_id("Country Nation World Tour"): "Country Nation World Tour",
+            name_id("Bachelor's degree"): "Bachelor's degree",
+        },
+        answers=[["Belmont University"]],
+        meta={"answer_ids": [name_id("Belmont University")]},
+    )
     assert webqsp[2].topic_entities == {name_id("St. Louis Park"): "St. Louis Park"}
 
 
@@ -107,10 +122,16 @@ def _without(tmp_path: Path, column: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("triple, why", [
-    (["Carol", "film.actor.film"], r"graph triple 1 is not \[head, relation, tail\].*\['Carol', 'film.actor.film'\]"),
-    (["Carol", "acted in", "Film X"], r"graph triple 1: relation 'acted in' is not a Freebase relation id"),
-])
+@pytest.mark.parametrize(
+    "triple, why",
+    [
+        (
+            ["Carol", "film.actor.film"],
+            r"graph triple 1 is not \[head, relation, tail\].*\['Carol', 'film.actor.film'\]",
+        ),
+        (["Carol", "acted in", "Film X"], r"graph triple 1: relation 'acted in' is not a Freebase relation id"),
+    ],
+)
 def test_a_bad_graph_row_stops_the_build_naming_file_row_question_and_triple(tmp_path, two, triple, why):
     path = tmp_path / "bad.parquet"
     rog_frame({**TWO, "qB": [TWO["qB"][0], triple]}).write_parquet(path)
@@ -123,8 +144,11 @@ def test_a_bad_graph_row_stops_the_build_naming_file_row_question_and_triple(tmp
 
 
 def test_a_question_id_seen_twice_is_named_with_both_places(tmp_path, two):
-    with pytest.raises(SourceError, match=rf"{two}: row 0 \(question qA\): question id 'qA' appears again "
-                                          rf"\(first at {two}: row 0 \(question qA\)\)"):
+    with pytest.raises(
+        SourceError,
+        match=rf"{two}: row 0 \(question qA\): question id 'qA' appears again "
+        rf"\(first at {two}: row 0 \(question qA\)\)",
+    ):
         build_subgraphs([two, two], tmp_path / "store", progress=False)
 
 
@@ -169,8 +193,13 @@ def test_question_scope_sees_only_its_own_subgraph_union_sees_all(two_store):
 
 
 def test_reachability_is_searched_in_the_questions_own_subgraph(two_store, tmp_path):
-    film_via_carol = Question(id="qA", text="?", topic_entities={name_id("Alice"): "Alice"}, answers=[["Film X"]],
-                              meta={"answer_ids": [name_id("Film X")]})
+    film_via_carol = Question(
+        id="qA",
+        text="?",
+        topic_entities={name_id("Alice"): "Alice"},
+        answers=[["Film X"]],
+        meta={"answer_ids": [name_id("Film X")]},
+    )
     bob = Question(id="qA", text="?", topic_entities={name_id("Alice"): "Alice"}, answers=[["Bob"]])
     union = Reacher(SubgraphKG(two_store, "union"), "union", tmp_path)
     question = Reacher(SubgraphKG(two_store, "question"), "question", tmp_path)
@@ -187,8 +216,11 @@ def test_progress_is_plain_lines_with_rate_and_eta_off_a_terminal(two, tmp_path)
     out = io.StringIO()
     build_subgraphs([two], tmp_path / "store", progress=True, stream=out)
     first, last = out.getvalue().splitlines()
-    assert re.match(r"kgx: subgraph build:  50\.0% 1/2 [\d.,]+ questions/s elapsed 0:00:\d\d ETA .* 3 triples, "
-                    r"[\d,]+ triples/s$", first), first
+    assert re.match(
+        r"kgx: subgraph build:  50\.0% 1/2 [\d.,]+ questions/s elapsed 0:00:\d\d ETA .* 3 triples, "
+        r"[\d,]+ triples/s$",
+        first,
+    ), first
     assert re.match(r"kgx: subgraph build: 100\.0% 2/2 .* 5 triples, [\d,]+ triples/s$", last), last
     quiet = io.StringIO()
     build_subgraphs([two], tmp_path / "again", progress=False, stream=quiet)
@@ -201,7 +233,12 @@ def test_kg_subgraph_without_a_dataset_path_names_the_field(compose_cfg):
     with pytest.raises(ConfigError, match=r"kg.sources\[0\]: .*\$\{dataset.path\}"):
         to_run_spec(compose_cfg("kg=subgraph"))
     spec = to_run_spec(compose_cfg("kg=subgraph", "dataset=cwq_rog", "kg.scope=union"))
-    assert (spec.kg.sources, spec.kg.split, spec.kg.scope, spec.dataset.kg) == (["RoG-cwq"], "test", "union", "subgraph")
+    assert (spec.kg.sources, spec.kg.split, spec.kg.scope, spec.dataset.kg) == (
+        ["RoG-cwq"],
+        "test",
+        "union",
+        "subgraph",
+    )
     with pytest.raises(ConfigError, match="kg.scope=all: choose one of question, union"):
         to_run_spec(compose_cfg("kg=subgraph", "dataset=cwq_rog", "kg.scope=all"))
 
@@ -221,18 +258,30 @@ def slices(tmp_path_factory) -> dict[str, Path]:
 # (dataset, method, scope): hits@1 of the oracle on the first five questions. LMP's default depth
 # (one hop, plus CVTs) leaves three of these CWQ questions out of reach, ToG's (three) one.
 RUNS = {
-    ("webqsp", "lmp", "question"): 100.0, ("webqsp", "lmp", "union"): 100.0,
-    ("webqsp", "tog", "question"): 100.0, ("webqsp", "tog", "union"): 100.0,
-    ("cwq", "lmp", "question"): 40.0, ("cwq", "lmp", "union"): 40.0,
-    ("cwq", "tog", "question"): 80.0, ("cwq", "tog", "union"): 80.0,
+    ("webqsp", "lmp", "question"): 100.0,
+    ("webqsp", "lmp", "union"): 100.0,
+    ("webqsp", "tog", "question"): 100.0,
+    ("webqsp", "tog", "union"): 100.0,
+    ("cwq", "lmp", "question"): 40.0,
+    ("cwq", "lmp", "union"): 40.0,
+    ("cwq", "tog", "question"): 80.0,
+    ("cwq", "tog", "union"): 80.0,
 }
 
 
 @needs_sample
 @pytest.mark.parametrize("dataset, method, scope", list(RUNS))
 def test_methods_run_on_the_subgraphs_in_both_scopes(run, slices, dataset, method, scope):
-    outcome = run(f"method={method}", "llm=oracle", f"dataset={dataset}_rog", f"dataset.path={slices[dataset]}",
-                  "kg=subgraph", f"kg.scope={scope}", f"run.cache_dir={slices['cache']}", "run.traces=off")
+    outcome = run(
+        f"method={method}",
+        "llm=oracle",
+        f"dataset={dataset}_rog",
+        f"dataset.path={slices[dataset]}",
+        "kg=subgraph",
+        f"kg.scope={scope}",
+        f"run.cache_dir={slices['cache']}",
+        "run.traces=off",
+    )
     assert outcome.status == "FINISHED" and outcome.summary["errors"] == 0
     assert outcome.summary["hits1"] == RUNS[(dataset, method, scope)]
     assert [r.id for r in outcome.records] == pl.read_parquet(slices[dataset], columns=["id"])["id"].to_list()

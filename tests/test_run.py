@@ -1,4 +1,5 @@
 """Whole runs on the scripted backbone: predictions, MLflow records, resume, errors."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,9 @@ def test_a_run_writes_predictions_and_one_mlflow_run_with_every_metric(run, in_t
     records = sorted(lines(out.out_dir / "predictions.jsonl"), key=lambda r: r["id"])
     assert [r["id"] for r in records] == [f"demo-00{i}" for i in range(1, 7)]
     first = records[0]
-    assert {"id", "question", "gold", "prediction", "scores", "calls", "tokens", "latency_s", "status",
-            "trace"} <= set(first)
+    assert {"id", "question", "gold", "prediction", "scores", "calls", "tokens", "latency_s", "status", "trace"} <= set(
+        first
+    )
     assert first["calls"] == 1 and first["tokens"] == first["usage"]["input_tokens"] + first["usage"]["output_tokens"]
     trace = json.loads((out.out_dir / first["trace"]).read_text())
     assert trace["events"][0]["stage"] == "answer" and trace["events"][0]["messages"]
@@ -40,7 +42,9 @@ def test_a_run_writes_predictions_and_one_mlflow_run_with_every_metric(run, in_t
     assert logged.data.params["llm.model"] == "kgx-scripted/overlap"
     tags = logged.data.tags
     assert tags["method"] == "cot" and tags["llm"] == "kgx-scripted/overlap" and len(tags["config_hash"]) == 12
-    artifacts = {a.path for a in MlflowClient(f"sqlite:///{in_tmp / 'mlruns' / 'mlflow.db'}").list_artifacts(out.run_id)}
+    artifacts = {
+        a.path for a in MlflowClient(f"sqlite:///{in_tmp / 'mlruns' / 'mlflow.db'}").list_artifacts(out.run_id)
+    }
     assert {"config.json", "predictions.jsonl", "predictions.parquet", "traces"} <= artifacts
 
 
@@ -50,8 +54,9 @@ def test_rerun_is_skipped_then_force_recomputes_from_the_cache(run, in_tmp):
     assert again.skipped and (again.computed, again.resumed, again.billed_calls) == (0, 5, 0)
     assert again.run_id == first.run_id
     assert again.summary["wall_s"] >= first.summary["wall_s"]  # time of both invocations
-    assert {k: v for k, v in again.summary.items() if k != "wall_s"} == \
-           {k: v for k, v in first.summary.items() if k != "wall_s"}
+    assert {k: v for k, v in again.summary.items() if k != "wall_s"} == {
+        k: v for k, v in first.summary.items() if k != "wall_s"
+    }
 
     forced = run("dataset.limit=5", "run.force=true")
     assert (forced.computed, forced.billed_calls) == (5, 0)
@@ -121,4 +126,7 @@ def test_billed_tokens_drop_to_zero_when_the_cache_serves(run):
     first = run("dataset.limit=3")
     assert first.summary["billed_tokens"] == first.summary["total_tokens_per_q"] * 3
     forced = run("dataset.limit=3", "run.force=true")
-    assert forced.summary["billed_tokens"] == 0 and forced.summary["total_tokens_per_q"] == first.summary["total_tokens_per_q"]
+    assert (
+        forced.summary["billed_tokens"] == 0
+        and forced.summary["total_tokens_per_q"] == first.summary["total_tokens_per_q"]
+    )

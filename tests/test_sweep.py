@@ -1,4 +1,5 @@
 """Sweeps as a user runs them: one parent run, child runs, skipping finished jobs, failures."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -13,8 +14,14 @@ from tests.helpers import REPO, TINY_SWEEP, kgx_env
 
 
 def sweep(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kgx", "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false",
-                           *args], cwd=cwd, capture_output=True, text=True, env=kgx_env(), timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "kgx", "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=kgx_env(),
+        timeout=600,
+    )
 
 
 def runs(cwd: Path):
@@ -36,11 +43,19 @@ def test_parallel_sweep_has_one_parent_and_reruns_nothing(tmp_path):
     children = [r for r in all_runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
     assert len(children) == 4 and {r.info.status for r in children} == {"FINISHED"}
     assert parent.info.status == "FINISHED" and parent.data.tags["children_finished"] == "4"
-    assert {(r.data.params["method.name"], r.data.params["run.seed"]) for r in children} == \
-           {("io", "0"), ("io", "1"), ("cot", "0"), ("cot", "1")}
+    assert {(r.data.params["method.name"], r.data.params["run.seed"]) for r in children} == {
+        ("io", "0"),
+        ("io", "1"),
+        ("cot", "0"),
+        ("cot", "1"),
+    }
     # Named by what varies, in the sweep's order: the fixed overrides would make every name alike.
-    assert {r.info.run_name for r in children} == {"method=io seed=0", "method=io seed=1", "method=cot seed=0",
-                                                   "method=cot seed=1"}
+    assert {r.info.run_name for r in children} == {
+        "method=io seed=0",
+        "method=io seed=1",
+        "method=cot seed=0",
+        "method=cot seed=1",
+    }
     # The parent carries the sweep's table: a mean per configuration, the best one's figures plainly.
     for method in ("io", "cot"):
         replicates = [r.data.metrics["hits1"] for r in children if r.data.params["method.name"] == method]
@@ -60,7 +75,9 @@ def test_parallel_sweep_has_one_parent_and_reruns_nothing(tmp_path):
 @pytest.mark.slow
 def test_a_crashed_job_is_recorded_and_only_it_runs_again(tmp_path):
     (tmp_path / "sweeps").mkdir()
-    (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP.replace("run.seed: 0,1", "dataset.path: null,missing.jsonl"))
+    (tmp_path / "sweeps" / "tiny.yaml").write_text(
+        TINY_SWEEP.replace("run.seed: 0,1", "dataset.path: null,missing.jsonl")
+    )
     done = sweep(tmp_path, "method=cot")
     assert done.returncode != 0 and "1 sweep jobs failed" in done.stderr, done.stderr
     assert "failed: MissingFile" in done.stderr
@@ -78,8 +95,14 @@ def test_a_job_whose_run_had_errors_is_failed_and_runs_again(tmp_path):
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP.replace("run.seed: 0,1", "llm.failure_rate: 0.0,0.7"))
     # Failures are drawn per (prompt, seed, attempt, invocation): with run.seed=22 the pre-flight
     # request of both invocations passes, so the errors are the questions' own.
-    args = ("method=cot", "llm.max_retries=0", "llm.backoff_s=0", "llm.cache=false", "run.max_consecutive_errors=0",
-            "run.seed=22")
+    args = (
+        "method=cot",
+        "llm.max_retries=0",
+        "llm.backoff_s=0",
+        "llm.cache=false",
+        "run.max_consecutive_errors=0",
+        "run.seed=22",
+    )
     done = sweep(tmp_path, *args)
     assert done.returncode != 0 and "questions ended in errors" in done.stderr, done.stderr
     children = [r for r in runs(tmp_path) if r.data.tags.get("mlflow.parentRunId")]
@@ -139,8 +162,14 @@ def test_submitit_local_launcher_runs_the_jobs_as_children(tmp_path):
 
 
 def test_slurm_launcher_config_composes():
-    done = subprocess.run([sys.executable, "-m", "kgx", "hydra/launcher=slurm", "hydra.launcher.partition=batch",
-                           "--cfg", "hydra"], cwd=REPO, capture_output=True, text=True, env=kgx_env(), timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "kgx", "hydra/launcher=slurm", "hydra.launcher.partition=batch", "--cfg", "hydra"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=kgx_env(),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     for line in ("SlurmLauncher", "partition: batch", "timeout_min: 240", "cpus_per_task: 4"):
         assert line in done.stdout
@@ -148,9 +177,14 @@ def test_slurm_launcher_config_composes():
 
 @pytest.mark.slow
 def test_an_ad_hoc_grid_without_a_sweep_file_gets_its_parent(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "kgx", "-m", "method=io,cot", "llm=scripted", "dataset.limit=2",
-                           "run.progress=false"], cwd=tmp_path, capture_output=True, text=True, env=kgx_env(),
-                          timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "kgx", "-m", "method=io,cot", "llm=scripted", "dataset.limit=2", "run.progress=false"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=kgx_env(),
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     assert "sweep method: 2 finished, 0 failed" in done.stdout  # named by the key it sweeps
     parent = next(r for r in runs(tmp_path) if r.data.tags.get("sweep"))

@@ -1,5 +1,6 @@
 """A team's setup: every run and sweep logs to one `mlflow server` (a database backend, artifacts
 served over HTTP), not to a sqlite file beside the launch directory."""
+
 from __future__ import annotations
 
 import os
@@ -23,11 +24,28 @@ def server(tmp_path_factory):
     log = home / "server.log"
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{home / 'mlflow.db'}",
-         "--serve-artifacts", "--artifacts-destination", str(home / "artifacts"), "--host", "127.0.0.1",
-         "--port", str(port), "--workers", "1"],
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, stdout=subprocess.DEVNULL,
-        stderr=log.open("wb"), start_new_session=True)  # a file: a server must never block on a full pipe
+        [
+            sys.executable,
+            "-m",
+            "mlflow",
+            "server",
+            "--backend-store-uri",
+            f"sqlite:///{home / 'mlflow.db'}",
+            "--serve-artifacts",
+            "--artifacts-destination",
+            str(home / "artifacts"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"},
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("wb"),
+        start_new_session=True,
+    )  # a file: a server must never block on a full pipe
     url = f"http://127.0.0.1:{port}"
     try:
         assert wait_up(url, proc), log.read_text(errors="replace")[-2000:]
@@ -40,8 +58,18 @@ def test_a_parallel_sweep_logs_to_one_tracking_server(server, tmp_path, monkeypa
     url, home = server
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP)
-    args = [sys.executable, "-m", "kgx", "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false",
-            f"run.tracking_uri={url}", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    args = [
+        sys.executable,
+        "-m",
+        "kgx",
+        "-m",
+        "+sweeps=tiny",
+        "llm=scripted",
+        "run.progress=false",
+        f"run.tracking_uri={url}",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+    ]
     done = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, env=kgx_env(), timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     assert not (tmp_path / "mlruns").exists()  # nothing went to a local store
@@ -57,15 +85,25 @@ def test_a_parallel_sweep_logs_to_one_tracking_server(server, tmp_path, monkeypa
     assert "predictions.jsonl" in logged
     assert list((home / "artifacts").rglob("predictions.jsonl"))
 
-    report = subprocess.run([sys.executable, "-m", "kgx.report", "cost", "--tracking-uri", url, "--parent", "tiny",
-                             "--rows", "method"], cwd=tmp_path, capture_output=True, text=True, env=kgx_env(),
-                            timeout=300)
+    report = subprocess.run(
+        [sys.executable, "-m", "kgx.report", "cost", "--tracking-uri", url, "--parent", "tiny", "--rows", "method"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=kgx_env(),
+        timeout=300,
+    )
     assert report.returncode == 0, report.stderr[-3000:]
     assert "io" in report.stdout and "cot" in report.stdout
 
     # the dashboard is the server's own UI: kgx.ui stores the view there and prints its URL
-    ui = subprocess.run([sys.executable, "-m", "kgx.ui", "--tracking-uri", url], capture_output=True, text=True,
-                        env=kgx_env(), timeout=120)
+    ui = subprocess.run(
+        [sys.executable, "-m", "kgx.ui", "--tracking-uri", url],
+        capture_output=True,
+        text=True,
+        env=kgx_env(),
+        timeout=120,
+    )
     assert ui.returncode == 0, ui.stderr[-3000:]
     assert f"dashboard: {url}/#/experiments/{experiment.experiment_id}/runs?" in ui.stdout
     assert "mlflow.sharedViewState.kgx" in client.get_experiment(experiment.experiment_id).tags

@@ -1,4 +1,5 @@
 """Per-question transcripts: every question of a run is an MLflow trace linked to the run."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,11 @@ def client(tmp: Path) -> MlflowClient:
 def traces(tmp: Path, run_id: str, filter_string: str | None = None, spans: bool = True) -> list:
     mlflow = client(tmp)
     experiment = mlflow.get_run(run_id).info.experiment_id
-    return list(mlflow.search_traces(locations=[experiment], run_id=run_id, filter_string=filter_string,
-                                     include_spans=spans, max_results=1000))
+    return list(
+        mlflow.search_traces(
+            locations=[experiment], run_id=run_id, filter_string=filter_string, include_spans=spans, max_results=1000
+        )
+    )
 
 
 def question_ids(found: list) -> list[str]:
@@ -46,14 +50,17 @@ def test_each_question_is_a_trace_of_its_stages_and_calls(run, in_tmp):
         assert trace.info.tags["kgx.status"] == record.status == "ok"
         assert trace.info.tags["kgx.hits1"] == f"{record.scores['hits1']:g}"
         calls = [s for s in spans.values() if s.span_type in ("CHAT_MODEL", "TOOL")]
-        assert all(spans[s.parent_id].span_type == "CHAIN" and spans[s.parent_id].parent_id == root.span_id
-                   for s in calls)
+        assert all(
+            spans[s.parent_id].span_type == "CHAIN" and spans[s.parent_id].parent_id == root.span_id for s in calls
+        )
         llm = [s for s in calls if s.span_type == "CHAT_MODEL"]
         assert len(llm) == record.usage.calls and len(calls) - len(llm) == record.kg.queries > 0
         assert sum(s.attributes["kgx.input_tokens"] for s in llm) == record.usage.input_tokens
-        assert trace.info.token_usage == {"input_tokens": record.usage.input_tokens,
-                                          "output_tokens": record.usage.output_tokens,
-                                          "total_tokens": record.usage.total_tokens}
+        assert trace.info.token_usage == {
+            "input_tokens": record.usage.input_tokens,
+            "output_tokens": record.usage.output_tokens,
+            "total_tokens": record.usage.total_tokens,
+        }
         assert llm[0].inputs["messages"][0]["content"] and llm[0].outputs["choices"][0]["message"]["content"]
         assert {"relation_prune", "reasoning"} <= {spans[s.parent_id].name for s in llm}
         assert root.start_time_ns <= min(s.start_time_ns for s in calls)
@@ -81,8 +88,13 @@ def test_errors_are_searchable_and_a_rerun_logs_only_the_new_attempt(run, in_tmp
     swap_method(monkeypatch, "cot", fixed)
     again = run("dataset.limit=4")
     assert again.run_id == first.run_id and again.computed == 1
-    assert question_ids(traces(in_tmp, first.run_id, spans=False)) == \
-        ["demo-001", "demo-002", "demo-002", "demo-003", "demo-004"]
+    assert question_ids(traces(in_tmp, first.run_id, spans=False)) == [
+        "demo-001",
+        "demo-002",
+        "demo-002",
+        "demo-003",
+        "demo-004",
+    ]
 
 
 def test_a_lost_transcript_is_logged_late_and_none_twice(run, in_tmp):
@@ -109,8 +121,14 @@ def test_a_bad_run_traces_value_is_refused(compose_cfg, tmp_path):
     for bad in ("some", "-1", "1.5"):
         with pytest.raises(ConfigError, match=rf"run\.traces={bad}: use all, off, or a number N"):
             to_run_spec(compose_cfg("method=cot", f"run.traces={bad}"))
-    done = subprocess.run([sys.executable, "-m", "kgx", "llm=scripted", "run.traces=some"], cwd=tmp_path,
-                          env=kgx_env(), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "kgx", "llm=scripted", "run.traces=some"],
+        cwd=tmp_path,
+        env=kgx_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode != 0 and "kgx: error: run.traces=some: use all, off" in done.stderr
 
 
@@ -124,9 +142,16 @@ def test_no_key_reaches_a_trace(run, in_tmp, monkeypatch):
 
 
 def test_kg_calls_join_the_stage_whose_input_they_gather():
-    events = [{"kind": "kg", "operation": "relations"}, {"kind": "llm", "stage": "prune"},
-              {"kind": "kg", "operation": "names"}, {"kind": "note", "stage": "answer", "message": "fallback"},
-              {"kind": "llm", "stage": "answer"}, {"kind": "kg", "operation": "names"}]
-    assert [(stage, [e["kind"] for e in run]) for stage, run in stages(events)] == \
-        [("prune", ["kg", "llm"]), ("answer", ["kg", "note", "llm", "kg"])]
+    events = [
+        {"kind": "kg", "operation": "relations"},
+        {"kind": "llm", "stage": "prune"},
+        {"kind": "kg", "operation": "names"},
+        {"kind": "note", "stage": "answer", "message": "fallback"},
+        {"kind": "llm", "stage": "answer"},
+        {"kind": "kg", "operation": "names"},
+    ]
+    assert [(stage, [e["kind"] for e in run]) for stage, run in stages(events)] == [
+        ("prune", ["kg", "llm"]),
+        ("answer", ["kg", "note", "llm", "kg"]),
+    ]
     assert stages([{"kind": "kg"}]) == [("kg", [{"kind": "kg"}])]

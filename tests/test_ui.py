@@ -1,4 +1,5 @@
 """``python -m kgx.ui`` serves MLflow on loopback (no network, litellm installed: no deadlock)."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,14 @@ def test_ui_serves_the_runs_of_the_launch_directory(run, tmp_path):
     port = free_port()
     env = kgx_env()
     env.pop("LITELLM_LOCAL_MODEL_COST_MAP", None)  # kgx.ui must set it itself
-    proc = subprocess.Popen([sys.executable, "-m", "kgx.ui", "--port", str(port)], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgx.ui", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         printed = [proc.stdout.readline()]  # "starting ...", then the URLs once it answers (the server logs too)
@@ -34,8 +41,9 @@ def test_ui_serves_the_runs_of_the_launch_directory(run, tmp_path):
         with urllib.request.urlopen(req, timeout=10) as r:
             experiment = json.load(r)["experiment"]
         body = json.dumps({"experiment_ids": [experiment["experiment_id"]]}).encode()
-        req = urllib.request.Request(f"{base}/api/2.0/mlflow/runs/search", data=body,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            f"{base}/api/2.0/mlflow/runs/search", data=body, headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(req, timeout=10) as r:
             runs = json.load(r)["runs"]
         assert len(runs) == 1
@@ -60,8 +68,14 @@ def test_ui_on_a_taken_port_says_so_and_prints_no_url(tmp_path):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run([sys.executable, "-m", "kgx.ui", "--port", str(port)], cwd=tmp_path, env=kgx_env(),
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "kgx.ui", "--port", str(port)],
+            cwd=tmp_path,
+            env=kgx_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert done.returncode != 0
     assert "dashboard:" not in done.stdout
     assert f"cannot serve on http://127.0.0.1:{port}: Address already in use" in done.stderr

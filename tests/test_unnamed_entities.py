@@ -1,6 +1,7 @@
 """Entities shown to the model without a name (issue 31, part 4): counted per question by the
 metered KG, pooled per run into ``unnamed_entity_share``, logged to MLflow, shown in the run's
 report, and read back from logs written before the count existed."""
+
 from __future__ import annotations
 
 import json
@@ -66,33 +67,70 @@ def test_a_kg_that_only_names_counts_an_entity_labelled_by_its_id_as_unnamed(kg)
 
 
 def _record(qid: str, usage: KGUsage) -> Record:
-    return Record.from_dict({"id": qid, "status": "ok", "prediction": {"answer": ""}, "kg": usage.to_dict(),
-                             "scores": dict.fromkeys(QUESTION_METRICS, 0.0)})
+    return Record.from_dict(
+        {
+            "id": qid,
+            "status": "ok",
+            "prediction": {"answer": ""},
+            "kg": usage.to_dict(),
+            "scores": dict.fromkeys(QUESTION_METRICS, 0.0),
+        }
+    )
 
 
 def test_a_run_pools_the_share_over_its_questions():
-    records = [_record("a", KGUsage(entities=4, unnamed=2, bare=1)), _record("b", KGUsage(entities=6, unnamed=1)),
-               _record("c", KGUsage())]
+    records = [
+        _record("a", KGUsage(entities=4, unnamed=2, bare=1)),
+        _record("b", KGUsage(entities=6, unnamed=1)),
+        _record("c", KGUsage()),
+    ]
     figures = summarize(records, wall_s=1.0)
     assert figures["unnamed_entity_share"] == pytest.approx(30.0)  # 3 of 10
-    assert figures["bare_entity_share"] == pytest.approx(10.0) and figures["entities_shown_per_q"] == pytest.approx(10 / 3)
+    assert figures["bare_entity_share"] == pytest.approx(10.0) and figures["entities_shown_per_q"] == pytest.approx(
+        10 / 3
+    )
     assert "unnamed_entity_share" not in summarize([_record("d", KGUsage())], 1.0)  # no entity shown: no figure
 
 
 def test_a_log_line_written_before_the_count_reads_with_none_shown():
-    old = {"id": "q", "status": "ok", "prediction": {"answer": ""},
-           "kg": {"queries": 3, "latency_s": 0.1, "errors": 0, "capped": 0}}
+    old = {
+        "id": "q",
+        "status": "ok",
+        "prediction": {"answer": ""},
+        "kg": {"queries": 3, "latency_s": 0.1, "errors": 0, "capped": 0},
+    }
     record = Record.from_dict(old)
     assert (record.kg.queries, record.kg.entities, record.kg.unnamed) == (3, 0, 0)
-    assert Record.from_dict(json.loads(json.dumps(_record("n", KGUsage(entities=2, unnamed=1)).to_dict()))).kg.unnamed == 1
+    assert (
+        Record.from_dict(json.loads(json.dumps(_record("n", KGUsage(entities=2, unnamed=1)).to_dict()))).kg.unnamed == 1
+    )
 
 
 def test_a_run_logs_the_share_to_mlflow_and_its_report(compose_cfg, in_tmp, nt):
     questions = in_tmp / "q.jsonl"
-    questions.write_text(json.dumps({"id": "au", "question": "Which cities does Australia contain?",
-                                     "answers": [["Sydney"]], "topic_entities": {"m.au": "Australia"}}) + "\n")
-    spec = to_run_spec(compose_cfg("llm=scripted", "run.progress=false", "method=tog", "dataset=custom",
-                                   f"dataset.path={questions}", "kg=demo", "kg.name=unnamed", f"kg.sources=[{nt}]"))
+    questions.write_text(
+        json.dumps(
+            {
+                "id": "au",
+                "question": "Which cities does Australia contain?",
+                "answers": [["Sydney"]],
+                "topic_entities": {"m.au": "Australia"},
+            }
+        )
+        + "\n"
+    )
+    spec = to_run_spec(
+        compose_cfg(
+            "llm=scripted",
+            "run.progress=false",
+            "method=tog",
+            "dataset=custom",
+            f"dataset.path={questions}",
+            "kg=demo",
+            "kg.name=unnamed",
+            f"kg.sources=[{nt}]",
+        )
+    )
     outcome = execute(spec, in_tmp)
     assert outcome.status == "FINISHED"
     (record,) = outcome.records
@@ -109,5 +147,5 @@ def test_a_run_logs_the_share_to_mlflow_and_its_report(compose_cfg, in_tmp, nt):
     table = pl.read_parquet(outcome.out_dir / "predictions.parquet")
     assert table.select("id", "entities_shown", "unnamed_shown").rows() == [("au", 4, 2)]
     page = html.questions([html.RunQuestions(outcome.run_id, "tog", outcome.records, None)], "hits1")
-    assert f"<td class=\"num\">{share:.1f}% of {kg.entities}</td>" in page
+    assert f'<td class="num">{share:.1f}% of {kg.entities}</td>' in page
     assert "20 KG calls, 4 entities shown, 2 without a name (50%)" in page

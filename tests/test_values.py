@@ -1,5 +1,6 @@
 """Numbers and dates scored as values (issue 31, part 3): the case table of every metric's rule,
 the value reader, and reachability / the failure breakdown on a tiny KG holding numeric literals."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -83,8 +84,15 @@ def test_the_case_table_covers_every_rule_and_at_least_twelve_cases():
 
 
 def test_normalize_keeps_a_decimal_point_and_a_minus_sign():
-    assert [normalize(t) for t in ("1.5", "-3", "7,692,024", "1961-08-04", "U.S.", "Jay-Z 2", "v1.")] == \
-        ["1.5", "-3", "7692024", "19610804", "us", "jayz 2", "v1"]
+    assert [normalize(t) for t in ("1.5", "-3", "7,692,024", "1961-08-04", "U.S.", "Jay-Z 2", "v1.")] == [
+        "1.5",
+        "-3",
+        "7692024",
+        "19610804",
+        "us",
+        "jayz 2",
+        "v1",
+    ]
 
 
 def test_the_reader_sees_whole_values_and_values_in_text():
@@ -94,8 +102,13 @@ def test_the_reader_sees_whole_values_and_values_in_text():
     for not_a_value in ("1.5 km", "Apollo 11", "1961-02-30", "2010-13", "m.06w2sn5", "", "1,5"):
         assert parse(not_a_value) is None, not_a_value
     found = values_in("m.06w2sn5 and g.1234 (B-52) had 7,692,024 on 4 August 1961, -3.5 in 1990-1995")
-    assert [v.date or v.number for v in found] == \
-        [Decimal(7692024), Date(1961, 8, 4), Decimal("-3.5"), Date(1990), Date(1995)]
+    assert [v.date or v.number for v in found] == [
+        Decimal(7692024),
+        Date(1961, 8, 4),
+        Decimal("-3.5"),
+        Date(1990),
+        Date(1995),
+    ]
     assert as_printed(Decimal(7692024)) == Decimal("7.69202e6") and as_printed(Decimal(0)) == 0
 
 
@@ -136,14 +149,17 @@ def _reach(kg, topic, gold):
     return Reacher(kg, "values", None).check(Question("q", "?", {topic: topic}, [[gold]]), Horizon(1))
 
 
-@pytest.mark.parametrize("topic, gold, literal", [
-    ("m.tx", "7692024", '"7.69202e+06"'),  # the float print states the gold within its precision
-    ("m.tx", "7,692,024", '"7.69202e+06"'),
-    ("m.ok", "3959353", '"3959353"'),  # met from the gold side: the typed literal itself
-    ("m.ok", "3,959,353", '"3959353"'),
-    ("m.bo", "1961", '"1961-08-04"'),  # a full date states a gold year
-    ("m.bo", "August 4, 1961", '"1961-08-04"'),
-])
+@pytest.mark.parametrize(
+    "topic, gold, literal",
+    [
+        ("m.tx", "7692024", '"7.69202e+06"'),  # the float print states the gold within its precision
+        ("m.tx", "7,692,024", '"7.69202e+06"'),
+        ("m.ok", "3959353", '"3959353"'),  # met from the gold side: the typed literal itself
+        ("m.ok", "3,959,353", '"3959353"'),
+        ("m.bo", "1961", '"1961-08-04"'),  # a full date states a gold year
+        ("m.bo", "August 4, 1961", '"1961-08-04"'),
+    ],
+)
 def test_a_gold_number_or_date_is_reached_as_the_literal_the_kg_holds(kg, topic, gold, literal):
     reach = _reach(kg, topic, gold)
     assert (reach.reachable, reach.distance) == (True, 1)
@@ -161,9 +177,21 @@ def _answer_call(kg, topic: str, relation: str) -> Trace:
     """A trace whose answer call was shown the topic's one fact, as a KG method would show it."""
     (value,) = kg.neighbors(topic, relation, "out")
     trace = Trace()
-    trace.add(LLMEvent(stage="answer", model="m", response="", temperature=0.0, messages=[
-        {"role": "user", "content": f"Triples:\n({kg.names([topic])[topic]}, {relation}, {value[1:-1]})\n"
-                                    "Question: how many?"}]))
+    trace.add(
+        LLMEvent(
+            stage="answer",
+            model="m",
+            response="",
+            temperature=0.0,
+            messages=[
+                {
+                    "role": "user",
+                    "content": f"Triples:\n({kg.names([topic])[topic]}, {relation}, {value[1:-1]})\n"
+                    "Question: how many?",
+                }
+            ],
+        )
+    )
     return trace
 
 

@@ -1,6 +1,7 @@
 """Small WC2014-shaped files (IRN's World Cup KB and questions), invented for the tests: KB lines
 ``subject<TAB>relation<TAB>object`` with ``*_inverse`` duplicates, and question lines of 5 fields
 (1-hop, 2-hop) and 6 fields (conjunctive, paths joined by ``*``), answer sets written ``a/b/``."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,14 +27,19 @@ EDGES = 9
 ENTITIES = 9  # Ana, Bo, Cy, Club_Norte, Forward, Defender, Atlantis, Lemuria, 23
 
 CONTEXT = "Ana_ROCHA#plays_in_club#Club_Norte///Ana_ROCHA#is_aged#23"
-ONE_HOP = ("which club does Ana_ROCHA play for ?\tClub_Norte\t"
-           f"Ana_ROCHA#plays_in_club#Club_Norte\tClub_Norte/\t{CONTEXT}\n")
-TWO_HOP = ("where is the club that Bo_LINDQVIST plays for ?\tAtlantis\t"
-           f"Bo_LINDQVIST#plays_in_club#Club_Norte#is_in_country#Atlantis\tAtlantis/\t{CONTEXT}\n")
-CONJUNCTIVE = ("which Atlantis player plays for Club_Norte ?\tAna_ROCHA\t"
-               "Club_Norte#plays_in_club_inverse#Ana_ROCHA#<end>#Ana_ROCHA*"
-               "Atlantis#plays_for_country_inverse#Ana_ROCHA#<end>#Ana_ROCHA\t"
-               f"Ana_ROCHA/Bo_LINDQVIST/\t{CONTEXT}\tClub_Norte/Atlantis\n")
+ONE_HOP = (
+    f"which club does Ana_ROCHA play for ?\tClub_Norte\tAna_ROCHA#plays_in_club#Club_Norte\tClub_Norte/\t{CONTEXT}\n"
+)
+TWO_HOP = (
+    "where is the club that Bo_LINDQVIST plays for ?\tAtlantis\t"
+    f"Bo_LINDQVIST#plays_in_club#Club_Norte#is_in_country#Atlantis\tAtlantis/\t{CONTEXT}\n"
+)
+CONJUNCTIVE = (
+    "which Atlantis player plays for Club_Norte ?\tAna_ROCHA\t"
+    "Club_Norte#plays_in_club_inverse#Ana_ROCHA#<end>#Ana_ROCHA*"
+    "Atlantis#plays_for_country_inverse#Ana_ROCHA#<end>#Ana_ROCHA\t"
+    f"Ana_ROCHA/Bo_LINDQVIST/\t{CONTEXT}\tClub_Norte/Atlantis\n"
+)
 
 
 def write(folder: Path) -> tuple[Path, Path]:

@@ -8,6 +8,7 @@ rate limits between jobs, as with joblib.
 
 Ray is imported only when a sweep is launched: Hydra imports every plugin module on every run.
 """
+
 from __future__ import annotations
 
 import logging
@@ -36,8 +37,13 @@ LOCAL_ONLY = ("num_cpus", "num_gpus", "include_dashboard", "object_store_memory"
 LOG_GRACE_S = 1.0
 
 
-def _run_job(hydra_context: HydraContext, sweep_config: DictConfig, task_function: TaskFunction,
-             singleton_state: dict[Any, Any], cwd: str) -> JobReturn:
+def _run_job(
+    hydra_context: HydraContext,
+    sweep_config: DictConfig,
+    task_function: TaskFunction,
+    singleton_state: dict[Any, Any],
+    cwd: str,
+) -> JobReturn:
     """One job, in a Ray worker: in the launching directory when this machine has it (relative
     paths, the default ./mlruns store), with the launching process's Hydra state."""
     if os.path.isdir(cwd):
@@ -46,8 +52,13 @@ def _run_job(hydra_context: HydraContext, sweep_config: DictConfig, task_functio
     Singleton.set_state(singleton_state)
     HydraConfig.instance().set_config(sweep_config)
     try:
-        return run_job(hydra_context=hydra_context, task_function=task_function, config=sweep_config,
-                       job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
+        return run_job(
+            hydra_context=hydra_context,
+            task_function=task_function,
+            config=sweep_config,
+            job_dir_key="hydra.sweep.dir",
+            job_subdir_key="hydra.sweep.subdir",
+        )
     finally:  # a worker's output goes to a file Ray forwards to the launching terminal: not left in a buffer
         sys.stdout.flush()
         sys.stderr.flush()
@@ -76,8 +87,9 @@ class RayLauncher(Launcher):
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        log.info(f"Ray launcher: {len(job_overrides)} jobs, at most {self.n_jobs} at once; "
-                 f"sweep output dir {sweep_dir}")
+        log.info(
+            f"Ray launcher: {len(job_overrides)} jobs, at most {self.n_jobs} at once; sweep output dir {sweep_dir}"
+        )
 
         init = OmegaConf.to_container(self.ray_cfg.get("init") or {}, resolve=True)
         init = {k: v for k, v in init.items() if v is not None}

@@ -7,6 +7,7 @@ primary config directory first, so in a wheel kgx's own sweeps win over a user's
 name.) Only kgx's own app is touched (its config directory must be on the path), since Hydra
 loads search-path plugins for every app in the environment.
 """
+
 from __future__ import annotations
 
 from hydra.core.config_search_path import ConfigSearchPath

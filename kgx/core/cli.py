@@ -1,5 +1,6 @@
 """What the command-line entry points share: a module docstring shown as help text without its
 reStructuredText markup (````python -m kgx.kg````, ``:class:`~kgx.x.Y```` read as plain text)."""
+
 from __future__ import annotations
 
 import re

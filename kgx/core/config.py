@@ -10,6 +10,7 @@ A field made with :func:`execution` says where or how a run executes (a timeout,
 a folder), not what it computes: it is logged but left out of the run's identity, the config
 hash, so changing it resumes the same run instead of starting a new one.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -98,13 +99,16 @@ class RunConfig:
         if self.explain < 0:
             raise ConfigError(f"run.explain={self.explain}: must be >= 0")
         if self.cache_url and not self.cache_url.startswith(("redis://", "rediss://")):
-            raise ConfigError(f"run.cache_url={masked_url(self.cache_url)}: use redis://[:password@]host:port/db "
-                              f"(or rediss://), or leave it empty for the local sqlite file")
+            raise ConfigError(
+                f"run.cache_url={masked_url(self.cache_url)}: use redis://[:password@]host:port/db "
+                f"(or rediss://), or leave it empty for the local sqlite file"
+            )
         # YAML reads a bare off as false.
         self.traces = "off" if str(self.traces).lower() in ("off", "false") else str(self.traces)
         if self.traces not in ("all", "off") and not (self.traces.isascii() and self.traces.isdigit()):
-            raise ConfigError(f"run.traces={self.traces}: use all, off, or a number N (the first N questions "
-                              f"in dataset order)")
+            raise ConfigError(
+                f"run.traces={self.traces}: use all, off, or a number N (the first N questions in dataset order)"
+            )
 
 
 @dataclass
@@ -201,17 +205,24 @@ class KGConfig:
         if self.endpoint:
             url = urlsplit(self.endpoint)
             if "@" in url.netloc or (not url.netloc and "@" in self.endpoint):
-                raise ConfigError("kg.endpoint: credentials in the URL (user:password@host) are not accepted; "
-                                  "put them in environment variables named by kg.user_env and kg.password_env")
+                raise ConfigError(
+                    "kg.endpoint: credentials in the URL (user:password@host) are not accepted; "
+                    "put them in environment variables named by kg.user_env and kg.password_env"
+                )
             if url.scheme not in ("http", "https") or not url.netloc:
                 raise ConfigError(f"kg.endpoint={self.endpoint}: must be an http:// or https:// URL")
             if "?" in self.endpoint:
-                raise ConfigError(f"kg.endpoint={url.scheme}://{url.netloc}{url.path}?...: remove the query "
-                                  f"string; kgx sends the query itself, and the graph with kg.default_graph=IRI")
-        if self.default_graph is not None and not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+",
-                                                               self.default_graph):
-            raise ConfigError(f"kg.default_graph={self.default_graph}: must be an absolute IRI "
-                              f"(e.g. http://rdf.freebase.com), or null for the endpoint's default")
+                raise ConfigError(
+                    f"kg.endpoint={url.scheme}://{url.netloc}{url.path}?...: remove the query "
+                    f"string; kgx sends the query itself, and the graph with kg.default_graph=IRI"
+                )
+        if self.default_graph is not None and not re.fullmatch(
+            r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+", self.default_graph
+        ):
+            raise ConfigError(
+                f"kg.default_graph={self.default_graph}: must be an absolute IRI "
+                f"(e.g. http://rdf.freebase.com), or null for the endpoint's default"
+            )
         variable = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
         for header, name in self.headers_env.items():
             if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", header):
@@ -221,12 +232,16 @@ class KGConfig:
             if header.lower() == "authorization" and (self.user_env or self.password_env):
                 raise ConfigError("kg.headers_env.Authorization: conflicts with kg.user_env/kg.password_env; use one")
             if not variable.fullmatch(str(name)):
-                raise ConfigError(f"kg.headers_env.{header}: must be the NAME of an environment variable "
-                                  f"(letters, digits, _) holding the value, never the value itself")
+                raise ConfigError(
+                    f"kg.headers_env.{header}: must be the NAME of an environment variable "
+                    f"(letters, digits, _) holding the value, never the value itself"
+                )
         for field_name in ("user_env", "password_env"):
             if getattr(self, field_name) is not None and not variable.fullmatch(getattr(self, field_name)):
-                raise ConfigError(f"kg.{field_name}: must be the NAME of an environment variable (letters, "
-                                  f"digits, _) holding the value, never the value itself")
+                raise ConfigError(
+                    f"kg.{field_name}: must be the NAME of an environment variable (letters, "
+                    f"digits, _) holding the value, never the value itself"
+                )
         if (self.user_env is None) != (self.password_env is None):
             raise ConfigError("kg.user_env, kg.password_env: basic auth needs both (or neither)")
 

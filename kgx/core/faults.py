@@ -8,6 +8,7 @@ Both kinds leave the question in the log as ``status=error``, make the run FAILE
 computed again by a rerun. The :class:`Breaker` stops a run early when the same failure repeats,
 so that an outage costs a few questions, not the rest of the dataset.
 """
+
 from __future__ import annotations
 
 from collections import Counter

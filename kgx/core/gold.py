@@ -4,6 +4,7 @@ Every metric of a question reads the same gold, so it is normalised, indexed by 
 values (:mod:`kgx.core.values`) once, in :func:`prepared`, and each lookup after that is a dictionary
 probe: scoring stays linear in the number of predictions, evidence items and aliases.
 """
+
 from __future__ import annotations
 
 import functools
@@ -69,7 +70,7 @@ class PreparedGold:
         the number of distinct alias lengths."""
         if len(self.by_alias) <= len(text) * len(self.lengths):
             return any(a in text for a in self.by_alias)
-        return any(text[i:i + n] in self.by_alias for n in self.lengths for i in range(len(text) - n + 1))
+        return any(text[i : i + n] in self.by_alias for n in self.lengths for i in range(len(text) - n + 1))
 
     def matching(self, normalised: str) -> frozenset[int]:
         """The answers one of whose aliases is ``normalised``."""

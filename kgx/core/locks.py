@@ -4,6 +4,7 @@
 killed run never leaves a stale lock behind. The holder writes who it is into the lock file,
 so that a refused second invocation can name the process it is waiting for.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -29,8 +30,10 @@ def exclusive(path: Path, what: str) -> Iterator[None]:
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
-            raise Busy(f"{what} is already running ({holder}); wait for it to end, "
-                       f"or stop it: a rerun then resumes where it stopped") from None
+            raise Busy(
+                f"{what} is already running ({holder}); wait for it to end, "
+                f"or stop it: a rerun then resumes where it stopped"
+            ) from None
         try:
             handle.truncate(0)
             handle.write(f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}")

@@ -27,6 +27,7 @@ Gold answers come as ``list[list[str]]``: one alias list per gold answer (see
   answer_recall, reachability, shown      yes (gold in evidence)     no (gold not stated)
   ======================================  =========================  =========================
 """
+
 from __future__ import annotations
 
 import functools
@@ -52,7 +53,15 @@ __all__ = [
 ]
 
 QUESTION_METRICS: tuple[str, ...] = (
-    "hits1", "hits1_tog", "hit_any", "em", "f1", "partial_match", "complete_match", "answer_recall")
+    "hits1",
+    "hits1_tog",
+    "hit_any",
+    "em",
+    "f1",
+    "partial_match",
+    "complete_match",
+    "answer_recall",
+)
 
 _VERDICTS = frozenset({"yes", "no"})
 

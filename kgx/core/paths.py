@@ -1,6 +1,7 @@
 """Where data files live: relative paths resolve under ``$KGX_DATA_DIR``, else a per-user
 data directory, so configs name files the same way on every machine; and the file name a
 question id gets in a run folder (traces, explanations)."""
+
 from __future__ import annotations
 
 import hashlib

@@ -3,6 +3,7 @@
 It is what the subgraph and facts-graph pictures are drawn from and what a reader checks when a
 metric looks wrong, so it keeps prompts and responses verbatim, including failed attempts.
 """
+
 from __future__ import annotations
 
 import json
@@ -95,8 +96,9 @@ class Trace:
 
         with self._lock:  # an event's own fields, shallow: asdict's deep copy took a tenth of a question
             events = ",\n ".join(dump(vars(event)) for event in self.events)
-        return (f'{{"events": [\n {events}\n],\n"error": {dump(self.error)},\n'
-                f'"explanation": {dump(self.explanation)}}}\n')
+        return (
+            f'{{"events": [\n {events}\n],\n"error": {dump(self.error)},\n"explanation": {dump(self.explanation)}}}\n'
+        )
 
 
 def _write(path: Path, blob: bytes) -> None:
@@ -106,7 +108,7 @@ def _write(path: Path, blob: bytes) -> None:
     try:
         view = memoryview(blob)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
 

@@ -3,6 +3,7 @@
 They are plain dataclasses so that a prediction line in ``predictions.jsonl`` is a faithful
 copy of what a method produced.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -28,6 +28,7 @@ text date be more precise than the gold (a gold ``1961`` is in ``1961-08-04``, n
 ``within`` (a text inside the gold) lets it be less precise (``1961`` is within a gold ``1961-08-04``).
 Numbers match by value under all three.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -41,19 +42,39 @@ from typing import Optional
 __all__ = ["DIGIT", "Date", "GoldValues", "PRINT_DIGITS", "Value", "as_printed", "parse", "values_in"]
 
 PRINT_DIGITS = 6  # significant digits of a %g print (Virtuoso's xsd:float)
-_MONTHS = {name: i for i, names in enumerate(
-    ("january jan", "february feb", "march mar", "april apr", "may", "june jun", "july jul",
-     "august aug", "september sep sept", "october oct", "november nov", "december dec"), 1) for name in names.split()}
+_MONTHS = {
+    name: i
+    for i, names in enumerate(
+        (
+            "january jan",
+            "february feb",
+            "march mar",
+            "april apr",
+            "may",
+            "june jun",
+            "july jul",
+            "august aug",
+            "september sep sept",
+            "october oct",
+            "november nov",
+            "december dec",
+        ),
+        1,
+    )
+    for name in names.split()
+}
 _MONTH = "(?P<{}>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<{}>\d{{1,2}})(?:st|nd|rd|th)?"
 _NUMBER = r"(?P<num>[-+\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 _ISO = r"(?P<iy>\d{4})-(?P<im>\d{2})(?:-(?P<id>\d{2})(?:T[\d:.]+(?:Z|[-+]\d{2}:?\d{2})?)?)?"
-_DATE = "|".join((
-    _ISO,
-    _MONTH.format("am") + r"\s+" + _DAY.format("ad") + r",?\s+(?P<ay>\d{4})",
-    _DAY.format("bd") + r"\s+(?:of\s+)?" + _MONTH.format("bm") + r",?\s+(?P<by>\d{4})",
-    _MONTH.format("cm") + r",?\s+(?P<cy>\d{4})",
-))
+_DATE = "|".join(
+    (
+        _ISO,
+        _MONTH.format("am") + r"\s+" + _DAY.format("ad") + r",?\s+(?P<ay>\d{4})",
+        _DAY.format("bd") + r"\s+(?:of\s+)?" + _MONTH.format("bm") + r",?\s+(?P<by>\d{4})",
+        _MONTH.format("cm") + r",?\s+(?P<cy>\d{4})",
+    )
+)
 # In free text a value starts after no word character, point or comma, nor after a dash that
 # follows a letter (not inside "m.06w2sn5" or "B-52"; "1995" of "1990-1995" is one), and ends
 # before none of them (not the "19" of "1961"). Texts without a month name (most evidence) are
@@ -110,7 +131,7 @@ def _number(text: str, whole_year: bool) -> Optional[Value]:
     if not number.is_finite():
         return None
     digits = len(number.normalize().as_tuple().digits) if number else 1
-    printed = digits <= PRINT_DIGITS and ("e" in plain.lower() or abs(number) < 10 ** PRINT_DIGITS)
+    printed = digits <= PRINT_DIGITS and ("e" in plain.lower() or abs(number) < 10**PRINT_DIGITS)
     year = Date(int(plain)) if whole_year and len(plain) == 4 and plain.isdigit() else None
     return Value(number, year, printed, number if digits <= PRINT_DIGITS else as_printed(number))
 

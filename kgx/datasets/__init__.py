@@ -4,6 +4,7 @@
 (see ``LOADERS``), then applies the config's selection. Every reader returns all questions of
 a file or raises ``DataError`` naming the file and the line or record: never a partial load.
 """
+
 from kgx.datasets.files import DataError
 from kgx.datasets.loaders import (
     LOADERS,

@@ -3,6 +3,7 @@
 One row per config: its file as resolved here and its question count, or why it cannot be
 loaded (a missing file says where to get it), so that a setup is checked before a sweep.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,13 +37,16 @@ def status(name: str) -> tuple[str, str, str]:
 def table(rows: list[tuple[str, str, str, str]]) -> str:
     """Aligned columns, counts right-aligned; the last column is never padded."""
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    return "\n".join(f"{name:<{widths[0]}}  {loader:<{widths[1]}}  {count:>{widths[2]}}  {file}"
-                     for name, loader, count, file in rows)
+    return "\n".join(
+        f"{name:<{widths[0]}}  {loader:<{widths[1]}}  {count:>{widths[2]}}  {file}"
+        for name, loader, count, file in rows
+    )
 
 
 def main(argv: Sequence[str] = ()) -> None:
-    argparse.ArgumentParser(prog="python -m kgx.datasets", description=plain(__doc__),
-                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
+    argparse.ArgumentParser(
+        prog="python -m kgx.datasets", description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args(argv)
     where = f"${paths.ENV}" if os.environ.get(paths.ENV) else f"${paths.ENV} is unset: per-user default"
     print(f"data directory: {paths.data_dir()} ({where})")
     rows = [("dataset", "loader", "questions", "file")]

@@ -1,4 +1,5 @@
 """Checked access to record fields, and the question parts several formats share."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable

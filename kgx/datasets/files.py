@@ -5,6 +5,7 @@ skips a record it cannot read, because a silently shortened test set changes eve
 The JSON readers also reject text that could not be written back as UTF-8 (see
 :func:`check_text`), so that such a question fails at load instead of in the middle of a run.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,11 @@ def locate(cfg: DatasetConfig, path: str, folder: bool = False) -> Path:
     env = os.environ.get(paths.ENV)
     base = f"${paths.ENV}={env}" if env else f"${paths.ENV} if set, else {paths.data_dir()}"
     how = cfg.source or "set dataset.path to a local copy of the file"
-    raise MissingFile(f"dataset '{cfg.name}': file not found: {path}{looked}; relative paths resolve "
-                      f"under {base}. To get it: {how}", found, how)
+    raise MissingFile(
+        f"dataset '{cfg.name}': file not found: {path}{looked}; relative paths resolve under {base}. To get it: {how}",
+        found,
+        how,
+    )
 
 
 def read_json(path: Path) -> Any:
@@ -99,10 +103,12 @@ def _check_string(text: str, where: str, what: str) -> None:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         escape = f"\\u{ord(text[exc.start]):04x}"
-        excerpt = text[max(0, exc.start - 40): exc.start + 40]
-        raise DataError(f"{where}: {what} holds a lone surrogate {escape} (half of a UTF-16 pair, "
-                        f"from a JSON escape) at character {exc.start}, which cannot be written as "
-                        f"UTF-8: {excerpt!r}") from exc
+        excerpt = text[max(0, exc.start - 40) : exc.start + 40]
+        raise DataError(
+            f"{where}: {what} holds a lone surrogate {escape} (half of a UTF-16 pair, "
+            f"from a JSON escape) at character {exc.start}, which cannot be written as "
+            f"UTF-8: {excerpt!r}"
+        ) from exc
 
 
 def json_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -3,6 +3,7 @@
 Topic entities are ``{mid: name}``. Where a format gives an answer's mid beside its name, the
 mid is kept as a second alias, so that a method answering with KG ids can still be scored.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,11 +30,15 @@ def cwq(path: Path, cfg: DatasetConfig) -> list[Question]:
         text = field(rec, "question", str, where)
         answer = field(rec, "answer", str, where)
         extra = [n for n in names.get(text, []) if n != UNNAMED]
-        questions.append(Question(
-            id=field(rec, "ID", str, where), text=text, topic_entities=topic_entities(rec, where),
-            answers=one_alias_each([answer, *extra]),
-            meta={"compositionality_type": field(rec, "compositionality_type", str, where)},
-        ))
+        questions.append(
+            Question(
+                id=field(rec, "ID", str, where),
+                text=text,
+                topic_entities=topic_entities(rec, where),
+                answers=one_alias_each([answer, *extra]),
+                meta={"compositionality_type": field(rec, "compositionality_type", str, where)},
+            )
+        )
     return questions
 
 
@@ -51,9 +56,12 @@ def _answer_names(path: Path) -> dict[str, list[str]]:
 def webqsp(path: Path, cfg: DatasetConfig) -> list[Question]:
     """WebQSP test as ``WebQSP.json`` (AoG, LMP): ``RawQuestion`` and ``answer``, a list of names."""
     return [
-        Question(id=field(rec, "QuestionId", str, where), text=field(rec, "RawQuestion", str, where),
-                 topic_entities=topic_entities(rec, where),
-                 answers=one_alias_each(field(rec, "answer", list, where)))
+        Question(
+            id=field(rec, "QuestionId", str, where),
+            text=field(rec, "RawQuestion", str, where),
+            topic_entities=topic_entities(rec, where),
+            answers=one_alias_each(field(rec, "answer", list, where)),
+        )
         for where, rec in json_records(path)
     ]
 
@@ -78,10 +86,14 @@ def webqsp_parses(path: Path, cfg: DatasetConfig) -> list[Question]:
                 answers.setdefault(argument, aliases)
             if parse.get("TopicEntityMid"):
                 topics[parse["TopicEntityMid"]] = parse.get("TopicEntityName") or parse["TopicEntityMid"]
-        questions.append(Question(
-            id=field(rec, "QuestionId", str, where), text=field(rec, "RawQuestion", str, where),
-            topic_entities=topics, answers=list(answers.values()),
-        ))
+        questions.append(
+            Question(
+                id=field(rec, "QuestionId", str, where),
+                text=field(rec, "RawQuestion", str, where),
+                topic_entities=topics,
+                answers=list(answers.values()),
+            )
+        )
     return questions
 
 
@@ -108,21 +120,28 @@ def grailqa(path: Path, cfg: DatasetConfig) -> list[Question]:
             if not isinstance(answer, dict):
                 raise DataError(f"{where}: each answer must be a JSON object")
             answers.append(_name_and_id(answer.get("entity_name"), field(answer, "answer_argument", str, where)))
-        questions.append(Question(
-            id=str(field(rec, "qid", (int, str), where)), text=field(rec, "question", str, where),
-            topic_entities=topic_entities(rec, where), answers=answers,
-            meta={"level": field(rec, "level", str, where), "function": field(rec, "function", str, where)},
-        ))
+        questions.append(
+            Question(
+                id=str(field(rec, "qid", (int, str), where)),
+                text=field(rec, "question", str, where),
+                topic_entities=topic_entities(rec, where),
+                answers=answers,
+                meta={"level": field(rec, "level", str, where), "function": field(rec, "function", str, where)},
+            )
+        )
     return questions
 
 
 def simpleqa(path: Path, cfg: DatasetConfig) -> list[Question]:
     """SimpleQuestions in ToG's format: one ``answer`` string; the gold ``relation`` goes to meta."""
     return [
-        Question(id=position_id(cfg.name, index), text=field(rec, "question", str, where),
-                 topic_entities=topic_entities(rec, where),
-                 answers=one_alias_each([field(rec, "answer", str, where)]),
-                 meta={"relation": field(rec, "relation", str, where)})
+        Question(
+            id=position_id(cfg.name, index),
+            text=field(rec, "question", str, where),
+            topic_entities=topic_entities(rec, where),
+            answers=one_alias_each([field(rec, "answer", str, where)]),
+            meta={"relation": field(rec, "relation", str, where)},
+        )
         for index, (where, rec) in enumerate(json_records(path))
     ]
 
@@ -130,8 +149,11 @@ def simpleqa(path: Path, cfg: DatasetConfig) -> list[Question]:
 def webquestions(path: Path, cfg: DatasetConfig) -> list[Question]:
     """WebQuestions in ToG's format: ``answers``, a list of names."""
     return [
-        Question(id=position_id(cfg.name, index), text=field(rec, "question", str, where),
-                 topic_entities=topic_entities(rec, where),
-                 answers=one_alias_each(field(rec, "answers", list, where)))
+        Question(
+            id=position_id(cfg.name, index),
+            text=field(rec, "question", str, where),
+            topic_entities=topic_entities(rec, where),
+            answers=one_alias_each(field(rec, "answers", list, where)),
+        )
         for index, (where, rec) in enumerate(json_records(path))
     ]

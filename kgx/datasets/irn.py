@@ -15,6 +15,7 @@ line's own answer first. KB names use underscores (``Tigres_UANL``), which
 :func:`kgx.core.metrics.normalize` would glue into one word, so each answer also gets its spaced
 form as an alias. A malformed line stops the load naming the file, the line and the field.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -56,8 +57,9 @@ def parse(line: str, where: str) -> Line:
     """The fields of one line; a DataError names ``where`` (file:line) and the field."""
     fields = line.split("\t")
     if len(fields) < 3:
-        raise DataError(f"{where}: expected at least 3 tab-separated fields (question, answer, path), "
-                        f"found {len(fields)}")
+        raise DataError(
+            f"{where}: expected at least 3 tab-separated fields (question, answer, path), found {len(fields)}"
+        )
     text = fields[0].strip()
     if not text:
         raise DataError(f"{where}: field 1 (question) is empty")
@@ -76,7 +78,7 @@ def _path(chain: str, where: str) -> list[str]:
     steps = chain.strip().split("#")
     if END in steps:
         end = steps.index(END)
-        if steps[end + 1:] != steps[end - 1:end]:
+        if steps[end + 1 :] != steps[end - 1 : end]:
             raise DataError(f"{where}: field 3 (path) must end in '...#answer#{END}#answer', found {chain!r}")
         steps = steps[:end]
     if len(steps) < 3 or len(steps) % 2 == 0 or not all(steps):
@@ -94,10 +96,11 @@ def _answers(field: str, end: str, where: str) -> list[str]:
         raise DataError(f"{where}: field 2 (answer) is empty")
     opening = f"{end}("
     if field.startswith(opening) and field.endswith(")"):
-        return list(dict.fromkeys([end, *(n for n in field[len(opening):-1].split("/") if n)]))
+        return list(dict.fromkeys([end, *(n for n in field[len(opening) : -1].split("/") if n)]))
     if "(" in field and field.endswith("/)"):
-        raise DataError(f"{where}: field 2 (answer) must be '{end}(a1/a2/.../)' with the path's end "
-                        f"'{end}' first, found {field!r}")
+        raise DataError(
+            f"{where}: field 2 (answer) must be '{end}(a1/a2/.../)' with the path's end '{end}' first, found {field!r}"
+        )
     return [field]
 
 
@@ -114,7 +117,12 @@ def lines(path: Path) -> list[tuple[int, Line]]:
 def irn(path: Path, cfg: DatasetConfig) -> list[Question]:
     """Questions whose topic entities are the paths' subjects, by name: the run resolves each name
     to the entity of that name in its KG, whatever ids the KG uses (kgx.run.preflight)."""
-    return [Question(id=position_id(cfg.name, lineno), text=line.text,
-                     answers=[aliases(name) for name in line.answers],
-                     meta={**line.meta(), TOPIC_NAMES: line.topics})
-            for lineno, line in lines(path)]
+    return [
+        Question(
+            id=position_id(cfg.name, lineno),
+            text=line.text,
+            answers=[aliases(name) for name in line.answers],
+            meta={**line.meta(), TOPIC_NAMES: line.topics},
+        )
+        for lineno, line in lines(path)
+    ]

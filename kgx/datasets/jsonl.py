@@ -1,4 +1,5 @@
 """kgx's own question format (the bundled demo, and ``dataset=custom``): one JSON object per line."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,11 +30,15 @@ def read_jsonl(path: Path, cfg: DatasetConfig) -> list[Question]:
         topics, names = _topics(row, where)
         answer_ids = field(row, "answer_ids", list, where) if "answer_ids" in row else []
         meta = field(row, "meta", dict, where) if "meta" in row else {}
-        questions.append(Question(
-            id=str(field(row, "id", (str, int), where)), text=field(row, "question", str, where),
-            topic_entities=topics, answers=[[str(x) for x in a] for a in answers],
-            meta={**meta, "answer_ids": answer_ids, **({TOPIC_NAMES: names} if names else {})},
-        ))
+        questions.append(
+            Question(
+                id=str(field(row, "id", (str, int), where)),
+                text=field(row, "question", str, where),
+                topic_entities=topics,
+                answers=[[str(x) for x in a] for a in answers],
+                meta={**meta, "answer_ids": answer_ids, **({TOPIC_NAMES: names} if names else {})},
+            )
+        )
     return questions
 
 
@@ -45,6 +50,8 @@ def _topics(row: dict[str, Any], where: str) -> tuple[dict[str, str], list[str]]
         return topic_entities(row, where, "topic_entities"), []
     names = row["topic_entities"]
     if not all(isinstance(n, str) and n.strip() for n in names):
-        raise DataError(f"{where}: field 'topic_entities' must be an {{id: name}} object or a list of "
-                        f"entity names (non-empty strings)")
+        raise DataError(
+            f"{where}: field 'topic_entities' must be an {{id: name}} object or a list of "
+            f"entity names (non-empty strings)"
+        )
     return {}, list(dict.fromkeys(n.strip() for n in names))

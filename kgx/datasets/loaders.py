@@ -1,4 +1,5 @@
 """The reader registry, question selection, and dataset configs by name."""
+
 from __future__ import annotations
 
 import random
@@ -33,8 +34,10 @@ def read_auto(path: Path, cfg: DatasetConfig) -> list[Question]:
             return read_jsonl(path, cfg)
         if "\t" in line:
             return irn(path, cfg)
-        raise DataError(f"{path}:{lineno}: neither a JSON object (kgx's format) nor tab-separated fields "
-                        f"(IRN's question<TAB>answer<TAB>path); set dataset.loader to one of {sorted(LOADERS)}")
+        raise DataError(
+            f"{path}:{lineno}: neither a JSON object (kgx's format) nor tab-separated fields "
+            f"(IRN's question<TAB>answer<TAB>path); set dataset.loader to one of {sorted(LOADERS)}"
+        )
     return []
 
 
@@ -72,8 +75,9 @@ def load(cfg: DatasetConfig) -> list[Question]:
         raise DataError(f"{path}: question id '{duplicates[0]}' appears more than once")
     selected = select(questions, cfg)
     if not selected:
-        raise DataError(f"dataset '{cfg.name}': the selection {_selection(cfg)} leaves none of its "
-                        f"{len(questions)} questions")
+        raise DataError(
+            f"dataset '{cfg.name}': the selection {_selection(cfg)} leaves none of its {len(questions)} questions"
+        )
     return selected
 
 
@@ -100,8 +104,9 @@ def select(questions: list[Question], cfg: DatasetConfig) -> list[Question]:
 def _selection(cfg: DatasetConfig) -> str:
     """The sizes of the config's selection, as written on the command line. ``ids`` is left out:
     known ids always keep a question, so only a sample or limit of 0 can leave none."""
-    return " ".join(f"dataset.{key}={value}" for key, value in (("sample", cfg.sample), ("limit", cfg.limit))
-                    if value is not None)
+    return " ".join(
+        f"dataset.{key}={value}" for key, value in (("sample", cfg.sample), ("limit", cfg.limit)) if value is not None
+    )
 
 
 def _by_ids(questions: list[Question], ids: list[str], name: str) -> list[Question]:
@@ -117,8 +122,9 @@ def _by_ids(questions: list[Question], ids: list[str], name: str) -> list[Questi
 def _sample(questions: list[Question], size: int, seed: int, name: str) -> list[Question]:
     """A seeded draw: the same seed over the same questions gives the same subset."""
     if size > len(questions):
-        raise DataError(f"dataset '{name}': dataset.sample={size} but only {len(questions)} "
-                        "questions are left to draw from")
+        raise DataError(
+            f"dataset '{name}': dataset.sample={size} but only {len(questions)} questions are left to draw from"
+        )
     picked = sorted(random.Random(seed).sample(range(len(questions)), size))
     return [questions[i] for i in picked]
 

@@ -3,6 +3,7 @@
 The KG is name-level (WikiMovies), so a topic entity's id is its name; the KG builder turns
 names into stable ids later.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,10 @@ def _qtypes(path: Path, questions: Path, count: int) -> list[str]:
     """``qa_test_qtype.txt``: the type of the question on the same line of ``questions``."""
     qtypes = [line.strip() for _, line in text_lines(path)]
     if len(qtypes) != count:
-        raise DataError(f"{path}: {len(qtypes)} question types for the {count} questions of "
-                        f"{questions}; the files must align line by line")
+        raise DataError(
+            f"{path}: {len(qtypes)} question types for the {count} questions of "
+            f"{questions}; the files must align line by line"
+        )
     return qtypes
 
 
@@ -50,5 +53,10 @@ def _question(cfg: DatasetConfig, path: Path, lineno: int, line: str, qtype: str
         raise DataError(f"{where}: no answers after the tab")
     name = topics[0].strip()
     meta = {} if qtype is None else {"qtype": qtype, "hops": qtype.count("_to_")}
-    return Question(id=position_id(cfg.name, lineno), text=text.replace(f"[{topics[0]}]", topics[0]).strip(),
-                    topic_entities={name_id(name): name}, answers=gold, meta=meta)
+    return Question(
+        id=position_id(cfg.name, lineno),
+        text=text.replace(f"[{topics[0]}]", topics[0]).strip(),
+        topic_entities={name_id(name): name},
+        answers=gold,
+        meta=meta,
+    )

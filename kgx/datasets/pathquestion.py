@@ -4,6 +4,7 @@ The line format is IRN's (:mod:`kgx.datasets.irn`, which also reads WC2014's lon
 KG is name-level, so each topic entity gets the id the KG builder gives its name
 (:func:`kgx.kg.name_level.name_id`): the questions know their KG ids without the KG at hand.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,7 +18,13 @@ from kgx.kg.name_level import name_id
 
 def pathquestion(path: Path, cfg: DatasetConfig) -> list[Question]:
     """Questions of one PathQuestion file; meta keeps the gold path and its hop count."""
-    return [Question(id=position_id(cfg.name, lineno), text=line.text,
-                     topic_entities={name_id(name): name for name in line.topics},
-                     answers=[aliases(name) for name in line.answers], meta=line.meta())
-            for lineno, line in lines(path)]
+    return [
+        Question(
+            id=position_id(cfg.name, lineno),
+            text=line.text,
+            topic_entities={name_id(name): name for name in line.topics},
+            answers=[aliases(name) for name in line.answers],
+            meta=line.meta(),
+        )
+        for lineno, line in lines(path)
+    ]

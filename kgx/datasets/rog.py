@@ -11,6 +11,7 @@ read here: the KG build reads it once and caches its store.
 ``path`` is one parquet file or a folder of the hub's shards, of which ``dataset.split``'s are
 read in name order (``kgx.kg.rog_files``).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -42,9 +43,13 @@ def _question(where: str, values: tuple[Any, ...]) -> Question:
         raise DataError(f"{where}: column id must be a non-empty string, found {qid!r}")
     if not isinstance(text, str):
         raise DataError(f"{where} (question {qid}): column question must be a string, found {text!r}")
-    return Question(id=qid, text=text, topic_entities={name_id(n): n for n in _names(q_entity, "q_entity", where)},
-                    answers=one_alias_each(_names(answer, "answer", where)),
-                    meta={"answer_ids": [name_id(n) for n in dict.fromkeys(_names(a_entity, "a_entity", where))]})
+    return Question(
+        id=qid,
+        text=text,
+        topic_entities={name_id(n): n for n in _names(q_entity, "q_entity", where)},
+        answers=one_alias_each(_names(answer, "answer", where)),
+        meta={"answer_ids": [name_id(n) for n in dict.fromkeys(_names(a_entity, "a_entity", where))]},
+    )
 
 
 def _names(value: Any, column: str, where: str) -> list[str]:

@@ -16,6 +16,7 @@ the facts (``reach``, ``shown``, the scores) and the category is derived from th
 written before a category existed reads as "" (not classified) rather than as a wrong guess.
 For a ``not_retrieved`` question :func:`left_at` names where the method left the gold path.
 """
+
 from __future__ import annotations
 
 import re
@@ -71,7 +72,7 @@ def answer_prompt(trace: Trace) -> str:
         paragraph_end = text.find("\n\n", lines[-2].end())
         start = paragraph_end if 0 <= paragraph_end < last.start() else last.start()
     line_end = text.find("\n", last.start())
-    return (text[start:last.start()] + (text[line_end:] if line_end >= 0 else "")).strip()
+    return (text[start : last.start()] + (text[line_end:] if line_end >= 0 else "")).strip()
 
 
 def shown(trace: Trace, gold: list[list[str]]) -> bool:
@@ -95,26 +96,40 @@ def left_at(reach: "Reach", trace: Trace) -> Optional[dict[str, Any]]:
             followed[key] = max(followed.get(key, 0), e.capped_from)
     best, depth = reach.paths[0], -1
     for path in reach.paths:
-        taken = next((i for i, s in enumerate(path) if (s.source, s.relation, s.direction) not in followed),
-                     len(path))
+        taken = next((i for i, s in enumerate(path) if (s.source, s.relation, s.direction) not in followed), len(path))
         if taken > depth:
             best, depth = path, taken
     name = reach.names.get
-    chain = " ".join([name(best[0].source, best[0].source)]
-                     + [f"-{s.relation}{'' if s.direction == 'out' else ' (in)'}-> {name(s.target, s.target)}"
-                        for s in best])
+    chain = " ".join(
+        [name(best[0].source, best[0].source)]
+        + [f"-{s.relation}{'' if s.direction == 'out' else ' (in)'}-> {name(s.target, s.target)}" for s in best]
+    )
     if depth < len(best):
         step = best[depth]
-        return {"depth": depth + 1, "relation": step.relation, "direction": step.direction,
-                "entity": name(step.source, step.source), "path": chain,
-                "why": f"left the gold path at depth {depth + 1}: {step.relation} ({step.direction}) from "
-                       f"{name(step.source, step.source)!r} was not followed"}
+        return {
+            "depth": depth + 1,
+            "relation": step.relation,
+            "direction": step.direction,
+            "entity": name(step.source, step.source),
+            "path": chain,
+            "why": f"left the gold path at depth {depth + 1}: {step.relation} ({step.direction}) from "
+            f"{name(step.source, step.source)!r} was not followed",
+        }
     last = best[-1]
     cut = followed[(last.source, last.relation, last.direction)]
-    why = (f"followed the gold path to its end, but the last step's {cut} neighbours were cut to a cap"
-           if cut else "followed the gold path to its end and then left the answer out (pruned)")
-    return {"depth": len(best), "relation": last.relation, "direction": last.direction,
-            "entity": name(last.source, last.source), "path": chain, "why": why}
+    why = (
+        f"followed the gold path to its end, but the last step's {cut} neighbours were cut to a cap"
+        if cut
+        else "followed the gold path to its end and then left the answer out (pruned)"
+    )
+    return {
+        "depth": len(best),
+        "relation": last.relation,
+        "direction": last.direction,
+        "entity": name(last.source, last.source),
+        "path": chain,
+        "why": why,
+    }
 
 
 def describe(reach: "Reach") -> str:

@@ -6,6 +6,7 @@ Virtuoso prints the ``xsd:float`` ``7692024`` as ``"7.69202e+06"``, a gold year 
 full date. :class:`GoldLiterals` matches them by the rule of ``answer_recall``
 (:mod:`kgx.core.values`), so reachability and answer recall agree on what counts as the answer.
 """
+
 from __future__ import annotations
 
 import re
@@ -41,8 +42,9 @@ def gold_nodes(kg: SparqlKG, question: Question) -> Golds:
     given = [str(a) for a in question.meta.get("answer_ids") or []]
     if given:
         entities = [a for a in given if NODE_ID.match(a)]
-        values = [a[1:a.rindex('"')] if is_literal(a) and a.count('"') > 1 else a
-                  for a in given if not NODE_ID.match(a)]
+        values = [
+            a[1 : a.rindex('"')] if is_literal(a) and a.count('"') > 1 else a for a in given if not NODE_ID.match(a)
+        ]
         return Golds(sorted(set(entities)), sorted({_quoted(v) for v in values}))
     aliases = list(dict.fromkeys(a for answer in question.answers for a in answer))
     ids = named(kg, aliases) if aliases else {}

@@ -10,6 +10,7 @@ reachability found in the KG (:mod:`kgx.diagnose.reach`) are. The entities come 
 WebQSP's parses carry an ``InferentialChain``, but the loader (``kgx.datasets.freebase_qa``)
 does not keep it in meta: WebQSP questions take their relations from the reach paths.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -26,9 +27,16 @@ Step = tuple[str, str]  # (relation id, "out" | "in"), walked from the topic sid
 # MetaQA's question types name entity kinds (``actor_to_movie_to_director``); each kind but the
 # movie is the object of one movie relation (kgx.kg.name_level.METAQA_RELATIONS names its KG id).
 METAQA_KINDS = {
-    "actor": "starred_actors", "director": "directed_by", "writer": "written_by", "genre": "has_genre",
-    "language": "in_language", "year": "release_year", "tag": "has_tags", "tags": "has_tags",
-    "imdbrating": "has_imdb_rating", "imdbvotes": "has_imdb_votes",
+    "actor": "starred_actors",
+    "director": "directed_by",
+    "writer": "written_by",
+    "genre": "has_genre",
+    "language": "in_language",
+    "year": "release_year",
+    "tag": "has_tags",
+    "tags": "has_tags",
+    "imdbrating": "has_imdb_rating",
+    "imdbvotes": "has_imdb_votes",
 }
 # IRN's KBs (WC2014) write each edge twice, ``r`` and ``r_inverse``; a KG built with
 # ``kg.drop_inverse`` keeps only ``r``, so a gold ``r_inverse`` step is ``r`` walked backwards.
@@ -48,13 +56,21 @@ class GoldHint:
     topics: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"answers": [list(a) for a in self.answers], "relations": [list(r) for r in self.relations],
-                "entities": list(self.entities), "topics": list(self.topics)}
+        return {
+            "answers": [list(a) for a in self.answers],
+            "relations": [list(r) for r in self.relations],
+            "entities": list(self.entities),
+            "topics": list(self.topics),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "GoldHint":
-        return cls([list(a) for a in data["answers"]], [(r, d) for r, d in data["relations"]],
-                   list(data["entities"]), list(data.get("topics", [])))
+        return cls(
+            [list(a) for a in data["answers"]],
+            [(r, d) for r, d in data["relations"]],
+            list(data["entities"]),
+            list(data.get("topics", [])),
+        )
 
 
 def fold(relation: str, direction: str) -> Step:
@@ -123,5 +139,9 @@ def gold_hint(question: Question, reach: Optional["Reach"], kg_format: str) -> G
     ids = [s.target for p in paths for s in p if s.target not in topics]
     names = [reach.names[i] for i in ids if reach is not None and i in reach.names]
     named = [e for path in _paths(question) for e in path[2::2] if e not in topics]
-    return GoldHint(question.answers, relations, list(dict.fromkeys([*names, *named, *ids])),
-                    list(dict.fromkeys([*question.topic_entities.values(), *subjects])))
+    return GoldHint(
+        question.answers,
+        relations,
+        list(dict.fromkeys([*names, *named, *ids])),
+        list(dict.fromkeys([*question.topic_entities.values(), *subjects])),
+    )

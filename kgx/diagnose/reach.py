@@ -13,6 +13,7 @@ A side whose frontier grows past ``max_frontier`` (a MetaQA genre has thousands 
 if the ends did not meet, the answer is unknown (``reachable=None``) with the cap in ``reason``.
 Results are cached per KG (``kgx.diagnose.reach_cache``) so that sweeps over methods do not repeat them.
 """
+
 from __future__ import annotations
 
 import copy
@@ -98,8 +99,11 @@ class _Side:
         return self.charge(x)
 
     def frontier(self, radius: int) -> list[str]:
-        return sorted(x for x, c in self.cost.items() if x not in self.expanded
-                      and (self.gold or not is_literal(x)) and c + self.leaves(x) <= radius)
+        return sorted(
+            x
+            for x, c in self.cost.items()
+            if x not in self.expanded and (self.gold or not is_literal(x)) and c + self.leaves(x) <= radius
+        )
 
     def waiting(self) -> int:
         """Nodes met but not walked from: what growing this side costs next."""
@@ -163,15 +167,18 @@ class _Side:
 class _Search:
     """One question's bidirectional search; ``run`` returns the Reach without labels or counts."""
 
-    def __init__(self, kg: SparqlKG, topics: list[str], golds: Golds, horizon: Horizon, max_frontier: int,
-                 max_paths: int):
+    def __init__(
+        self, kg: SparqlKG, topics: list[str], golds: Golds, horizon: Horizon, max_frontier: int, max_paths: int
+    ):
         self.kg = kg
         self.golds = golds
         self.horizon = horizon
         self.max_frontier = max_frontier
         self.max_paths = max_paths
-        self.sides = {"topic": _Side(topics, gold=False, cvt_free=horizon.cvt_free),
-                      "gold": _Side(golds.ids, gold=True, cvt_free=horizon.cvt_free)}
+        self.sides = {
+            "topic": _Side(topics, gold=False, cvt_free=horizon.cvt_free),
+            "gold": _Side(golds.ids, gold=True, cvt_free=horizon.cvt_free),
+        }
         self.topic, self.gold = self.sides["topic"], self.sides["gold"]
         self.values = GoldLiterals(golds.literals)
 
@@ -179,8 +186,11 @@ class _Search:
         """(cost, node on the topic side, node on the gold side) wherever the two ends touch; a
         value met from the topic side touches a gold value it states (``GoldLiterals.stated_by``)."""
         found = [(self.topic.cost[x] + self.gold.cost[x], x, x) for x in self.topic.cost.keys() & self.gold.cost.keys()]
-        found += [(self.topic.cost[x], x, gold) for x in self.topic.literals
-                  if x not in self.gold.cost and (gold := self.values.stated_by(x))]
+        found += [
+            (self.topic.cost[x], x, gold)
+            for x in self.topic.literals
+            if x not in self.gold.cost and (gold := self.values.stated_by(x))
+        ]
         return sorted(found)
 
     def run(self) -> Reach:
@@ -196,8 +206,9 @@ class _Search:
                 return self._found(best, met)
             if searched >= depth or len(capped) == len(self.sides):
                 break
-            growing = min((n for n in self.sides if n not in capped),
-                          key=lambda n: (self.sides[n].waiting(), n != "topic"))
+            growing = min(
+                (n for n in self.sides if n not in capped), key=lambda n: (self.sides[n].waiting(), n != "topic")
+            )
             if stop := self.sides[growing].advance(self.kg, self.max_frontier):
                 capped[growing] = stop
         if best is not None and best <= depth:  # met within the depth, though a cap left shorter ways unsearched
@@ -218,8 +229,10 @@ class _Search:
         """Up to ``max_paths`` distinct shortest paths, through each meeting node in turn."""
         paths: list[list[Step]] = []
         for _, here, there in (m for m in met if m[0] == best):
-            ways = itertools.product(itertools.islice(self.topic.chains(here), self.max_paths),
-                                     itertools.islice(self.gold.chains(there), self.max_paths))
+            ways = itertools.product(
+                itertools.islice(self.topic.chains(here), self.max_paths),
+                itertools.islice(self.gold.chains(there), self.max_paths),
+            )
             for before, after in ways:
                 path = before + after
                 nodes = [path[0].source, *(s.target for s in path)] if path else []
@@ -258,8 +271,9 @@ class _Counted:
 class Reacher:
     """One per run; thread-safe (questions run in parallel worker threads)."""
 
-    def __init__(self, kg: SparqlKG, kg_key: str, cache_dir: Optional[Path], max_frontier: int = 20_000,
-                 max_paths: int = 20):
+    def __init__(
+        self, kg: SparqlKG, kg_key: str, cache_dir: Optional[Path], max_frontier: int = 20_000, max_paths: int = 20
+    ):
         self.kg = kg
         self.kg_key = kg_key
         self.max_frontier = max_frontier
@@ -299,8 +313,15 @@ class Reacher:
         """What a result depends on besides the KG (the cache file is per KG)."""
         given = question.meta.get("answer_ids")
         gold = sorted(map(str, given)) if given else sorted(sorted(a) for a in question.answers)
-        return [self.kg_key, sorted(question.topic_entities), gold, horizon.depth, horizon.cvt_free,
-                self.max_frontier, self.max_paths]
+        return [
+            self.kg_key,
+            sorted(question.topic_entities),
+            gold,
+            horizon.depth,
+            horizon.cvt_free,
+            self.max_frontier,
+            self.max_paths,
+        ]
 
     def close(self) -> None:
         if self.cache:

@@ -1,6 +1,7 @@
 """Reachability results kept per KG, so that a sweep over methods and depths searches each
 question once: a sqlite file per KG under ``<cache_dir>/reach/``, in WAL mode so that the
 worker threads of a run and the jobs of a sweep in other processes share it safely."""
+
 from __future__ import annotations
 
 import hashlib
@@ -36,8 +37,9 @@ class ReachCache:
 
     def put(self, key: Any, value: dict[str, Any]) -> None:
         with self._lock, self._db:
-            self._db.execute("INSERT OR REPLACE INTO reach (key, value) VALUES (?, ?)",
-                             (self.digest(key), json.dumps(value)))
+            self._db.execute(
+                "INSERT OR REPLACE INTO reach (key, value) VALUES (?, ?)", (self.digest(key), json.dumps(value))
+            )
 
     def close(self) -> None:
         with self._lock:

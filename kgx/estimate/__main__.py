@@ -1,4 +1,5 @@
 """``python -m kgx.estimate``: see ``kgx.estimate.pilot``."""
+
 import sys
 
 from kgx.estimate.pilot import main

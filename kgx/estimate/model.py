@@ -17,6 +17,7 @@ pilot's plain variance instead, which bounds them from above. Without kinds ther
 and this is the textbook simple-random-sample estimate ``N × mean ± t(0.975, n-1) · s/√n · N ·
 √(1 - n/N)``. A pilot of one question says nothing about the spread: its interval is [0, ∞).
 """
+
 from __future__ import annotations
 
 import csv
@@ -85,8 +86,14 @@ class Strata:
         """Strata by meta ``key``; "auto": the first of KINDS that every question carries with
         more than one value among them, else one stratum; "none": one stratum."""
         if key == "auto":
-            key = next((k for k in KINDS if all(k in q.meta for q in questions)
-                        and len({str(q.meta[k]) for q in questions}) > 1), "none")
+            key = next(
+                (
+                    k
+                    for k in KINDS
+                    if all(k in q.meta for q in questions) and len({str(q.meta[k]) for q in questions}) > 1
+                ),
+                "none",
+            )
         if key == "none":
             return cls("", {q.id: "" for q in questions})
         lacking = [q.id for q in questions if key not in q.meta]
@@ -111,8 +118,10 @@ class Strata:
         queues = {kind: rng.sample(ids, len(ids)) for kind, ids in sorted(members.items())}
         taken, size, order = dict.fromkeys(queues, 0), len(self.kind), []
         for n in range(1, size + 1):
-            kind = max((k for k in queues if taken[k] < len(queues[k])),
-                       key=lambda k: (taken[k] == 0, len(queues[k]) * n / size - taken[k], len(queues[k])))
+            kind = max(
+                (k for k in queues if taken[k] < len(queues[k])),
+                key=lambda k: (taken[k] == 0, len(queues[k]) * n / size - taken[k], len(queues[k])),
+            )
             order.append(queues[kind][taken[kind]])
             taken[kind] += 1
         return order
@@ -142,10 +151,11 @@ def total_of(samples: list[float], kinds: list[str], sizes: dict[str, int]) -> F
         parts = [(sum(factor.values()) * sum((x - mean) ** 2 for x in samples) / (n - 1), n - 1)]
     else:  # each kind's own variance; a kind with one question takes the pooled one
         parts = [(factor[k] * squares[k] / (len(xs) - 1), len(xs) - 1) for k, xs in groups.items() if len(xs) > 1]
-        parts.append((sum(squares.values()) / within * sum(factor[k] for k, xs in groups.items() if len(xs) == 1),
-                      within))
+        parts.append(
+            (sum(squares.values()) / within * sum(factor[k] for k, xs in groups.items() if len(xs) == 1), within)
+        )
     variance = sum(v for v, _ in parts)
-    df = variance ** 2 / sum(v ** 2 / d for v, d in parts) if variance else n - 1  # Welch-Satterthwaite
+    df = variance**2 / sum(v**2 / d for v, d in parts) if variance else n - 1  # Welch-Satterthwaite
     half = scale * float(t.ppf(0.975, df)) * math.sqrt(variance)
     return Figure(value, max(0.0, value - half), value + half)
 
@@ -240,8 +250,9 @@ def estimate_job(job: str, spec: RunSpec, records: list[Record], strata: Strata,
     costs = [question_cost(r, spec) for r in records]
     notes = []
     if any(c is None for c in costs):
-        notes.append(f"cost unknown: no price for {spec.llm.model} (set llm.input_cost_per_token and "
-                     f"llm.output_cost_per_token)")
+        notes.append(
+            f"cost unknown: no price for {spec.llm.model} (set llm.input_cost_per_token and llm.output_cost_per_token)"
+        )
     else:
         est.cost_usd = total([float(c) for c in costs if c is not None])
     per_call, source = call_latency(spec, records)
@@ -252,8 +263,12 @@ def estimate_job(job: str, spec: RunSpec, records: list[Record], strata: Strata,
         # A question's latency as if none of its calls had been cached.
         latency = total([r.latency_s + r.usage.cached_calls * per_call for r in records])
         workers = spec.workers
-        est.wall_s = Figure(*(max(getattr(latency, side) / workers, rate_bound(spec, records, total, parallel, side))
-                              for side in ("value", "low", "high")))
+        est.wall_s = Figure(
+            *(
+                max(getattr(latency, side) / workers, rate_bound(spec, records, total, parallel, side))
+                for side in ("value", "low", "high")
+            )
+        )
     est.note = "; ".join(notes)
     return est
 
@@ -262,8 +277,13 @@ def add_up(jobs: list[JobEstimate], parallel: int) -> JobEstimate:
     """The total row: sums of the jobs' figures, each side of the interval the root sum of squares
     of the jobs' (independent pilots'); wall time divided by the jobs the launcher runs at once."""
     targets = [j.reached for j in jobs if j.reached is not None]
-    total = JobEstimate("total", sum(j.questions for j in jobs), sum(j.pilot for j in jobs),
-                        sum(j.errors for j in jobs), reached=all(targets) if targets else None)
+    total = JobEstimate(
+        "total",
+        sum(j.questions for j in jobs),
+        sum(j.pilot for j in jobs),
+        sum(j.errors for j in jobs),
+        reached=all(targets) if targets else None,
+    )
     for name in (*FIGURES, "wall_s"):
         figures = [getattr(j, name) for j in jobs]
         if not figures or any(f is None for f in figures):
@@ -276,8 +296,14 @@ def add_up(jobs: list[JobEstimate], parallel: int) -> JobEstimate:
     return total
 
 
-COLUMNS = (("calls", "LLM calls"), ("input_tokens", "input tokens"), ("output_tokens", "output tokens"),
-           ("tokens", "tokens"), ("cost_usd", "cost USD"), ("wall_s", "wall"))
+COLUMNS = (
+    ("calls", "LLM calls"),
+    ("input_tokens", "input tokens"),
+    ("output_tokens", "output tokens"),
+    ("tokens", "tokens"),
+    ("cost_usd", "cost USD"),
+    ("wall_s", "wall"),
+)
 
 
 def shown(name: str, figure: Optional[Figure], errors: int) -> str:
@@ -306,23 +332,49 @@ def render(jobs: list[JobEstimate], total: JobEstimate, fmt: str, settings: dict
     pilot ``settings`` it was asked for (each job's ``pilot`` is the size it reached)."""
     rows = [*jobs, total]
     if fmt == "json":
-        return json.dumps({"interval": INTERVAL, **settings, "jobs": [asdict(j) for j in jobs],
-                           "total": asdict(total)}, indent=2) + "\n"
+        return (
+            json.dumps(
+                {"interval": INTERVAL, **settings, "jobs": [asdict(j) for j in jobs], "total": asdict(total)}, indent=2
+            )
+            + "\n"
+        )
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["job", "questions", "pilot", "errors", *(f"{n}{s}" for n, _ in COLUMNS
-                                                                  for s in ("", "_low", "_high")),
-                         "stratified_by", "reached", "note"])
+        writer.writerow(
+            [
+                "job",
+                "questions",
+                "pilot",
+                "errors",
+                *(f"{n}{s}" for n, _ in COLUMNS for s in ("", "_low", "_high")),
+                "stratified_by",
+                "reached",
+                "note",
+            ]
+        )
         for j in rows:
-            cells = [(f.value, f.low, f.high) if (f := getattr(j, n)) and not j.errors else ("", "", "")
-                     for n, _ in COLUMNS]
-            writer.writerow([j.job, j.questions, j.pilot, j.errors, *(x for c in cells for x in c), j.stratified_by,
-                             "" if j.reached is None else j.reached, j.note])
+            cells = [
+                (f.value, f.low, f.high) if (f := getattr(j, n)) and not j.errors else ("", "", "") for n, _ in COLUMNS
+            ]
+            writer.writerow(
+                [
+                    j.job,
+                    j.questions,
+                    j.pilot,
+                    j.errors,
+                    *(x for c in cells for x in c),
+                    j.stratified_by,
+                    "" if j.reached is None else j.reached,
+                    j.note,
+                ]
+            )
         return out.getvalue()
     header = ["job", "questions", "pilot", "errors", *(title for _, title in COLUMNS)]
-    body = [[j.job, str(j.questions), str(j.pilot), str(j.errors), *(shown(n, getattr(j, n), j.errors)
-                                                                      for n, _ in COLUMNS)] for j in rows]
+    body = [
+        [j.job, str(j.questions), str(j.pilot), str(j.errors), *(shown(n, getattr(j, n), j.errors) for n, _ in COLUMNS)]
+        for j in rows
+    ]
     notes = [f"{j.job}: {j.note}" for j in jobs if j.note]
     sizes = {j.pilot for j in jobs}
     pilots = f"pilot {sizes.pop()} questions per job" if len(sizes) == 1 else "pilot questions per job in column pilot"

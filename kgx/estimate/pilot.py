@@ -28,6 +28,7 @@ limiter counts over ``llm.tpm``, each shared among the jobs the launcher runs at
 (``hydra.launcher.n_jobs``). A pilot question that ends in an error stops the estimate with an
 error naming the job: an estimate is never made from a pilot that failed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,8 +87,8 @@ def compose_jobs(overrides: list[str]) -> tuple[list[Job], int]:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
             try:  # the multirun config: what -m would sweep (its sweeper params, its launcher)
                 config = GlobalHydra.instance().hydra.compose_config(
-                    config_name="config", overrides=overrides, run_mode=RunMode.MULTIRUN,
-                    with_log_configuration=False)
+                    config_name="config", overrides=overrides, run_mode=RunMode.MULTIRUN, with_log_configuration=False
+                )
             except (HydraException, OmegaConfBaseException) as exc:
                 raise ConfigError(str(exc).splitlines()[0]) from None
             expanded = job_overrides(config)
@@ -126,8 +127,16 @@ def pilot_spec(spec: RunSpec, ids: list[str], where: Path) -> RunSpec:
     ``force``: jobs that differ only in execution settings (``run.concurrency=1,4``) share an
     identity, and the second must not take the first's pilot for a finished run with nothing in it."""
     dataset = dataclasses.replace(spec.dataset, ids=ids, sample=None, limit=None)
-    run = dataclasses.replace(spec.run, output_dir=str(where), tracking_uri=None, experiment="kgx-estimate",
-                              traces="off", explain=0, progress=False, force=True)
+    run = dataclasses.replace(
+        spec.run,
+        output_dir=str(where),
+        tracking_uri=None,
+        experiment="kgx-estimate",
+        traces="off",
+        explain=0,
+        progress=False,
+        force=True,
+    )
     return dataclasses.replace(spec, run=run, dataset=dataset)
 
 
@@ -135,7 +144,7 @@ def grow(size: int, cap: int, step: int, population: int, short: float) -> int:
     """The next pilot size when the widest interval is ``short`` times the target: where a
     half-width that goes as √(1/n - 1/N) would meet it, but at least ``step`` more and at most
     twice as many questions, since a spread measured on few questions is itself rough."""
-    need = 1 / (1 / population + (1 / size - 1 / population) / short ** 2)
+    need = 1 / (1 / population + (1 / size - 1 / population) / short**2)
     return min(cap, max(size + step, min(2 * size, math.ceil(need))))
 
 
@@ -145,8 +154,11 @@ def pilot_note(result: JobEstimate, strata: Strata, precision: float | None, cap
     if precision:
         widths = ", ".join(f"{name} ±{100 * spread(getattr(result, name)):.1f}%" for name in ("calls", "tokens"))
         target = f"±{100 * precision:g}%"
-        parts.append(f"pilot {count(result.pilot, 'question')}: {target} reached ({widths})" if result.reached else
-                     f"pilot stopped at --max-pilot {cap} short of {target} ({widths})")
+        parts.append(
+            f"pilot {count(result.pilot, 'question')}: {target} reached ({widths})"
+            if result.reached
+            else f"pilot stopped at --max-pilot {cap} short of {target} ({widths})"
+        )
     return "; ".join(parts)
 
 
@@ -166,14 +178,13 @@ def estimate(job: Job, args: argparse.Namespace, launch_dir: Path, parallel: int
     records: list[Record] = []
     while True:
         where = launch_dir / f"pilot-{sum(1 for _ in launch_dir.glob('pilot-*'))}"
-        outcome = execute(pilot_spec(job.spec, order[len(records):size], where), launch_dir)
+        outcome = execute(pilot_spec(job.spec, order[len(records) : size], where), launch_dir)
         problems = outcome.failures
         if problems or outcome.not_started:
             reason = describe(problems) + (f"; {outcome.not_started} not run" if outcome.not_started else "")
             failed = JobEstimate(job.name, len(order), size, len(problems) + outcome.not_started)
             first = problems[0].message if problems else "the pilot stopped early"
-            return failed, (f"job {job.name}: {failed.errors} of {size} pilot questions failed ({reason}): "
-                            f"{first}")
+            return failed, (f"job {job.name}: {failed.errors} of {size} pilot questions failed ({reason}): {first}")
         records += outcome.records
         result = estimate_job(job.name, job.spec, records, strata, parallel)
         widest = max(spread(result.calls), spread(result.tokens))
@@ -188,24 +199,46 @@ def estimate(job: Job, args: argparse.Namespace, launch_dir: Path, parallel: int
 
 
 def parser() -> argparse.ArgumentParser:
-    cli = argparse.ArgumentParser(prog="python -m kgx.estimate", description=plain(__doc__).splitlines()[0],
-                                  formatter_class=argparse.RawDescriptionHelpFormatter,
-                                  epilog="\n".join(__doc__.splitlines()[2:6]))
-    cli.add_argument("overrides", nargs="*", help="the overrides of python -m kgx (comma lists and "
-                                                  "+sweeps=NAME make jobs)")
+    cli = argparse.ArgumentParser(
+        prog="python -m kgx.estimate",
+        description=plain(__doc__).splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.splitlines()[2:6]),
+    )
+    cli.add_argument(
+        "overrides", nargs="*", help="the overrides of python -m kgx (comma lists and +sweeps=NAME make jobs)"
+    )
     cli.add_argument("--pilot", type=int, default=5, metavar="N", help="questions per job in the pilot (default 5)")
     cli.add_argument("--seed", type=int, default=0, help="seed of the pilot's question sample (default 0)")
-    cli.add_argument("--precision", type=float, metavar="P", help="grow each job's pilot until the 95%% interval "
-                     "of its calls and tokens is within ± P × the estimate (a fraction, e.g. 0.1; default: "
-                     "a fixed pilot)")
-    cli.add_argument("--max-pilot", type=int, metavar="M", help="with --precision, the most questions a job's "
-                     f"pilot grows to (default {MAX_PILOT})")
-    cli.add_argument("--strata", default="auto", metavar="KEY", help="meta key of the questions' kind to spread "
-                     "the pilot over (default auto: the first of qtype, compositionality_type, level, hops the "
-                     "questions carry; none: plain random)")
+    cli.add_argument(
+        "--precision",
+        type=float,
+        metavar="P",
+        help="grow each job's pilot until the 95%% interval "
+        "of its calls and tokens is within ± P × the estimate (a fraction, e.g. 0.1; default: "
+        "a fixed pilot)",
+    )
+    cli.add_argument(
+        "--max-pilot",
+        type=int,
+        metavar="M",
+        help=f"with --precision, the most questions a job's pilot grows to (default {MAX_PILOT})",
+    )
+    cli.add_argument(
+        "--strata",
+        default="auto",
+        metavar="KEY",
+        help="meta key of the questions' kind to spread "
+        "the pilot over (default auto: the first of qtype, compositionality_type, level, hops the "
+        "questions carry; none: plain random)",
+    )
     cli.add_argument("--format", choices=FORMATS, default="text")
-    cli.add_argument("-m", "--multirun", action="store_true", help="accepted for symmetry with python -m kgx; "
-                                                                   "comma lists expand either way")
+    cli.add_argument(
+        "-m",
+        "--multirun",
+        action="store_true",
+        help="accepted for symmetry with python -m kgx; comma lists expand either way",
+    )
     return cli
 
 
@@ -247,7 +280,8 @@ def main(argv: list[str]) -> int:
     settings = {"pilot": args.pilot, "precision": args.precision, "max_pilot": args.max_pilot, "seed": args.seed}
     sys.stdout.write(render(results, add_up(results, parallel), args.format, settings))
     if failures:
-        raise SystemExit("kgx: error: " + "\nkgx: error: ".join(failures) + "\nno estimate for these jobs: "
-                         "fix the cause and estimate again (their answered questions are cached)")
+        raise SystemExit(
+            "kgx: error: " + "\nkgx: error: ".join(failures) + "\nno estimate for these jobs: "
+            "fix the cause and estimate again (their answered questions are cached)"
+        )
     return 0
-

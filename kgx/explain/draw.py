@@ -5,6 +5,7 @@ and the plan's boxes share one unit. The page stacks the question on top, the gr
 method's side notes to its right, and under them the key of numbered relations, notes on what
 was left out, and a line on how to read the marks.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -103,12 +104,19 @@ def render(graph: Graph) -> Picture:
     body_top = height - 2 * EDGE - title_h
     axes.text(width / 2, height - EDGE, title, fontsize=TITLE_FONT, ha="center", va="top")
     if side:
-        axes.text(2 * EDGE + graph_w + SIDE_PAD, body_top - SIDE_PAD, side, fontsize=NOTE_FONT, va="top",
-                  bbox={"boxstyle": f"round,pad={SIDE_PAD * 72 / NOTE_FONT}", "fc": "#f4f4f4", "ec": "0.6"})
+        axes.text(
+            2 * EDGE + graph_w + SIDE_PAD,
+            body_top - SIDE_PAD,
+            side,
+            fontsize=NOTE_FONT,
+            va="top",
+            bbox={"boxstyle": f"round,pad={SIDE_PAD * 72 / NOTE_FONT}", "fc": "#f4f4f4", "ec": "0.6"},
+        )
     axes.text(EDGE, EDGE, foot, fontsize=NOTE_FONT, va="bottom", color="0.25")
     place = Affine2D().translate(EDGE, body_top - (body + graph_h) / 2) + axes.transData
-    return Picture(figure, geometry, _nodes(axes, geometry, place), _labels(axes, geometry, place),
-                   _arrows(axes, geometry, place))
+    return Picture(
+        figure, geometry, _nodes(axes, geometry, place), _labels(axes, geometry, place), _arrows(axes, geometry, place)
+    )
 
 
 def _page_texts(graph: Graph, geometry: Plan) -> tuple[str, str, str]:
@@ -125,12 +133,32 @@ def _nodes(axes, geometry: Plan, place: Transform) -> dict[str, FancyBboxPatch]:
     for shape in geometry.shapes.values():
         x0, y0, x1, y1 = shape.box
         rim, width, style = RIMS.get(shape.role, ("0.35", 0.8, "solid"))
-        boxes[shape.id] = axes.add_patch(FancyBboxPatch(
-            (x0, y0), x1 - x0, y1 - y0, boxstyle="round,pad=0,rounding_size=0.04", transform=place,
-            fc=_fill(shape), ec=rim, lw=width, ls=style, zorder=2))
-        axes.text((x0 + x1) / 2, (y0 + y1) / 2, "\n".join(shape.lines), transform=place, fontsize=NODE_FONT,
-                  ha="center", va="center", multialignment="center", zorder=3,
-                  style="italic" if shape.role == "more" else "normal")
+        boxes[shape.id] = axes.add_patch(
+            FancyBboxPatch(
+                (x0, y0),
+                x1 - x0,
+                y1 - y0,
+                boxstyle="round,pad=0,rounding_size=0.04",
+                transform=place,
+                fc=_fill(shape),
+                ec=rim,
+                lw=width,
+                ls=style,
+                zorder=2,
+            )
+        )
+        axes.text(
+            (x0 + x1) / 2,
+            (y0 + y1) / 2,
+            "\n".join(shape.lines),
+            transform=place,
+            fontsize=NODE_FONT,
+            ha="center",
+            va="center",
+            multialignment="center",
+            zorder=3,
+            style="italic" if shape.role == "more" else "normal",
+        )
     return boxes
 
 
@@ -145,17 +173,35 @@ def _labels(axes, geometry: Plan, place: Transform) -> list[Text]:
     labels = []
     for tag in geometry.tags:
         x0, y0, x1, y1 = tag.box
-        labels.append(axes.text((x0 + x1) / 2, (y0 + y1) / 2, "\n".join(tag.lines), transform=place,
-                                fontsize=LABEL_FONT, ha="center", va="center", zorder=4,
-                                color="#1f4e9c" if tag.keyed else "0.1", bbox=background))
+        labels.append(
+            axes.text(
+                (x0 + x1) / 2,
+                (y0 + y1) / 2,
+                "\n".join(tag.lines),
+                transform=place,
+                fontsize=LABEL_FONT,
+                ha="center",
+                va="center",
+                zorder=4,
+                color="#1f4e9c" if tag.keyed else "0.1",
+                bbox=background,
+            )
+        )
     return labels
 
 
 def _arrows(axes, geometry: Plan, place: Transform) -> list[tuple[FancyArrowPatch, str]]:
     arrows = []
     for route in geometry.routes:
-        arrow = FancyArrowPatch(path=LinePath(route.points), arrowstyle="-|>,head_length=0.55,head_width=0.22",
-                                mutation_scale=10, color="0.4", lw=0.9, transform=place, zorder=1)
+        arrow = FancyArrowPatch(
+            path=LinePath(route.points),
+            arrowstyle="-|>,head_length=0.55,head_width=0.22",
+            mutation_scale=10,
+            color="0.4",
+            lw=0.9,
+            transform=place,
+            zorder=1,
+        )
         arrows.append((axes.add_patch(arrow), route.edge.target))
     return arrows
 
@@ -164,8 +210,9 @@ def layout(graph: Graph) -> dict[str, tuple[float, float]]:
     """Centre of each drawn node's box, in inches from the graph area's lower left: columns by
     depth, ordered to cut crossings, boxes sized to their text (so fonts are measured). A capped
     column's "+N more" box appears as ``+more/<depth>``."""
-    return {node_id: ((s.box[0] + s.box[2]) / 2, (s.box[1] + s.box[3]) / 2)
-            for node_id, s in plan_of(graph).shapes.items()}
+    return {
+        node_id: ((s.box[0] + s.box[2]) / 2, (s.box[1] + s.box[3]) / 2) for node_id, s in plan_of(graph).shapes.items()
+    }
 
 
 def draw(graph: Graph, stem: Path) -> list[Path]:

@@ -7,6 +7,7 @@ and always point in the KG's true direction. Boxes and arrows are laid out in
 :mod:`kgx.explain.plan`, relation labels placed in :mod:`kgx.explain.labels`, the page drawn
 with matplotlib in :mod:`kgx.explain.draw`.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -46,6 +47,10 @@ class Graph:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Graph":
-        return cls(nodes=[Node(**n) for n in data.get("nodes", [])],
-                   edges=[Edge(**e) for e in data.get("edges", [])],
-                   title=data.get("title", ""), text=data.get("text", ""), side=list(data.get("side", [])))
+        return cls(
+            nodes=[Node(**n) for n in data.get("nodes", [])],
+            edges=[Edge(**e) for e in data.get("edges", [])],
+            title=data.get("title", ""),
+            text=data.get("text", ""),
+            side=list(data.get("side", [])),
+        )

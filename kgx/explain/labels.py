@@ -5,6 +5,7 @@ Each label is tried at spots along its arrow's labelled run and slants (see
 that overlaps no box, arrowhead or earlier label and lies along no other arrow's run. Where
 none is free a numbered tag takes its place and the relation goes to the key under the picture.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Optional, Sequence
@@ -45,8 +46,7 @@ def label(result: Plan, measure: Measure) -> None:
             result.key.append(f"{names[route.edge.source]} → {names[route.edge.target]}: {route.edge.label}")
 
 
-def _put(result: Plan, index: int, lines: list[str], measure: Measure, blocked: list[Box],
-         keyed: bool = False) -> bool:
+def _put(result: Plan, index: int, lines: list[str], measure: Measure, blocked: list[Box], keyed: bool = False) -> bool:
     """Place ``lines`` on route ``index`` at the best free spot; False when there is none. A
     label may cross other arrows' slants (at a cost) but never lie along another arrow's
     near-horizontal run, which it would hide."""
@@ -57,8 +57,11 @@ def _put(result: Plan, index: int, lines: list[str], measure: Measure, blocked: 
     steep = [(p, q) for p, q in others if abs(q[1] - p[1]) > 0.35 * abs(q[0] - p[0])]
     best: Optional[tuple[float, Box]] = None
     for cost, box in _candidates(result.routes[index], w, h):
-        if (not _inside(box, result.size) or any(_overlap(box, b) for b in blocked)
-                or any(_crosses(p, q, box) for p, q in flat)):
+        if (
+            not _inside(box, result.size)
+            or any(_overlap(box, b) for b in blocked)
+            or any(_crosses(p, q, box) for p, q in flat)
+        ):
             continue
         cost += 0.3 * sum(_crosses(p, q, box) for p, q in steep)
         if best is None or cost < best[0]:
@@ -73,15 +76,22 @@ def _put(result: Plan, index: int, lines: list[str], measure: Measure, blocked: 
 def _candidates(route: Route, w: float, h: float) -> Iterable[tuple[float, Box]]:
     """Label boxes along the route's free segments with a cost: centred on the labelled
     horizontal run is best; on a slant, beside the line, or nearer an end costs more."""
-    shifts = ((0.0, 0.0, 0.0), (0.0, h / 2 + CLEAR, 0.4), (0.0, -h / 2 - CLEAR, 0.4),
-              (w / 2 + CLEAR, 0.0, 0.5), (-w / 2 - CLEAR, 0.0, 0.5))
+    shifts = (
+        (0.0, 0.0, 0.0),
+        (0.0, h / 2 + CLEAR, 0.4),
+        (0.0, -h / 2 - CLEAR, 0.4),
+        (w / 2 + CLEAR, 0.0, 0.5),
+        (-w / 2 - CLEAR, 0.0, 0.5),
+    )
     for rank, index in enumerate(route.free):
         (x0, y0), (x1, y1) = route.points[index], route.points[index + 1]
         for t in (0.5, 0.42, 0.58, 0.34, 0.66, 0.26, 0.74, 0.18, 0.82, 0.1, 0.9):
             x, y = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
             for dx, dy, extra in shifts:
-                yield (abs(t - 0.5) + extra + 0.3 * min(rank, 1),
-                       (x + dx - w / 2, y + dy - h / 2, x + dx + w / 2, y + dy + h / 2))
+                yield (
+                    abs(t - 0.5) + extra + 0.3 * min(rank, 1),
+                    (x + dx - w / 2, y + dy - h / 2, x + dx + w / 2, y + dy + h / 2),
+                )
 
 
 def _head(points: Sequence[Point]) -> Box:

@@ -6,6 +6,7 @@ column, crosses the gap between columns on a slant and enters the target box hor
 arrowheads end exactly on a box side and no arrow crosses a box. One horizontal run per arrow is
 long enough to carry its relation label (placed by :mod:`kgx.explain.labels`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -100,8 +101,7 @@ def _pieces(word: str, width: int) -> list[str]:
     """A long token cut after its dots, and any still-long part after its underscores."""
     if len(word) <= width:
         return [word]
-    return [bit for part in _cut_after(word, ".")
-            for bit in (_cut_after(part, "_") if len(part) > width else [part])]
+    return [bit for part in _cut_after(word, ".") for bit in (_cut_after(part, "_") if len(part) > width else [part])]
 
 
 def _cut_after(text: str, mark: str) -> list[str]:
@@ -165,8 +165,9 @@ def _columns(graph: Graph) -> tuple[list[list[Shape]], list[str]]:
         if len(nodes) > MAX_ROWS:
             first = sorted(range(len(nodes)), key=lambda i: (nodes[i].role == "", i))[: MAX_ROWS - 1]
             kept = [nodes[i] for i in sorted(first)]
-            notes.append(f"Depth {depth}: {len(nodes) - len(kept)} more entities not drawn "
-                         f"(a column shows {MAX_ROWS - 1}).")
+            notes.append(
+                f"Depth {depth}: {len(nodes) - len(kept)} more entities not drawn (a column shows {MAX_ROWS - 1})."
+            )
         column = [Shape(n.id, wrap(n.label, NODE_WIDTH, NODE_LINES), n.role, c) for n in kept]
         if len(kept) < len(nodes):
             column.append(Shape(f"+more/{depth}", [f"+{len(nodes) - len(kept)} more"], "more", c))
@@ -185,8 +186,9 @@ def _ends(edge: Edge, shapes: dict[str, Shape]) -> tuple[tuple[str, int], tuple[
     return (edge.source, _side(a, b)), (edge.target, _side(b, a))
 
 
-def _sizes(shapes: dict[str, Shape], ports: dict[tuple[str, int], int],
-           measure: Measure) -> dict[str, tuple[float, float]]:
+def _sizes(
+    shapes: dict[str, Shape], ports: dict[tuple[str, int], int], measure: Measure
+) -> dict[str, tuple[float, float]]:
     """Box sizes: the text plus padding, tall enough for one arrow end per ``PORT_STEP``."""
     sizes = {}
     for s in shapes.values():
@@ -200,6 +202,7 @@ def _labelled_columns(columns: list[list[Shape]], ports: dict[tuple[str, int], i
     """For each gap, the column next to which arrows get their labelled runs: the one whose box
     sides facing the gap share fewer arrow ends (labels on runs from one side would collide),
     the right one on a tie. One side per gap keeps runs from meeting in its middle."""
+
     def crowd(column: int, side: int) -> int:
         return sum(n for n in (ports.get((s.id, side), 0) for s in columns[column]) if n > 1)
 
@@ -218,8 +221,13 @@ def _labelled_end(edge: Edge, shapes: dict[str, Shape], labelled: list[int]) -> 
     return edge.source if labelled[min(a, a + step)] == a else None
 
 
-def _slots(sizes: dict[str, tuple[float, float]], edges: list[Edge], shapes: dict[str, Shape],
-           labelled: list[int], measure: Measure) -> dict[str, tuple[float, float, float]]:
+def _slots(
+    sizes: dict[str, tuple[float, float]],
+    edges: list[Edge],
+    shapes: dict[str, Shape],
+    labelled: list[int],
+    measure: Measure,
+) -> dict[str, tuple[float, float, float]]:
     """Each box's size and the height of its row: tall enough for the tallest label on an
     arrow run that ends at the box, so labels of neighbouring rows do not meet."""
     rows = {node: size[1] for node, size in sizes.items()}
@@ -235,13 +243,17 @@ def _slots(sizes: dict[str, tuple[float, float]], edges: list[Edge], shapes: dic
 def _run(edges: list[Edge], measure: Measure) -> float:
     """Length of the horizontal run at an arrow's labelled end: the widest relation label
     drawn on its arrow fits on it."""
-    widths = [measure("\n".join(lines), LABEL_FONT)[0] for lines in (wrap(e.label, LABEL_WIDTH) for e in edges)
-              if len(lines) <= LABEL_LINES]
+    widths = [
+        measure("\n".join(lines), LABEL_FONT)[0]
+        for lines in (wrap(e.label, LABEL_WIDTH) for e in edges)
+        if len(lines) <= LABEL_LINES
+    ]
     return max(widths, default=0.0) + 2 * (LABEL_PAD + CLEAR)
 
 
-def _place(columns: list[list[Shape]], slots: dict[str, tuple[float, float, float]], edges: list[Edge],
-           gap: float) -> tuple[list[float], list[float], float]:
+def _place(
+    columns: list[list[Shape]], slots: dict[str, tuple[float, float, float]], edges: list[Edge], gap: float
+) -> tuple[list[float], list[float], float]:
     """Set every box, centred in its row; returns the columns' left and right edges and the
     graph area's height. Each column is ordered by the mean height of its neighbours in earlier
     columns (fewer crossings), stacked top to bottom and centred."""
@@ -266,8 +278,12 @@ def _place(columns: list[list[Shape]], slots: dict[str, tuple[float, float, floa
 
 def _barycentre(node: str, edges: list[Edge], centres: dict[str, float]) -> tuple[int, float]:
     """Sort key: nodes joined to placed ones first, highest mean neighbour first; others after."""
-    ys = [centres[other] for e in edges for me, other in ((e.source, e.target), (e.target, e.source))
-          if me == node and other in centres]
+    ys = [
+        centres[other]
+        for e in edges
+        for me, other in ((e.source, e.target), (e.target, e.source))
+        if me == node and other in centres
+    ]
     return (0, -sum(ys) / len(ys)) if ys else (1, 0.0)
 
 
@@ -299,13 +315,17 @@ def _route(edge: Edge, shapes: dict[str, Shape], grid: _Grid, lane: int) -> Rout
     near, far = (grid.rights, grid.lefts) if step == 1 else (grid.lefts, grid.rights)
     end = _labelled_end(edge, shapes, grid.labelled)
     at_target, at_source = end == edge.target, end == edge.source
-    points = [(source.box[2] if step == 1 else source.box[0], ys),
-              (near[a] + step * (STUB + (grid.run if at_source else 0.0)), ys)]
+    points = [
+        (source.box[2] if step == 1 else source.box[0], ys),
+        (near[a] + step * (STUB + (grid.run if at_source else 0.0)), ys),
+    ]
     for c in range(a + step, b, step):
         y = _lane(grid, c, ys + (yt - ys) * (c - a) / (b - a))
         points += [(far[c] - step * STUB, y), (near[c] + step * STUB, y)]
-    points += [(far[b] - step * (STUB + (grid.run if at_target else 0.0)), yt),
-               (target.box[0] if step == 1 else target.box[2], yt)]
+    points += [
+        (far[b] - step * (STUB + (grid.run if at_target else 0.0)), yt),
+        (target.box[0] if step == 1 else target.box[2], yt),
+    ]
     runs = [0] if at_source else [len(points) - 2] if at_target else []
     return Route(edge, points, [*runs, *range(1, len(points) - 1, 2)])
 

@@ -1,4 +1,5 @@
 """Knowledge graphs behind one protocol; Freebase-shaped RDF in every backend."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,8 +21,9 @@ def open_kg(cfg: KGConfig, cache_dir: Path) -> SparqlKG:
     """The run's KG. An embedded store is built on first use and reused after; an endpoint is
     pinged with its graph and credentials, so that a wrong URL, graph or missing secret fails
     before any question runs."""
-    options = dict(filters=tuple(cfg.filters),
-                   noise=Noise(cfg.noise.drop_relations, cfg.noise.drop_names, cfg.noise.seed))
+    options = dict(
+        filters=tuple(cfg.filters), noise=Noise(cfg.noise.drop_relations, cfg.noise.drop_names, cfg.noise.seed)
+    )
     if cfg.backend == "endpoint":
         return connect(cfg, **options)
     if cfg.format == "rog":

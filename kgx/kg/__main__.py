@@ -1,6 +1,7 @@
 """``python -m kgx.kg load | serve | bench | check | freebase build``: build a store, serve it
 over SPARQL, time it, tell whether an endpoint looks like Freebase, and build Freebase itself
 from its dump into a Virtuoso database."""
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,11 @@ def _serve(args: argparse.Namespace) -> int:
         from kgx.kg.virtuoso import VirtuosoServer
 
         with VirtuosoServer(args.store, http_port=args.port or OXIGRAPH_PORT) as server:
-            print(f"SPARQL query endpoint: {server.url}  graph {server.graph} (kg.default_graph)  "
-                  f"started in {server.startup_s:.1f} s, loaded in {server.load_s:.1f} s (Ctrl-C stops it)", flush=True)
+            print(
+                f"SPARQL query endpoint: {server.url}  graph {server.graph} (kg.default_graph)  "
+                f"started in {server.startup_s:.1f} s, loaded in {server.load_s:.1f} s (Ctrl-C stops it)",
+                flush=True,
+            )
             try:
                 code = server.process.wait()
             except KeyboardInterrupt:
@@ -73,10 +77,12 @@ def _serve_db(args: argparse.Namespace) -> int:
     from kgx.kg.virtuoso_db import VirtuosoDB, require_built, saved_sizing, size_for
 
     built = require_built(args.db)
-    with VirtuosoDB(args.db, saved_sizing(args.db) or size_for(), http_port=args.port,
-                    isql_port=args.isql_port) as db:
-        print(f"SPARQL query endpoint: {db.url}  graph {built['graph']} (kg.default_graph), "
-              f"{built['triples']:,} triples, database {args.db} (Ctrl-C stops it)", flush=True)
+    with VirtuosoDB(args.db, saved_sizing(args.db) or size_for(), http_port=args.port, isql_port=args.isql_port) as db:
+        print(
+            f"SPARQL query endpoint: {db.url}  graph {built['graph']} (kg.default_graph), "
+            f"{built['triples']:,} triples, database {args.db} (Ctrl-C stops it)",
+            flush=True,
+        )
         print(f"check it: python -m kgx.kg check --endpoint {db.url} --default-graph {built['graph']}", flush=True)
         try:
             code = db.process.wait()
@@ -90,11 +96,20 @@ def _freebase_build(args: argparse.Namespace) -> int:
     from kgx.kg.freebase_build import BuildOptions, build_freebase
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # unwind: the server shuts down cleanly
-    opts = BuildOptions(db=args.db, dump=args.dump, filtered=args.filtered, rule=args.rule,
-                        chunk_lines=args.chunk_lines, chunk_format=args.chunk_format, loaders=args.loaders,
-                        workers=args.workers,
-                        memory_gb=args.memory_gb, max_bad=args.max_bad, graph=args.graph,
-                        checkpoint_every_s=args.checkpoint_every_s)
+    opts = BuildOptions(
+        db=args.db,
+        dump=args.dump,
+        filtered=args.filtered,
+        rule=args.rule,
+        chunk_lines=args.chunk_lines,
+        chunk_format=args.chunk_format,
+        loaders=args.loaders,
+        workers=args.workers,
+        memory_gb=args.memory_gb,
+        max_bad=args.max_bad,
+        graph=args.graph,
+        checkpoint_every_s=args.checkpoint_every_s,
+    )
     try:
         report = build_freebase(opts)
     except KeyboardInterrupt:
@@ -102,13 +117,17 @@ def _freebase_build(args: argparse.Namespace) -> int:
         return 130
     f = report.filter
     if f:
-        rate = (f" seconds={report.filter_s:.1f} mb_per_s={report.filter_mb_per_s:.1f}" if report.filter_s
-                else "")
-        print(f"filter: lines={f['lines']} kept={f['kept']} dropped={f['dropped']} malformed={f['malformed']}"
-              + (f" (first at lines {', '.join(map(str, f['first_malformed']))})" if f["malformed"] else "") + rate)
+        rate = f" seconds={report.filter_s:.1f} mb_per_s={report.filter_mb_per_s:.1f}" if report.filter_s else ""
+        print(
+            f"filter: lines={f['lines']} kept={f['kept']} dropped={f['dropped']} malformed={f['malformed']}"
+            + (f" (first at lines {', '.join(map(str, f['first_malformed']))})" if f["malformed"] else "")
+            + rate
+        )
     rate = report.triples_loaded_now / report.load_s if report.loaded_now and report.load_s else 0
-    print(f"load: chunks={report.chunks} already_loaded={report.already_loaded} loaded_now={report.loaded_now} "
-          f"seconds={report.load_s:.1f}" + (f" triples_per_s={rate:.0f}" if rate else ""))
+    print(
+        f"load: chunks={report.chunks} already_loaded={report.already_loaded} loaded_now={report.loaded_now} "
+        f"seconds={report.load_s:.1f}" + (f" triples_per_s={rate:.0f}" if rate else "")
+    )
     print(f"database: {args.db} triples={report.triples} size_gb={report.database_gb:.2f} graph={args.graph}")
     print(f"serve it: python -m kgx.kg serve --engine virtuoso --db {args.db}")
     return 0
@@ -126,9 +145,16 @@ def _open(args: argparse.Namespace, stack: ExitStack) -> tuple[SparqlKG, str]:
         if not args.store:
             raise ConfigError("--endpoint serve needs --store DIR to serve")
         url = stack.enter_context(OxigraphServer(args.store)).url
-    cfg = KGConfig(name="cli", backend="endpoint", endpoint=url, default_graph=args.default_graph,
-                   headers_env=dict(args.header_env), user_env=args.user_env, password_env=args.password_env,
-                   timeout_s=args.timeout_s)
+    cfg = KGConfig(
+        name="cli",
+        backend="endpoint",
+        endpoint=url,
+        default_graph=args.default_graph,
+        headers_env=dict(args.header_env),
+        user_env=args.user_env,
+        password_env=args.password_env,
+        timeout_s=args.timeout_s,
+    )
     return connect(cfg), url
 
 
@@ -144,8 +170,10 @@ def _bench(args: argparse.Namespace) -> int:
         kg, _ = _open(args, stack)
         figures = bench(kg, candidate_entities(kg), args.calls, args.seed)
     order = ("relations_median_ms", "neighbors_median_ms", "relations_p95_ms", "neighbors_p95_ms")
-    print(" ".join(f"{k}={figures[k]:.3f}" for k in order)
-          + f" relations_calls={figures['relations_calls']} neighbors_calls={figures['neighbors_calls']}")
+    print(
+        " ".join(f"{k}={figures[k]:.3f}" for k in order)
+        + f" relations_calls={figures['relations_calls']} neighbors_calls={figures['neighbors_calls']}"
+    )
     return 0
 
 
@@ -164,43 +192,59 @@ def _check(args: argparse.Namespace) -> int:
 
 def _endpoint_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--default-graph", metavar="IRI", help="graph to query (kg.default_graph)")
-    command.add_argument("--header-env", action="append", default=[], metavar="HEADER=VAR", type=_header_env,
-                         help="send HEADER with the value of environment variable VAR (kg.headers_env)")
+    command.add_argument(
+        "--header-env",
+        action="append",
+        default=[],
+        metavar="HEADER=VAR",
+        type=_header_env,
+        help="send HEADER with the value of environment variable VAR (kg.headers_env)",
+    )
     command.add_argument("--user-env", metavar="VAR", help="basic-auth user from VAR (kg.user_env)")
     command.add_argument("--password-env", metavar="VAR", help="basic-auth password from VAR (kg.password_env)")
     command.add_argument("--timeout-s", type=float, default=30.0, help="seconds per request (kg.timeout_s)")
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m kgx.kg", description=plain(__doc__),
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m kgx.kg", description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     load = sub.add_parser("load", help="build a store from RDF or name-level triple files")
     load.add_argument("sources", nargs="+", type=Path, metavar="SRC")
-    load.add_argument("--format", required=True, choices=FORMATS,
-                      help="nt/ttl: RDF as is; tsv: head<TAB>relation<TAB>tail with dotted relations; "
-                           "metaqa: head|relation|tail; pathquestion: head<TAB>relation<TAB>tail")
+    load.add_argument(
+        "--format",
+        required=True,
+        choices=FORMATS,
+        help="nt/ttl: RDF as is; tsv: head<TAB>relation<TAB>tail with dotted relations; "
+        "metaqa: head|relation|tail; pathquestion: head<TAB>relation<TAB>tail",
+    )
     load.add_argument("--store", required=True, type=Path, help="store directory (replaced when rebuilt)")
-    load.add_argument("--skip-bad", action="store_true", help="drop malformed lines and count them "
-                                                              "instead of failing")
+    load.add_argument("--skip-bad", action="store_true", help="drop malformed lines and count them instead of failing")
     load.set_defaults(run=_load)
 
-    serve = sub.add_parser("serve", help="serve a store read-only over SPARQL on 127.0.0.1, or a built "
-                                         "Virtuoso database (--db) in place")
+    serve = sub.add_parser(
+        "serve", help="serve a store read-only over SPARQL on 127.0.0.1, or a built Virtuoso database (--db) in place"
+    )
     serve.add_argument("--store", type=Path, help="a kgx store directory")
     serve.add_argument("--db", type=Path, help="a database built by `freebase build` (with --engine virtuoso)")
     serve.add_argument("--port", type=int, help=f"HTTP port (oxigraph: {OXIGRAPH_PORT}; virtuoso: a free one)")
     serve.add_argument("--isql-port", type=int, help="Virtuoso's SQL port with --db (default: a free one)")
-    serve.add_argument("--engine", choices=("oxigraph", "virtuoso"), default="oxigraph",
-                       help="virtuoso: a private Virtuoso instance (apt-get install virtuoso-opensource) "
-                            "loaded with the store, the papers' Freebase engine")
+    serve.add_argument(
+        "--engine",
+        choices=("oxigraph", "virtuoso"),
+        default="oxigraph",
+        help="virtuoso: a private Virtuoso instance (apt-get install virtuoso-opensource) "
+        "loaded with the store, the papers' Freebase engine",
+    )
     serve.set_defaults(run=_serve)
 
     timing = sub.add_parser("bench", help="median and p95 latency of relations and neighbors")
     timing.add_argument("--store", type=Path, help="store to query in-process, or to serve with --endpoint serve")
-    timing.add_argument("--endpoint", help="SPARQL query URL (entities are drawn from it), or 'serve' to "
-                                           "serve --store for the duration")
+    timing.add_argument(
+        "--endpoint", help="SPARQL query URL (entities are drawn from it), or 'serve' to serve --store for the duration"
+    )
     timing.add_argument("--calls", type=int, default=200)
     timing.add_argument("--seed", type=int, default=0)
     _endpoint_options(timing)
@@ -220,27 +264,51 @@ def _freebase_parser(sub: argparse._SubParsersAction) -> None:
 
     freebase = sub.add_parser("freebase", help="Freebase from its dump: filter, bulk-load into Virtuoso")
     build = freebase.add_subparsers(dest="action", required=True).add_parser(
-        "build", help="filter freebase-rdf-latest.gz into chunks and bulk-load them into a Virtuoso database in --db; "
-                      "rerun the same command to resume after any interruption")
+        "build",
+        help="filter freebase-rdf-latest.gz into chunks and bulk-load them into a Virtuoso database in --db; "
+        "rerun the same command to resume after any interruption",
+    )
     build.add_argument("--db", required=True, type=Path, help="directory of the chunks and the database")
     build.add_argument("--dump", type=Path, help="freebase-rdf-latest.gz as downloaded")
-    build.add_argument("--filtered", type=Path, help="already-filtered N-Triples (a file or a directory of "
-                                                     ".nt/.nt.gz files): skip the filter")
-    build.add_argument("--rule", choices=RULES, default="english", help="english: ns subjects and predicates, "
-                       "English/untagged/typed literals; tog: exactly ToG's FilterEnglishTriplets.py")
+    build.add_argument(
+        "--filtered",
+        type=Path,
+        help="already-filtered N-Triples (a file or a directory of .nt/.nt.gz files): skip the filter",
+    )
+    build.add_argument(
+        "--rule",
+        choices=RULES,
+        default="english",
+        help="english: ns subjects and predicates, "
+        "English/untagged/typed literals; tog: exactly ToG's FilterEnglishTriplets.py",
+    )
     build.add_argument("--chunk-lines", type=int, default=10_000_000, help="kept lines per chunk")
-    build.add_argument("--chunk-format", choices=("gz", "nt"), default="gz", help="gzip chunks (1/10 the disk) "
-                                                                                 "or plain N-Triples")
-    build.add_argument("--loaders", type=int, default=max(1, (os.cpu_count() or 2) // 2),
-                       help="concurrent rdf_loader_run() (default: half the cores)")
-    build.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1),
-                       help="filter processes (default: the cores but one, which decompresses)")
-    build.add_argument("--memory-gb", type=float, help="memory for Virtuoso's buffers (default: 3/4 of what is "
-                                                       "available)")
+    build.add_argument(
+        "--chunk-format", choices=("gz", "nt"), default="gz", help="gzip chunks (1/10 the disk) or plain N-Triples"
+    )
+    build.add_argument(
+        "--loaders",
+        type=int,
+        default=max(1, (os.cpu_count() or 2) // 2),
+        help="concurrent rdf_loader_run() (default: half the cores)",
+    )
+    build.add_argument(
+        "--workers",
+        type=int,
+        default=max(1, (os.cpu_count() or 2) - 1),
+        help="filter processes (default: the cores but one, which decompresses)",
+    )
+    build.add_argument(
+        "--memory-gb", type=float, help="memory for Virtuoso's buffers (default: 3/4 of what is available)"
+    )
     build.add_argument("--max-bad", type=int, default=1000, help="stop past this many malformed dump lines")
     build.add_argument("--graph", default="http://freebase.com", help="graph IRI (kg.default_graph)")
-    build.add_argument("--checkpoint-every-s", type=float, default=600.0,
-                       help="checkpoint the database at least this often while loading (what a kill keeps)")
+    build.add_argument(
+        "--checkpoint-every-s",
+        type=float,
+        default=600.0,
+        help="checkpoint the database at least this often while loading (what a kill keeps)",
+    )
     build.set_defaults(run=_freebase_build)
 
 

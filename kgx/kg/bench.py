@@ -4,6 +4,7 @@
 random entities, timed one call at a time. Entities are drawn without replacement so that the
 KG's query cache never answers: the figures are query latency, not cache hits.
 """
+
 from __future__ import annotations
 
 import random
@@ -24,15 +25,17 @@ def candidate_entities(kg: SparqlKG, bound: int = ENTITY_POOL) -> list[str]:
     of a remote KG is needed), without ORDER BY: ordering all of Freebase's subjects would take
     the server minutes. Sorted here, so that a seed picks the same entities from the same KG.
     """
-    rows = kg.select(f"SELECT DISTINCT ?s WHERE {{ ?s ?p ?o FILTER(isIRI(?s) && ?p != <{NAME}> "
-                     f"&& STRSTARTS(STR(?s), \"{NS}\")) }} LIMIT {bound}")
+    rows = kg.select(
+        f"SELECT DISTINCT ?s WHERE {{ ?s ?p ?o FILTER(isIRI(?s) && ?p != <{NAME}> "
+        f'&& STRSTARTS(STR(?s), "{NS}")) }} LIMIT {bound}'
+    )
     found = []
     for row in rows:
         try:
-            iri(row["s"].value[len(NS):])
+            iri(row["s"].value[len(NS) :])
         except ValueError:
             continue
-        found.append(row["s"].value[len(NS):])
+        found.append(row["s"].value[len(NS) :])
     return sorted(found)
 
 
@@ -64,5 +67,9 @@ def bench(kg: KG, entities: list[str], calls: int = 200, seed: int = 0) -> dict[
         if relations:
             relation = rng.choice(relations)
             _timed(lambda: kg.neighbors(entity, relation, "out"), neighbor_ms)
-    return {**_summary("relations", relation_ms), **_summary("neighbors", neighbor_ms),
-            "relations_calls": len(relation_ms), "neighbors_calls": len(neighbor_ms)}
+    return {
+        **_summary("relations", relation_ms),
+        **_summary("neighbors", neighbor_ms),
+        "relations_calls": len(relation_ms),
+        "neighbors_calls": len(neighbor_ms),
+    }

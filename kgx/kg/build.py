@@ -15,6 +15,7 @@ A build is all or nothing: a malformed line fails it with ``file:line`` before a
 loaded (or, with ``skip_bad``, is dropped and counted), and the store is loaded in a temp
 directory that only replaces ``store_dir`` once complete.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,6 +38,8 @@ MANIFEST = "kgx-build.json"
 # Part of every fingerprint: changing how sources become triples (ids, relation tables) must
 # bump it, so that stores built by an older kgx are rebuilt rather than silently reused.
 CONVERSION = "kgx-build/1"
+
+
 def _check_nt_line(line: bytes) -> None:
     """N-Triples is one triple per line, so a line can be judged alone; the parser's own
     recovery after an error may swallow the next good line, which skip_bad must not do."""
@@ -85,8 +88,15 @@ def read_manifest(store_dir: Path) -> dict:
 
 
 def _from_manifest(store_dir: Path, manifest: dict) -> Build:
-    return Build(store_dir, manifest["triples"], manifest["skipped"], manifest["seconds"], True,
-                 manifest.get("first_skipped", ""), manifest.get("folded", 0))
+    return Build(
+        store_dir,
+        manifest["triples"],
+        manifest["skipped"],
+        manifest["seconds"],
+        True,
+        manifest.get("first_skipped", ""),
+        manifest.get("folded", 0),
+    )
 
 
 def check_sources(sources: list[Path], fmt: str, skip_bad: bool = False, drop_inverse: str | None = None) -> None:
@@ -96,18 +106,20 @@ def check_sources(sources: list[Path], fmt: str, skip_bad: bool = False, drop_in
     if not sources:
         raise SourceError("no KG source files given")
     if skip_bad and fmt == "ttl":
-        raise SourceError("skip_bad needs a line-based format (nt, tsv, metaqa, pathquestion, custom); "
-                          "Turtle statements may span lines")
+        raise SourceError(
+            "skip_bad needs a line-based format (nt, tsv, metaqa, pathquestion, custom); "
+            "Turtle statements may span lines"
+        )
     if drop_inverse and fmt not in NAME_LEVEL_FORMATS:
-        raise SourceError(f"kg.drop_inverse needs a name-level format ({', '.join(NAME_LEVEL_FORMATS)}), "
-                          f"not {fmt}")
+        raise SourceError(f"kg.drop_inverse needs a name-level format ({', '.join(NAME_LEVEL_FORMATS)}), not {fmt}")
     for source in sources:
         if not Path(source).is_file():
             raise FileNotFoundError(f"KG source file not found: {source}")
 
 
-def build(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool = False,
-          drop_inverse: str | None = None) -> Build:
+def build(
+    sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool = False, drop_inverse: str | None = None
+) -> Build:
     """Load ``sources`` into ``store_dir`` unless a store of the same inputs is already there."""
     sources = [Path(s) for s in sources]
     check_sources(sources, fmt, skip_bad, drop_inverse)
@@ -120,8 +132,16 @@ def build(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool = False
     with workspace(store_dir) as work:
         triples, skipped, first_skipped, folded = _load(sources, fmt, work / "store", skip_bad, drop_inverse)
         seconds = round(time.perf_counter() - start, 3)
-        manifest = dict(fingerprint=digest, format=fmt, sources=[str(s) for s in sources], triples=triples,
-                        skipped=skipped, first_skipped=first_skipped, seconds=seconds, folded=folded)
+        manifest = dict(
+            fingerprint=digest,
+            format=fmt,
+            sources=[str(s) for s in sources],
+            triples=triples,
+            skipped=skipped,
+            first_skipped=first_skipped,
+            seconds=seconds,
+            folded=folded,
+        )
         if not install(work / "store", store_dir, manifest):
             return _from_manifest(store_dir, read_manifest(store_dir))
         return Build(store_dir, triples, skipped, seconds, False, first_skipped, folded)
@@ -139,8 +159,9 @@ def workspace(store_dir: Path) -> Iterator[Path]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _load(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool,
-          drop_inverse: str | None) -> tuple[int, int, str, int]:
+def _load(
+    sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool, drop_inverse: str | None
+) -> tuple[int, int, str, int]:
     """Bulk-load a new store; returns (triples, skipped lines, first skipped, folded inverse
     lines). Name-level and filtered N-Triples go through a converted file next to the store
     first, so that every line is judged before anything is loaded."""
@@ -194,7 +215,8 @@ def install(built: Path, store_dir: Path, manifest: dict) -> bool:
     return True
 
 
-def build_store(sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool = False,
-                drop_inverse: str | None = None) -> Path:
+def build_store(
+    sources: list[Path], fmt: str, store_dir: Path, skip_bad: bool = False, drop_inverse: str | None = None
+) -> Path:
     """``build`` for callers that only need the store's directory (``open_kg``)."""
     return build(sources, fmt, store_dir, skip_bad, drop_inverse).store

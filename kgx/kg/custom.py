@@ -6,6 +6,7 @@ config, and benchmarks find the store there. A ``custom`` KG is defined by whate
 Two custom KGs then get two stores, and a run never rebuilds over, or reuses, the store of
 another KG that happens to carry the same ``kg.name``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -4,6 +4,7 @@
 filter. Several gzip members are one stream, as with ``zcat``. A dump that is not gzip, is
 corrupt or ends early stops with its name, the byte, and what to do.
 """
+
 from __future__ import annotations
 
 import queue
@@ -23,13 +24,16 @@ class BuildError(RuntimeError):
 
 def check_gzip(dump: Path) -> None:
     if not dump.is_file():
-        raise BuildError(f"no dump at {dump}: download freebase-rdf-latest.gz (or give filtered N-Triples "
-                         f"with --filtered)")
+        raise BuildError(
+            f"no dump at {dump}: download freebase-rdf-latest.gz (or give filtered N-Triples with --filtered)"
+        )
     with open(dump, "rb") as raw:
         head = raw.read(2)
     if head != b"\x1f\x8b":
-        raise BuildError(f"{dump} is not gzip (it starts with {head!r}, gzip with b'\\x1f\\x8b'): give the dump as "
-                         f"downloaded (freebase-rdf-latest.gz), or already-filtered N-Triples with --filtered")
+        raise BuildError(
+            f"{dump} is not gzip (it starts with {head!r}, gzip with b'\\x1f\\x8b'): give the dump as "
+            f"downloaded (freebase-rdf-latest.gz), or already-filtered N-Triples with --filtered"
+        )
 
 
 def blocks(dump: Path, skip: int, block: int = BLOCK) -> Iterator[tuple[bytes, int]]:
@@ -46,8 +50,10 @@ def blocks(dump: Path, skip: int, block: int = BLOCK) -> Iterator[tuple[bytes, i
                     rest, inflate = inflate.unused_data, zlib.decompressobj(31)
                     data += inflate.decompress(rest)
             except zlib.error as exc:
-                raise BuildError(f"{dump} is corrupt near compressed byte {raw_pos:,} ({exc}): download it again; "
-                                 f"the chunks filtered so far are kept") from exc
+                raise BuildError(
+                    f"{dump} is corrupt near compressed byte {raw_pos:,} ({exc}): download it again; "
+                    f"the chunks filtered so far are kept"
+                ) from exc
             if skip and not piece:
                 raise BuildError(f"{dump} is shorter than when its filter began: give the same dump, or a new --db")
             if skip:
@@ -67,8 +73,10 @@ def blocks(dump: Path, skip: int, block: int = BLOCK) -> Iterator[tuple[bytes, i
             pending = pending[start:]
             if not piece:
                 if not inflate.eof:
-                    raise BuildError(f"{dump} ends early at byte {raw_pos:,} (an interrupted download?): download "
-                                     f"it again; the chunks filtered so far are kept")
+                    raise BuildError(
+                        f"{dump} ends early at byte {raw_pos:,} (an interrupted download?): download "
+                        f"it again; the chunks filtered so far are kept"
+                    )
                 if pending:
                     yield pending if pending.endswith(b"\n") else pending + b"\n", raw_pos
                 return

@@ -30,6 +30,7 @@ what came before) and rewrites a half-written one, and a finished filter is neve
 chunk is a sequence of gzip members, one per block, so that ``workers`` processes can filter and
 compress blocks side by side (``zcat`` and Virtuoso read such a file as one stream).
 """
+
 from __future__ import annotations
 
 import errno
@@ -57,10 +58,18 @@ FIRST_BAD = 5  # malformed line numbers reported
 RULES = ("english", "tog")
 _NS = rb"<http://rdf\.freebase\.com/ns/"
 _KEEP = {
-    "english": re.compile(_NS + rb"[^>\t\n]+>\t" + _NS + rb"[^>\t\n]+>\t(?:" + _NS + rb"[^>\t\n]*>|"
-                          rb'"[^\t\n]*(?:"|"@[eE][nN](?:-[A-Za-z0-9]+)*|"\^\^<[^>\t\n]+>))\t\.$'),
-    "tog": re.compile(_NS + rb"[mg]\.[^>]+>\t" + _NS + rb"[^>]+>\t(?:['\"](?!/).+['\"](?:@en)?\t\.|"
-                      + _NS + rb"[^>]+>\t.|.+<http://www\.w3\.org/2001/XMLSchema#\w+>\t.)$"),
+    "english": re.compile(
+        _NS + rb"[^>\t\n]+>\t" + _NS + rb"[^>\t\n]+>\t(?:" + _NS + rb"[^>\t\n]*>|"
+        rb'"[^\t\n]*(?:"|"@[eE][nN](?:-[A-Za-z0-9]+)*|"\^\^<[^>\t\n]+>))\t\.$'
+    ),
+    "tog": re.compile(
+        _NS
+        + rb"[mg]\.[^>]+>\t"
+        + _NS
+        + rb"[^>]+>\t(?:['\"](?!/).+['\"](?:@en)?\t\.|"
+        + _NS
+        + rb"[^>]+>\t.|.+<http://www\.w3\.org/2001/XMLSchema#\w+>\t.)$"
+    ),
 }
 Progress = Callable[[int], None]  # compressed bytes of the dump read so far
 
@@ -104,17 +113,22 @@ def _disk_full(exc: OSError) -> bool:
 
 def disk_full_error(path: Path, what: str, resume: str) -> BuildError:
     free = shutil.disk_usage(path.parent if path.parent.exists() else Path.cwd()).free
-    return BuildError(f"disk full writing {path} ({free / 1e9:.1f} GB free on its file system) during {what}: "
-                      f"free space there and rerun the same command; {resume}")
+    return BuildError(
+        f"disk full writing {path} ({free / 1e9:.1f} GB free on its file system) during {what}: "
+        f"free space there and rerun the same command; {resume}"
+    )
 
 
 def _well_formed(block: bytes) -> bool:
     """Every line is ``a\tb\tc\t.`` with fields neither empty nor edged with blanks (so none is
     blank): counted in C, no line looked at."""
     lines = block.count(b"\n")
-    return (block.count(b"\t") == 3 * lines and block.count(b"\t.\n") == lines
-            and not any(edge in block for edge in (b"\t\t", b"\n\t", b"\t ", b" \t", b"\n "))
-            and not block.startswith((b"\t", b" ")))
+    return (
+        block.count(b"\t") == 3 * lines
+        and block.count(b"\t.\n") == lines
+        and not any(edge in block for edge in (b"\t\t", b"\n\t", b"\t ", b" \t", b"\n "))
+        and not block.startswith((b"\t", b" "))
+    )
 
 
 def _malformed(text: bytes) -> bool:
@@ -163,8 +177,9 @@ def sort_block(block: bytes, rule: str, gz: bool) -> Sorted:
     return Sorted(data, len(block), len(rows), len(kept), bad, blank)
 
 
-def _sorted_blocks(items: Iterator[tuple[bytes, int]], rule: str, gz: bool,
-                   workers: int) -> Iterator[tuple[Optional[Sorted], int]]:
+def _sorted_blocks(
+    items: Iterator[tuple[bytes, int]], rule: str, gz: bool, workers: int
+) -> Iterator[tuple[Optional[Sorted], int]]:
     """Each block sorted, in order, with the compressed position after it; ``workers`` > 1
     sorts that many blocks at once in worker processes (at most twice as many in flight)."""
     if workers <= 1:
@@ -223,8 +238,15 @@ def chunk_name(number: int, chunk_format: str) -> str:
     return f"part-{number:06d}.nt" + (".gz" if chunk_format == "gz" else "")
 
 
-def filter_dump(dump: Path, out: Path, state: FilterState, state_path: Path, max_bad: int,
-                progress: Progress = lambda _: None, workers: int = 1) -> FilterState:
+def filter_dump(
+    dump: Path,
+    out: Path,
+    state: FilterState,
+    state_path: Path,
+    max_bad: int,
+    progress: Progress = lambda _: None,
+    workers: int = 1,
+) -> FilterState:
     """Filter ``dump`` into chunks under ``out`` from where ``state`` left off; returns it done."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic() - state.seconds
@@ -234,8 +256,9 @@ def filter_dump(dump: Path, out: Path, state: FilterState, state_path: Path, max
     chunk: Optional[_Chunk] = None
     size = min(BLOCK, max(MIN_BLOCK, state.chunk_lines * BYTES_PER_LINE))
     try:
-        for done, raw_pos in _sorted_blocks(prefetched(blocks(dump, offset, size)), state.rule,
-                                            state.chunk_format == "gz", workers):
+        for done, raw_pos in _sorted_blocks(
+            prefetched(blocks(dump, offset, size)), state.rule, state.chunk_format == "gz", workers
+        ):
             if done is None:  # resuming: the finished part is being skipped
                 progress(raw_pos)
                 continue
@@ -245,12 +268,14 @@ def filter_dump(dump: Path, out: Path, state: FilterState, state_path: Path, max
             counts[0] += done.kept
             counts[1] += done.rows - done.kept - len(bad) - done.blank
             counts[2] += len(bad)
-            state.first_malformed.extend(bad[:FIRST_BAD - len(state.first_malformed)])
+            state.first_malformed.extend(bad[: FIRST_BAD - len(state.first_malformed)])
             if counts[2] > max_bad:
-                raise BuildError(f"{dump}: {counts[2]} lines are not triples (first at lines "
-                                 f"{', '.join(map(str, state.first_malformed))}), more than --max-bad {max_bad}: is "
-                                 f"this the Freebase RDF dump? If so, rerun with a higher --max-bad (the filter "
-                                 f"resumes after its {len(state.chunks)} finished chunks)")
+                raise BuildError(
+                    f"{dump}: {counts[2]} lines are not triples (first at lines "
+                    f"{', '.join(map(str, state.first_malformed))}), more than --max-bad {max_bad}: is "
+                    f"this the Freebase RDF dump? If so, rerun with a higher --max-bad (the filter "
+                    f"resumes after its {len(state.chunks)} finished chunks)"
+                )
             lines += done.rows
             offset += done.size
             if done.data:
@@ -267,8 +292,11 @@ def filter_dump(dump: Path, out: Path, state: FilterState, state_path: Path, max
     except OSError as exc:
         if not _disk_full(exc):
             raise
-        raise disk_full_error(chunk.tmp if chunk else out, "the filter",
-                              f"the filter resumes after its {len(state.chunks)} finished chunks") from exc
+        raise disk_full_error(
+            chunk.tmp if chunk else out,
+            "the filter",
+            f"the filter resumes after its {len(state.chunks)} finished chunks",
+        ) from exc
     finally:
         if chunk is not None:
             chunk.discard()
@@ -278,11 +306,20 @@ def filter_dump(dump: Path, out: Path, state: FilterState, state_path: Path, max
     return state
 
 
-def _close(chunk: _Chunk, state: FilterState, state_path: Path, lines: int, offset: int, raw_pos: int,
-           counts: list[int], started: float) -> None:
+def _close(
+    chunk: _Chunk,
+    state: FilterState,
+    state_path: Path,
+    lines: int,
+    offset: int,
+    raw_pos: int,
+    counts: list[int],
+    started: float,
+) -> None:
     chunk.finish()
-    state.chunks.append({"name": chunk.path.name, "kept": chunk.kept, "lines": lines, "offset": offset,
-                         "raw_offset": raw_pos})
+    state.chunks.append(
+        {"name": chunk.path.name, "kept": chunk.kept, "lines": lines, "offset": offset, "raw_offset": raw_pos}
+    )
     state.lines, state.kept, state.dropped, state.malformed = lines, *counts
     state.seconds = time.monotonic() - started
     state.save(state_path)

@@ -10,6 +10,7 @@ a predicate and a subject outside ``http://rdf.freebase.com/ns/`` and an object 
 in copy 0 only (they are rare in the real dump, and a block holding one is filtered line by
 line), malformed lines (no final dot, three fields, an empty field).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -37,8 +38,10 @@ def _term(term: object) -> str:
 
 def demo_lines(source: Path) -> list[tuple[str, str, str]]:
     """The demo KG's triples as N-Triples terms, in file order."""
-    return [(_term(t.subject), _term(t.predicate), _term(t.object))
-            for t in ox.parse(path=str(source), format=ox.RdfFormat.N_TRIPLES)]
+    return [
+        (_term(t.subject), _term(t.predicate), _term(t.object))
+        for t in ox.parse(path=str(source), format=ox.RdfFormat.N_TRIPLES)
+    ]
 
 
 def _rename(term: str, copy: int) -> str:
@@ -62,11 +65,15 @@ def noise_lines(copy: int) -> tuple[list[str], list[str]]:
         f'<http://example.org/thing{copy}>\t{name}\t"Thing {copy}"@en\t.',
         f"{mid}\t<{NS}common.topic.topic_equivalent_webpage>\t<http://en.wikipedia.org/wiki/N{copy}>\t.",
     ]
-    malformed = [
-        f'{mid}\t{name}\t"no final dot {copy}"@en',
-        f"{mid}\t<{NS}people.person.gender>\t.",
-        f'{mid}\t\t"empty predicate"\t.',
-    ] if copy == 0 else []
+    malformed = (
+        [
+            f'{mid}\t{name}\t"no final dot {copy}"@en',
+            f"{mid}\t<{NS}people.person.gender>\t.",
+            f'{mid}\t\t"empty predicate"\t.',
+        ]
+        if copy == 0
+        else []
+    )
     return dropped, malformed
 
 

@@ -1,5 +1,6 @@
 """The KG in-process: a pyoxigraph store in a directory, bulk-loaded once, then opened read-only
 so that any number of threads and worker processes can query it at once."""
+
 from __future__ import annotations
 
 from pathlib import Path

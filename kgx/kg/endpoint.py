@@ -11,6 +11,7 @@ result at ``ResultSetMaxRows`` (header ``X-SPARQL-MaxRows``) and returns what an
 found before its time ran out (header ``X-SQL-State: S1TAT``). Either would be scored as if the
 KG had no more answers, so neither is ever returned as a result.
 """
+
 from __future__ import annotations
 
 import base64
@@ -87,9 +88,17 @@ class EndpointKG(SparqlKG):
     """``headers`` are sent with every request and may hold secrets: they appear in no message,
     repr or log (the URL does, and holds none: :class:`kgx.core.config.KGConfig` refuses one that does)."""
 
-    def __init__(self, url: str, timeout_s: float = 30.0, retries: int = 3, backoff_s: float = 0.5,
-                 sleep: Callable[[float], None] = time.sleep, default_graph: Optional[str] = None,
-                 headers: Optional[Mapping[str, str]] = None, **options: Any):
+    def __init__(
+        self,
+        url: str,
+        timeout_s: float = 30.0,
+        retries: int = 3,
+        backoff_s: float = 0.5,
+        sleep: Callable[[float], None] = time.sleep,
+        default_graph: Optional[str] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        **options: Any,
+    ):
         super().__init__(**options)
         self.url = url
         self.timeout_s = timeout_s
@@ -101,9 +110,11 @@ class EndpointKG(SparqlKG):
         # Retries are ours (with backoff and kinds); urllib3 only follows redirects, and drops
         # Authorization when one leads to another host. Timeouts are floats in seconds.
         self._pool = urllib3.PoolManager(
-            maxsize=POOL_SIZE, block=False,
+            maxsize=POOL_SIZE,
+            block=False,
             retries=urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=3),
-            timeout=urllib3.Timeout(connect=timeout_s, read=timeout_s))
+            timeout=urllib3.Timeout(connect=timeout_s, read=timeout_s),
+        )
 
     def _request(self, query: str) -> urllib3.BaseHTTPResponse:
         params = {"query": query}
@@ -112,8 +123,12 @@ class EndpointKG(SparqlKG):
         body = urlencode(params)
         try:
             if len(query) > GET_LIMIT:
-                return self._pool.request("POST", self.url, body=body, headers={
-                    **self._headers, "Content-Type": "application/x-www-form-urlencoded"})
+                return self._pool.request(
+                    "POST",
+                    self.url,
+                    body=body,
+                    headers={**self._headers, "Content-Type": "application/x-www-form-urlencoded"},
+                )
             return self._pool.request("GET", f"{self.url}?{body}", headers=self._headers)
         except HTTPError as exc:
             raise _network_failure(exc) from exc
@@ -126,33 +141,46 @@ class EndpointKG(SparqlKG):
         if status == 404:
             raise KGUnavailable(f"SPARQL endpoint {self.url}: not found (404); check kg.endpoint", "kg.not_found")
         if status in (401, 403):
-            raise KGUnavailable(f"SPARQL endpoint {self.url} refused access (HTTP {status}); check the "
-                                f"credentials named by kg.user_env/kg.password_env or kg.headers_env", "kg.auth")
+            raise KGUnavailable(
+                f"SPARQL endpoint {self.url} refused access (HTTP {status}); check the "
+                f"credentials named by kg.user_env/kg.password_env or kg.headers_env",
+                "kg.auth",
+            )
         if status >= 500 and b"Transaction timed out" in body:  # Virtuoso's SR171: the same query times out again
-            raise KGUnavailable(f"SPARQL endpoint {self.url}: a query ran past the server's time limit (Virtuoso: "
-                                f"MaxQueryExecutionTime): {_excerpt(body)}; raise that limit", "kg.timeout")
+            raise KGUnavailable(
+                f"SPARQL endpoint {self.url}: a query ran past the server's time limit (Virtuoso: "
+                f"MaxQueryExecutionTime): {_excerpt(body)}; raise that limit",
+                "kg.timeout",
+            )
         if status == 429 or status >= 500:
             raise _Retry("kg.server", f"failing (HTTP {status})", _excerpt(body))
         if status != 200:
             raise KGUnavailable(f"SPARQL endpoint {self.url} answered HTTP {status}: {_excerpt(body)}", "kg.server")
         state = response.headers.get("X-SQL-State")
         if state and not state.startswith("00"):  # SQLSTATE class 00 is success
-            raise _Retry("kg.partial", "returned partial results",
-                         f"X-SQL-State {state} ({response.headers.get('X-SQL-Message', '')[:200]}): an anytime "
-                         f"query ran out of time; raise the server's query time limit (Virtuoso: "
-                         f"MaxQueryExecutionTime) or kg.timeout_s")
+            raise _Retry(
+                "kg.partial",
+                "returned partial results",
+                f"X-SQL-State {state} ({response.headers.get('X-SQL-Message', '')[:200]}): an anytime "
+                f"query ran out of time; raise the server's query time limit (Virtuoso: "
+                f"MaxQueryExecutionTime) or kg.timeout_s",
+            )
         try:
             rows = json.loads(body)["results"]["bindings"]
         except (ValueError, KeyError, TypeError) as exc:
-            raise KGUnavailable(f"SPARQL endpoint {self.url} answered HTTP 200 without SPARQL JSON results "
-                                f"({response.headers.get('Content-Type')}): {_excerpt(body)}", "kg.server") from exc
+            raise KGUnavailable(
+                f"SPARQL endpoint {self.url} answered HTTP 200 without SPARQL JSON results "
+                f"({response.headers.get('Content-Type')}): {_excerpt(body)}",
+                "kg.server",
+            ) from exc
         max_rows = response.headers.get("X-SPARQL-MaxRows")
         if max_rows and max_rows.strip().isdigit() and not _within_own_limit(query, int(max_rows)):
             raise KGUnavailable(
                 f"SPARQL endpoint {self.url} cut a result at {max_rows} rows (X-SPARQL-MaxRows, {len(rows)} "
                 f"returned): the rest is missing, so kgx does not use it. Raise ResultSetMaxRows ([SPARQL] "
                 f"section of virtuoso.ini) or lower kgx's caps below {max_rows}. Query: {query[:200]}",
-                "kg.truncated")
+                "kg.truncated",
+            )
         return [{k: _term(v) for k, v in row.items()} for row in rows]
 
     def _select(self, query: str) -> list[dict[str, Term]]:
@@ -162,8 +190,9 @@ class EndpointKG(SparqlKG):
                 return self._attempt(query)
             except _Retry as exc:
                 if attempt == self.retries:
-                    raise KGUnavailable(f"SPARQL endpoint {self.url} {exc.what} after {attempt + 1} tries: {exc}",
-                                        exc.kind) from exc
+                    raise KGUnavailable(
+                        f"SPARQL endpoint {self.url} {exc.what} after {attempt + 1} tries: {exc}", exc.kind
+                    ) from exc
                 self.sleep(self.backoff_s * 2**attempt * (0.5 + random.random()))
                 attempt += 1
 
@@ -172,8 +201,10 @@ class EndpointKG(SparqlKG):
         where kgx looks (a misspelt kg.default_graph is an empty graph, not an error, to SPARQL)."""
         if not self._select("SELECT * WHERE { ?s ?p ?o } LIMIT 1"):
             graph = f"default graph {self.default_graph}" if self.default_graph else "its default graph"
-            raise KGUnavailable(f"SPARQL endpoint {self.url} holds no triple in {graph}; check kg.endpoint "
-                                f"and kg.default_graph", "kg.not_found")
+            raise KGUnavailable(
+                f"SPARQL endpoint {self.url} holds no triple in {graph}; check kg.endpoint and kg.default_graph",
+                "kg.not_found",
+            )
 
 
 def request_headers(cfg: KGConfig, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
@@ -183,8 +214,11 @@ def request_headers(cfg: KGConfig, environ: Mapping[str, str] = os.environ) -> d
     def value(field: str, variable: str) -> str:
         found = environ.get(variable, "")
         if not found:
-            raise KGUnavailable(f"{field}: the environment variable {variable} is not set "
-                                f"(it must hold the value for SPARQL endpoint {cfg.endpoint})", "kg.auth")
+            raise KGUnavailable(
+                f"{field}: the environment variable {variable} is not set "
+                f"(it must hold the value for SPARQL endpoint {cfg.endpoint})",
+                "kg.auth",
+            )
         if "\r" in found or "\n" in found:
             raise KGUnavailable(f"{field}: the environment variable {variable} holds a line break", "kg.auth")
         return found
@@ -199,7 +233,13 @@ def request_headers(cfg: KGConfig, environ: Mapping[str, str] = os.environ) -> d
 def connect(cfg: KGConfig, environ: Mapping[str, str] = os.environ, **options: Any) -> EndpointKG:
     """The endpoint ``cfg`` describes, with its graph and headers, pinged: a wrong URL or graph, or
     a missing credential, fails before any question runs."""
-    kg = EndpointKG(cfg.endpoint or "", timeout_s=cfg.timeout_s, retries=cfg.retries,
-                    default_graph=cfg.default_graph, headers=request_headers(cfg, environ), **options)
+    kg = EndpointKG(
+        cfg.endpoint or "",
+        timeout_s=cfg.timeout_s,
+        retries=cfg.retries,
+        default_graph=cfg.default_graph,
+        headers=request_headers(cfg, environ),
+        **options,
+    )
     kg.ping()
     return kg

@@ -2,6 +2,7 @@
 
 Shared by the run's pre-flight check (``kgx.run.preflight``) and reachability
 (``kgx.diagnose.reach``); every query is a bounded ``VALUES`` batch, so it runs on any endpoint."""
+
 from __future__ import annotations
 
 from kgx.kg.freebase import NAME, iri, literal
@@ -14,7 +15,7 @@ def named(kg: SparqlKG, names: list[str]) -> dict[str, list[str]]:
     """Name -> ids of the entities carrying exactly that name (any language tag), sorted."""
     found: dict[str, set[str]] = {}
     for start in range(0, len(names), BATCH):
-        values = " ".join(f"{literal(n)}@en {literal(n)}" for n in names[start:start + BATCH])
+        values = " ".join(f"{literal(n)}@en {literal(n)}" for n in names[start : start + BATCH])
         for row in kg.select(f"SELECT DISTINCT ?n ?e WHERE {{ VALUES ?n {{ {values} }} ?e <{NAME}> ?n }}"):
             found.setdefault(row["n"].value, set()).add(node(row["e"]))
     return {name: sorted(ids) for name, ids in found.items()}
@@ -26,9 +27,11 @@ def missing(kg: SparqlKG, ids: list[str]) -> list[str]:
     valid = [i for i in ids if is_id(i)]
     present: set[str] = set()
     for start in range(0, len(valid), BATCH):
-        values = " ".join(iri(i) for i in valid[start:start + BATCH])
-        rows = kg.select(f"SELECT ?e WHERE {{ VALUES ?e {{ {values} }} "
-                         f"FILTER(EXISTS {{ ?e ?p ?o FILTER(?p != <{NAME}>) }} || EXISTS {{ ?s ?q ?e }}) }}")
+        values = " ".join(iri(i) for i in valid[start : start + BATCH])
+        rows = kg.select(
+            f"SELECT ?e WHERE {{ VALUES ?e {{ {values} }} "
+            f"FILTER(EXISTS {{ ?e ?p ?o FILTER(?p != <{NAME}>) }} || EXISTS {{ ?s ?q ?e }}) }}"
+        )
         present.update(node(row["e"]) for row in rows)
     return [i for i in ids if i not in present]
 

@@ -5,6 +5,7 @@ Every backend holds the same Freebase-shaped RDF (``http://rdf.freebase.com/ns/`
 a local ``oxigraph serve`` and a real Freebase Virtuoso/QLever endpoint alike. Queries use full
 IRIs only: Oxigraph rejects prefixed names with inner dots (``ns:type.object.name``).
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -34,8 +35,9 @@ def iri(fb_id: str) -> str:
 
 def literal(text: str) -> str:
     """A SPARQL string literal for arbitrary text (search terms may come from a model)."""
-    escaped = (text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-               .replace("\r", "\\r").replace("\t", "\\t"))
+    escaped = (
+        text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    )
     return f'"{escaped}"'
 
 

@@ -10,6 +10,7 @@ an interruption, a full disk or a fix, and finished work is not redone. ``DIR`` 
 * ``virtuoso.ini``, ``virtuoso.db`` and its companions (the database),
 * ``build.json`` once every chunk is loaded: the graph, the triple count, the figures.
 """
+
 from __future__ import annotations
 
 import json
@@ -70,34 +71,46 @@ class BuildReport:
 def _filtered_files(path: Path) -> list[Path]:
     files = sorted(p for p in path.iterdir() if p.name.endswith(LOADABLE)) if path.is_dir() else [path]
     if not path.exists() or not files:
-        raise BuildError(f"no N-Triples at {path}: --filtered takes a file or a directory of {', '.join(LOADABLE)} "
-                         f"files")
+        raise BuildError(
+            f"no N-Triples at {path}: --filtered takes a file or a directory of {', '.join(LOADABLE)} files"
+        )
     for f in files:
         if not f.name.endswith(LOADABLE):
-            raise BuildError(f"{f}: Virtuoso's loader picks the parser by the name's ending; name or link it as "
-                             f"{' or '.join(LOADABLE)}")
+            raise BuildError(
+                f"{f}: Virtuoso's loader picks the parser by the name's ending; name or link it as "
+                f"{' or '.join(LOADABLE)}"
+            )
     return [f.resolve() for f in files]
 
 
 def _filter(opts: BuildOptions, say: Callable[[str], None], report: BuildReport) -> list[Path]:
     state_path, chunk_dir = opts.db / "filter.json", opts.db / "chunks"
     dump = opts.dump.resolve()
-    fresh = FilterState(str(dump), dump.stat().st_size if dump.is_file() else 0, opts.rule, opts.chunk_lines,
-                        opts.chunk_format)
+    fresh = FilterState(
+        str(dump), dump.stat().st_size if dump.is_file() else 0, opts.rule, opts.chunk_lines, opts.chunk_format
+    )
     state = FilterState(**json.loads(state_path.read_text())) if state_path.is_file() else fresh
-    inputs = ("dump_bytes", "rule", "chunk_lines", "chunk_format")[0 if dump.is_file() else 1:]
+    inputs = ("dump_bytes", "rule", "chunk_lines", "chunk_format")[0 if dump.is_file() else 1 :]
     if any(getattr(state, k) != getattr(fresh, k) for k in inputs):
         was = ", ".join(f"{k}={getattr(state, k)}" for k in inputs)
-        raise BuildError(f"{opts.db} holds chunks filtered from {state.dump} ({was}): give the same dump and "
-                         f"options to resume, or another --db for a new build")
+        raise BuildError(
+            f"{opts.db} holds chunks filtered from {state.dump} ({was}): give the same dump and "
+            f"options to resume, or another --db for a new build"
+        )
     if state.done:
         say(f"filter: done before ({len(state.chunks)} chunks, kept={state.kept:,}), not redone")
     else:
         check_gzip(dump)
         if state.chunks:
             say(f"filter: resuming after {len(state.chunks)} finished chunks (line {state.lines:,})")
-        bar = PhaseBar("[1/2] filter", state.dump_bytes, gigabytes, "MB/s", 1e6,
-                       start=state.chunks[-1]["raw_offset"] if state.chunks else 0)
+        bar = PhaseBar(
+            "[1/2] filter",
+            state.dump_bytes,
+            gigabytes,
+            "MB/s",
+            1e6,
+            start=state.chunks[-1]["raw_offset"] if state.chunks else 0,
+        )
         try:
             state = filter_dump(dump, chunk_dir, state, state_path, opts.max_bad, bar.update, opts.workers)
         finally:
@@ -128,28 +141,44 @@ def _load(opts: BuildOptions, files: list[Path], say: Callable[[str], None], rep
         done = {f for f, (state, error) in record.items() if state == 2 and not error}
         pending = [f for f in files if f not in done]
         report.already_loaded = len(done)
-        say(f"load: {len(done)} of {len(files)} chunks already loaded (DB.DBA.load_list), {len(pending)} to load "
-            f"with {opts.loaders} parallel loaders" + (f"; {len(interrupted)} interrupted or failed loads redone"
-                                                       if interrupted else ""))
+        say(
+            f"load: {len(done)} of {len(files)} chunks already loaded (DB.DBA.load_list), {len(pending)} to load "
+            f"with {opts.loaders} parallel loaders"
+            + (f"; {len(interrupted)} interrupted or failed loads redone" if interrupted else "")
+        )
         lines = _kept_lines(opts)
         sizes = {f: f.stat().st_size for f in files}
         loaded_lines = sum(lines.get(f.name, 0) for f in done)
-        bar = PhaseBar("[2/2] load", sum(sizes.values()), gigabytes, "MB/s (chunk bytes)", 1e6,
-                       start=sum(sizes[f] for f in done),
-                       extra=lambda: f"chunks {len(done)}/{len(files)} triples {count(loaded_lines)}")
+        bar = PhaseBar(
+            "[2/2] load",
+            sum(sizes.values()),
+            gigabytes,
+            "MB/s (chunk bytes)",
+            1e6,
+            start=sum(sizes[f] for f in done),
+            extra=lambda: f"chunks {len(done)}/{len(files)} triples {count(loaded_lines)}",
+        )
         started, last_checkpoint, cpu = time.monotonic(), time.monotonic(), db.cpu_seconds()
         try:
             for at in range(0, len(pending), opts.loaders):
-                batch = pending[at:at + opts.loaders]
-                db.ensure_space(int(max(MIN_FREE, sum(SPACE_FACTOR["gz" if f.name.endswith(".gz") else "nt"]
-                                                      * sizes[f] for f in batch))))
+                batch = pending[at : at + opts.loaders]
+                db.ensure_space(
+                    int(
+                        max(
+                            MIN_FREE,
+                            sum(SPACE_FACTOR["gz" if f.name.endswith(".gz") else "nt"] * sizes[f] for f in batch),
+                        )
+                    )
+                )
                 db.load(batch, opts.graph, opts.loaders)
                 failed = {f: error for f, (state, error) in db.load_list(batch).items() if error or state != 2}
                 if failed:
-                    raise BuildError("Virtuoso could not load " + "; ".join(f"{f}: {e or 'not loaded'}"
-                                                                          for f, e in failed.items())
-                                     + ". Fix or remove the line the error names, then rerun the same command: failed "
-                                       "chunks are loaded again, loaded ones are not")
+                    raise BuildError(
+                        "Virtuoso could not load "
+                        + "; ".join(f"{f}: {e or 'not loaded'}" for f, e in failed.items())
+                        + ". Fix or remove the line the error names, then rerun the same command: failed "
+                        "chunks are loaded again, loaded ones are not"
+                    )
                 if time.monotonic() - last_checkpoint >= opts.checkpoint_every_s:
                     db.checkpoint()
                     last_checkpoint = time.monotonic()

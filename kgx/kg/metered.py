@@ -6,6 +6,7 @@ without ``type.object.name`` is shown by its attributes (a CVT) or, with none, a
 ``m.06w2sn5``. Many unnamed entities mean the KG lacks names (a frequent complaint about ToG's
 Freebase setup), not that the method reasoned badly.
 """
+
 from __future__ import annotations
 
 import time
@@ -53,8 +54,9 @@ class MeteredKG:
         caps = [c for c in (limit, self.max_candidates) if c is not None]
         return min(caps) if caps else None
 
-    def _call(self, operation: str, arguments: dict[str, Any], fn: Callable[[], Any],
-              limit: Optional[int] = None) -> Any:
+    def _call(
+        self, operation: str, arguments: dict[str, Any], fn: Callable[[], Any], limit: Optional[int] = None
+    ) -> Any:
         start = time.perf_counter()
         try:
             result = fn()
@@ -67,8 +69,9 @@ class MeteredKG:
         self._record(operation, arguments, len(result), start, "", capped_from)
         return result
 
-    def _record(self, operation: str, arguments: dict[str, Any], rows: int, start: float, error: str,
-                capped_from: int = 0) -> None:
+    def _record(
+        self, operation: str, arguments: dict[str, Any], rows: int, start: float, error: str, capped_from: int = 0
+    ) -> None:
         latency = time.perf_counter() - start
         self.usage.queries += 1
         self.usage.latency_s += latency
@@ -78,15 +81,22 @@ class MeteredKG:
 
     def relations(self, entity: str, direction: Direction, limit: Optional[int] = None) -> list[str]:
         """``limit`` is a method's cap (a prompt budget); a cut is recorded in the KG event."""
-        return self._call("relations", {"entity": entity, "direction": direction},
-                          lambda: self.kg.relations(entity, direction), self._limit(limit))
+        return self._call(
+            "relations",
+            {"entity": entity, "direction": direction},
+            lambda: self.kg.relations(entity, direction),
+            self._limit(limit),
+        )
 
-    def neighbors(self, entity: str, relation: str, direction: Direction,
-                  limit: Optional[int] = None) -> list[str]:
+    def neighbors(self, entity: str, relation: str, direction: Direction, limit: Optional[int] = None) -> list[str]:
         """``limit`` caps hub entities (thousands of films of one genre) so prompts stay within the
         model's context; the number before the cut is recorded in the KG event."""
-        return self._call("neighbors", {"entity": entity, "relation": relation, "direction": direction},
-                          lambda: self.kg.neighbors(entity, relation, direction), self._limit(limit))
+        return self._call(
+            "neighbors",
+            {"entity": entity, "relation": relation, "direction": direction},
+            lambda: self.kg.neighbors(entity, relation, direction),
+            self._limit(limit),
+        )
 
     def names(self, ids: list[str]) -> dict[str, str]:
         """Labels to show; the entities among ``ids`` are counted as shown, named or not."""

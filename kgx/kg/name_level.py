@@ -1,6 +1,7 @@
 """Name-level triple files (MetaQA's ``kb.txt``, PathQuestion's KBs, the replay TSVs, a custom KB)
 turned into Freebase-shaped N-Triples: the ids names and relations get, and the converter that
 writes them (``kgx.kg.build`` loads its output). See ``kgx.kg.build`` for the shape and why."""
+
 from __future__ import annotations
 
 import base64
@@ -100,12 +101,16 @@ def relation_id(fmt: str, relation: str) -> str:
         elif relation in PATHQUESTION_RELATIONS:
             relation = PATHQUESTION_RELATIONS[relation]
         else:
-            raise BadLine(f"unknown PathQuestion relation {relation!r}: neither __domain__type__property "
-                           f"nor one of {', '.join(PATHQUESTION_RELATIONS)}; a KB of your own with other "
-                           f"relation names loads as kg=custom (format custom)")
+            raise BadLine(
+                f"unknown PathQuestion relation {relation!r}: neither __domain__type__property "
+                f"nor one of {', '.join(PATHQUESTION_RELATIONS)}; a KB of your own with other "
+                f"relation names loads as kg=custom (format custom)"
+            )
     if not _RELATION.match(relation):
-        raise BadLine(f"relation {relation!r} is not a dotted Freebase id (domain.type.property); a KB with "
-                       f"other relation names loads as kg=custom (format custom)")
+        raise BadLine(
+            f"relation {relation!r} is not a dotted Freebase id (domain.type.property); a KB with "
+            f"other relation names loads as kg=custom (format custom)"
+        )
     return relation
 
 
@@ -148,8 +153,9 @@ class NameLevel:
         fb_id = name_id(name)
         owner = self.owners.setdefault(fb_id, name)
         if owner != name:
-            raise SourceError(f"names {owner!r} and {name!r} share the generated id {fb_id}; "
-                              f"rename one of them in the source")
+            raise SourceError(
+                f"names {owner!r} and {name!r} share the generated id {fb_id}; rename one of them in the source"
+            )
         node = f"<{NS}{fb_id}>"
         self.ids[name] = node
         if fb_id != name:
@@ -176,8 +182,10 @@ class NameLevel:
         # PathQuestion's two spellings of one property meet on purpose; a custom KB's must not.
         owner = self.relations.setdefault(fb_relation, relation) if self.fmt == "custom" else relation
         if owner != relation:
-            raise SourceError(f"relations {owner!r} and {relation!r} both become the id {fb_relation}; "
-                              f"rename one of them in the source")
+            raise SourceError(
+                f"relations {owner!r} and {relation!r} both become the id {fb_relation}; "
+                f"rename one of them in the source"
+            )
         relation_iri = f"<{NS}{fb_relation}>"
         triple = f"{self._node(head)} {relation_iri} {self._node(tail)} .\n"
         self.out.write(triple.encode("utf-8"))

@@ -4,6 +4,7 @@ store's load), on stderr: done / total, rate and ETA.
 On a terminal it redraws one line; otherwise (a log file, ``nohup``, CI) it prints a plain
 line every ``interval_s`` seconds and at the end, so a log shows progress without ``\\r`` noise.
 """
+
 from __future__ import annotations
 
 import sys
@@ -31,9 +32,19 @@ def clock(seconds: float) -> str:
 class PhaseBar:
     """``bar = PhaseBar("filter", total, gigabytes, "MB/s", 1e6); bar.update(done); bar.close()``."""
 
-    def __init__(self, label: str, total: float, fmt: Format = count, rate_unit: str = "/s",
-                 rate_scale: float = 1.0, start: float = 0.0, stream: Optional[TextIO] = None,
-                 interval_s: float = 10.0, extra: Callable[[], str] = lambda: "", enabled: bool = True):
+    def __init__(
+        self,
+        label: str,
+        total: float,
+        fmt: Format = count,
+        rate_unit: str = "/s",
+        rate_scale: float = 1.0,
+        start: float = 0.0,
+        stream: Optional[TextIO] = None,
+        interval_s: float = 10.0,
+        extra: Callable[[], str] = lambda: "",
+        enabled: bool = True,
+    ):
         self.label, self.total, self.fmt = label, total, fmt
         self.rate_unit, self.rate_scale = rate_unit, rate_scale
         self.stream = stream or sys.stderr
@@ -56,9 +67,11 @@ class PhaseBar:
         left = (self.total - self.done) / rate if rate > 0 else float("nan")
         share = 100 * self.done / self.total if self.total else 100.0
         extra = self.extra()
-        return (f"{self.label}: {share:5.1f}% {self.fmt(self.done)}/{self.fmt(self.total)} "
-                f"{rate / self.rate_scale:,.1f} {self.rate_unit} elapsed {clock(elapsed)} ETA {clock(left)}"
-                + (f" {extra}" if extra else ""))
+        return (
+            f"{self.label}: {share:5.1f}% {self.fmt(self.done)}/{self.fmt(self.total)} "
+            f"{rate / self.rate_scale:,.1f} {self.rate_unit} elapsed {clock(elapsed)} ETA {clock(left)}"
+            + (f" {extra}" if extra else "")
+        )
 
     def update(self, done: float) -> None:
         self.done = done

@@ -11,6 +11,7 @@ Both the dataset loader (``kgx.datasets.rog``: questions, answers, topic names) 
 (``kgx.kg.subgraph_build``: the graphs) read them through here, each only the columns it needs:
 the graphs, most of a file's bytes, are parsed once, by the build, whose store is then cached.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -30,8 +31,10 @@ def rog_files(path: Path, split: Optional[str]) -> list[Path]:
     if path.is_file():
         return [path]
     if not path.is_dir():
-        raise SourceError(f"{path}: no such file or folder; download the RoG parquet files there (see "
-                          f"docs/guides/data-and-kgs.md, Per-question subgraphs) or fix dataset.path")
+        raise SourceError(
+            f"{path}: no such file or folder; download the RoG parquet files there (see "
+            f"docs/guides/data-and-kgs.md, Per-question subgraphs) or fix dataset.path"
+        )
     if not split:
         raise SourceError(f"{path} is a folder: name the split whose shards to read, e.g. dataset.split=test")
     for folder in (path, path / "data"):
@@ -39,8 +42,10 @@ def rog_files(path: Path, split: Optional[str]) -> list[Path]:
         if shards:
             return shards
     found = sorted(p.name for p in path.rglob("*.parquet"))[:5]
-    raise SourceError(f"{path}: no {split}-*.parquet shards in it or in its data/ folder (parquet files there: "
-                      f"{', '.join(found) if found else 'none'}); check dataset.split")
+    raise SourceError(
+        f"{path}: no {split}-*.parquet shards in it or in its data/ folder (parquet files there: "
+        f"{', '.join(found) if found else 'none'}); check dataset.split"
+    )
 
 
 def check_columns(files: list[Path], needed: tuple[str, ...]) -> None:
@@ -54,8 +59,10 @@ def check_columns(files: list[Path], needed: tuple[str, ...]) -> None:
             raise SourceError(f"{file}: not a readable parquet file ({type(exc).__name__}: {exc})") from None
         absent = [c for c in needed if c not in schema]
         if absent:
-            raise SourceError(f"{file}: missing column(s) {', '.join(absent)}; a RoG file has {', '.join(COLUMNS)} "
-                              f"(this one has {', '.join(schema) or 'none'})")
+            raise SourceError(
+                f"{file}: missing column(s) {', '.join(absent)}; a RoG file has {', '.join(COLUMNS)} "
+                f"(this one has {', '.join(schema) or 'none'})"
+            )
 
 
 def rows(files: list[Path], columns: tuple[str, ...]) -> Iterator[tuple[Path, int, tuple[Any, ...]]]:

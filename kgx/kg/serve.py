@@ -4,6 +4,7 @@ It lets the endpoint backend (and anything else that speaks SPARQL over HTTP) ru
 very store the embedded backend reads. Read-only serving takes no lock on the store, so
 embedded readers and further servers may share the directory meanwhile.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -35,9 +36,11 @@ def oxigraph_binary() -> Path:
     found = shutil.which("oxigraph")
     if found:
         return Path(found)
-    raise FileNotFoundError(f"the oxigraph server binary is neither next to {sys.executable} nor on PATH; "
-                            f"install it with: pip install oxigraph  (the pip package 'oxigraph', "
-                            f"same version as pyoxigraph)")
+    raise FileNotFoundError(
+        f"the oxigraph server binary is neither next to {sys.executable} nor on PATH; "
+        f"install it with: pip install oxigraph  (the pip package 'oxigraph', "
+        f"same version as pyoxigraph)"
+    )
 
 
 def end_process(process: Optional[subprocess.Popen], timeout_s: float) -> None:
@@ -62,8 +65,9 @@ class OxigraphServer:
     """``with OxigraphServer(store) as server: EndpointKG(server.url)``: the server answers
     queries inside the block and is stopped when it ends, however it ends."""
 
-    def __init__(self, store_dir: Path, port: Optional[int] = None, startup_timeout_s: float = 30.0,
-                 stop_timeout_s: float = 5.0):
+    def __init__(
+        self, store_dir: Path, port: Optional[int] = None, startup_timeout_s: float = 30.0, stop_timeout_s: float = 5.0
+    ):
         self.store_dir = Path(store_dir)
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/query"
@@ -81,15 +85,24 @@ class OxigraphServer:
 
     def start(self) -> None:
         if not self.store_dir.is_dir():
-            raise FileNotFoundError(f"no store directory at {self.store_dir}; build one with: "
-                                    f"python -m kgx.kg load SRC... --format F --store {self.store_dir}")
-        command = [str(oxigraph_binary()), "serve-read-only", "--location", str(self.store_dir),
-                   "--bind", f"127.0.0.1:{self.port}"]
+            raise FileNotFoundError(
+                f"no store directory at {self.store_dir}; build one with: "
+                f"python -m kgx.kg load SRC... --format F --store {self.store_dir}"
+            )
+        command = [
+            str(oxigraph_binary()),
+            "serve-read-only",
+            "--location",
+            str(self.store_dir),
+            "--bind",
+            f"127.0.0.1:{self.port}",
+        ]
         # stderr to a file, not a pipe: a long-running server must never block on a full pipe.
         # Its own session: a terminal's Ctrl-C reaches only us, and we stop it in order.
         self._stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=self._stderr, start_new_session=True)
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr, start_new_session=True
+        )
         try:
             self._wait_until_ready()
         except BaseException:
@@ -102,8 +115,10 @@ class OxigraphServer:
         while True:
             code = self.process.poll()
             if code is not None:
-                raise ServerError(f"oxigraph serve-read-only on {self.store_dir} exited with code {code} "
-                                  f"before answering:\n{self.stderr()}")
+                raise ServerError(
+                    f"oxigraph serve-read-only on {self.store_dir} exited with code {code} "
+                    f"before answering:\n{self.stderr()}"
+                )
             try:
                 with _DIRECT.open(ping, timeout=1.0) as response:
                     if response.status == 200:
@@ -111,8 +126,10 @@ class OxigraphServer:
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 pass
             if time.monotonic() > deadline:
-                raise ServerError(f"oxigraph serve-read-only on {self.store_dir} did not answer at {self.url} "
-                                  f"within {self.startup_timeout_s:g} s:\n{self.stderr()}")
+                raise ServerError(
+                    f"oxigraph serve-read-only on {self.store_dir} did not answer at {self.url} "
+                    f"within {self.startup_timeout_s:g} s:\n{self.stderr()}"
+                )
             time.sleep(0.05)
 
     def stderr(self) -> str:

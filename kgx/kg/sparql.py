@@ -4,6 +4,7 @@ Backends differ only in how a SELECT query reaches the data (``_select``): in-pr
 embedded store, over HTTP for an endpoint. Because both run the very same query strings, they
 return the same answers, which the protocol tests check.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -62,7 +63,7 @@ def node(term: Term) -> str:
     if term.kind == "literal":
         return '"' + term.value + '"'
     if term.kind == "iri" and term.value.startswith(NS):
-        return term.value[len(NS):]
+        return term.value[len(NS) :]
     return term.value
 
 
@@ -115,8 +116,11 @@ class SparqlKG:
         pattern = f"{e} ?r ?x" if direction == "out" else f"?x ?r {e}"
         if self.noise.drop_relations:
             rows = self.select(f"SELECT DISTINCT ?r ?x WHERE {{ {pattern} }}")
-            found = {node(row["r"]) for row in rows
-                     if not self.noise.drops_edge(*self._edge(entity, node(row["r"]), node(row["x"]), direction))}
+            found = {
+                node(row["r"])
+                for row in rows
+                if not self.noise.drops_edge(*self._edge(entity, node(row["r"]), node(row["x"]), direction))
+            }
         else:
             found = {node(row["r"]) for row in self.select(f"SELECT DISTINCT ?r WHERE {{ {pattern} }}")}
         return sorted(r for r in found if keep_relation(r, self.filters))
@@ -146,7 +150,7 @@ class SparqlKG:
         pattern = "?s ?r ?x" if direction == "out" else "?x ?r ?s"
         found: set[tuple[str, str, str]] = set()
         for start in range(0, len(nodes), batch):
-            chunk = nodes[start:start + batch]
+            chunk = nodes[start : start + batch]
             values = " ".join(f"({term} {i})" for i, x in enumerate(chunk) for term in self._literal_forms(x))
             for row in self.select(f"SELECT DISTINCT ?s ?i ?r ?x WHERE {{ VALUES (?s ?i) {{ {values} }} {pattern} }}"):
                 relation, other = node(row["r"]), node(row["x"])
@@ -162,9 +166,14 @@ class SparqlKG:
         if not is_literal(x):
             return [iri(x)]
         text = x[1:-1]
-        shapes = ((r"\d{4}-\d{2}-\d{2}", ("date",)), (r"\d{4}-\d{2}", ("gYearMonth",)),
-                  (r"\d{4}-\d{2}-\d{2}T[\d:.]+Z?", ("dateTime",)), (r"\d{4}", ("gYear", "integer", "int")),
-                  (r"-?\d+", ("integer", "int")), (r"-?\d+(\.\d+)?", ("decimal", "float", "double")))
+        shapes = (
+            (r"\d{4}-\d{2}-\d{2}", ("date",)),
+            (r"\d{4}-\d{2}", ("gYearMonth",)),
+            (r"\d{4}-\d{2}-\d{2}T[\d:.]+Z?", ("dateTime",)),
+            (r"\d{4}", ("gYear", "integer", "int")),
+            (r"-?\d+", ("integer", "int")),
+            (r"-?\d+(\.\d+)?", ("decimal", "float", "double")),
+        )
         types = [t for shape, kinds in shapes if re.fullmatch(shape, text) for t in kinds]
         xsd = "http://www.w3.org/2001/XMLSchema#"
         return [literal(text), f"{literal(text)}@en", *(f"{literal(text)}^^<{xsd}{t}>" for t in dict.fromkeys(types))]
@@ -176,7 +185,7 @@ class SparqlKG:
         entities = [x for x in dict.fromkeys(ids) if not is_literal(x)]
         found: set[str] = set()
         for start in range(0, len(entities), batch):
-            values = " ".join(iri(x) for x in entities[start:start + batch])
+            values = " ".join(iri(x) for x in entities[start : start + batch])
             rows = self.select(f"SELECT DISTINCT ?e WHERE {{ VALUES ?e {{ {values} }} ?e <{NAME}> ?n }}")
             found.update(e for e in (node(row["e"]) for row in rows) if not self.noise.drops_name(e))
         return found
@@ -281,21 +290,24 @@ class SparqlKG:
             return []
         forms = list(dict.fromkeys([text, text.lower(), text.title(), text.capitalize(), text.upper()]))
         literals = " ".join(f"{literal(f)}@en {literal(f)}" for f in forms)
-        exact = self.select(f"SELECT DISTINCT ?e WHERE {{ VALUES ?n {{ {literals} }} ?e <{NAME}> ?n }}"
-                            f" ORDER BY ?e LIMIT {limit}")
+        exact = self.select(
+            f"SELECT DISTINCT ?e WHERE {{ VALUES ?n {{ {literals} }} ?e <{NAME}> ?n }} ORDER BY ?e LIMIT {limit}"
+        )
         if exact:
             return self._visible(self._ranked_exact([node(r["e"]) for r in exact], forms))
         folded = self.select(
             f"SELECT DISTINCT ?e WHERE {{ ?e <{NAME}> ?n . FILTER(LCASE(STR(?n)) = LCASE({literal(text)})) }}"
-            f" ORDER BY ?e LIMIT {limit}")
+            f" ORDER BY ?e LIMIT {limit}"
+        )
         if folded:
             return self._visible([node(r["e"]) for r in folded])
         tokens = sorted({t for t in re.findall(r"\w+", text.lower()) if len(t) > 2}, key=lambda t: (-len(t), t))[:5]
         if not tokens:
             return []
         any_token = " || ".join(f"CONTAINS(LCASE(STR(?n)), {literal(t)})" for t in tokens)
-        rows = self.select(f"SELECT DISTINCT ?e ?n WHERE {{ ?e <{NAME}> ?n . FILTER({any_token}) }}"
-                           f" ORDER BY ?e ?n LIMIT {SEARCH_POOL}")
+        rows = self.select(
+            f"SELECT DISTINCT ?e ?n WHERE {{ ?e <{NAME}> ?n . FILTER({any_token}) }} ORDER BY ?e ?n LIMIT {SEARCH_POOL}"
+        )
         wanted = set(tokens)
 
         def overlap(row: dict[str, Term]) -> float:

@@ -8,6 +8,7 @@ sees only its own subgraph: ``for_question`` gives a view whose every query has 
 graph as its default graph. A view shares the open store (no reopening, no copy per question)
 and has its own result cache, since the same query means different rows in two views.
 """
+
 from __future__ import annotations
 
 import copy
@@ -59,8 +60,10 @@ def open_subgraphs(cfg: KGConfig, cache_dir: Path, **options: Any) -> SubgraphKG
     """The KG of ``kg=subgraph``: its sources' RoG files built (or found built) under
     ``<cache_dir>/kg/<name>-<hash of the files>``, so two datasets never share or rebuild one store."""
     if not cfg.sources:
-        raise SourceError(f"kg '{cfg.name}' (format rog) has no sources: it builds from RoG parquet files, "
-                          f"by default the dataset's (dataset=webqsp_rog or cwq_rog), else kg.sources=[FILE or FOLDER]")
+        raise SourceError(
+            f"kg '{cfg.name}' (format rog) has no sources: it builds from RoG parquet files, "
+            f"by default the dataset's (dataset=webqsp_rog or cwq_rog), else kg.sources=[FILE or FOLDER]"
+        )
     files = [f for source in cfg.sources for f in rog_files(resolve(source), cfg.split)]
     check_columns(files, ("id", "graph"))
     key = fingerprint(files, FORMAT, False)[:KEY_CHARS]

@@ -19,6 +19,7 @@ Two names sharing a generated id are not detected here (``NameLevel`` keeps ever
 to notice; that is ~0.5 GB at the 2.6M entities of WebQSP + CWQ): at 80 bits such a pair becomes
 likely only around 10^12 names.
 """
+
 from __future__ import annotations
 
 import os
@@ -85,16 +86,19 @@ class _Writer:
             raise SourceError(f"{where}: column id must be a non-empty string, found {qid!r}")
         where += f" (question {qid})"
         if qid in self._seen:
-            raise SourceError(f"{where}: question id {qid!r} appears again (first at {self._seen[qid]}); "
-                              f"each question needs its own id")
+            raise SourceError(
+                f"{where}: question id {qid!r} appears again (first at {self._seen[qid]}); "
+                f"each question needs its own id"
+            )
         self._seen[qid] = where
         g = f"<{graph_iri(qid)}> .\n"
         nodes: dict[str, str] = {}
         lines: list[str] = []
         for k, triple in enumerate(graph):
             if not (isinstance(triple, list) and len(triple) == 3 and all(isinstance(x, str) and x for x in triple)):
-                raise SourceError(f"{where}: graph triple {k} is not [head, relation, tail] (three non-empty "
-                                  f"strings): {triple!r}")
+                raise SourceError(
+                    f"{where}: graph triple {k} is not [head, relation, tail] (three non-empty strings): {triple!r}"
+                )
             head, relation, tail = triple
             h = nodes.get(head) or self._node(head, nodes, lines, g)
             t = nodes.get(tail) or self._node(tail, nodes, lines, g)
@@ -115,14 +119,16 @@ class _Writer:
 
     def _relation(self, relation: str, where: str, k: int) -> str:
         if not _RELATION.match(relation):
-            raise SourceError(f"{where}: graph triple {k}: relation {relation!r} is not a Freebase relation id "
-                              f"(domain.type.property)")
+            raise SourceError(
+                f"{where}: graph triple {k}: relation {relation!r} is not a Freebase relation id (domain.type.property)"
+            )
         self._relations[relation] = f"<{NS}{relation}>"
         return self._relations[relation]
 
 
-def build_subgraphs(files: list[Path], store_dir: Path, progress: bool = True,
-                    stream: Optional[TextIO] = None) -> SubgraphBuild:
+def build_subgraphs(
+    files: list[Path], store_dir: Path, progress: bool = True, stream: Optional[TextIO] = None
+) -> SubgraphBuild:
     """Load ``files`` into ``store_dir`` unless a store of the same files is already there."""
     files = [Path(f) for f in files]
     if not files:
@@ -133,14 +139,19 @@ def build_subgraphs(files: list[Path], store_dir: Path, progress: bool = True,
         return _from_manifest(store_dir, manifest)
     start = time.perf_counter()
     with workspace(store_dir) as work:
-        meter = PhaseBar("kgx: subgraph build", row_count(files), count, "questions/s", stream=stream,
-                         enabled=progress)
+        meter = PhaseBar("kgx: subgraph build", row_count(files), count, "questions/s", stream=stream, enabled=progress)
         writer, quads = _load(files, work, meter)
         meter.close()
-        result = SubgraphBuild(store_dir, writer.questions, writer.triples, quads,
-                               round(time.perf_counter() - start, 3), False)
-        manifest = {**asdict(result), "store": str(store_dir), "fingerprint": digest, "format": FORMAT,
-                    "sources": [str(f) for f in files]}
+        result = SubgraphBuild(
+            store_dir, writer.questions, writer.triples, quads, round(time.perf_counter() - start, 3), False
+        )
+        manifest = {
+            **asdict(result),
+            "store": str(store_dir),
+            "fingerprint": digest,
+            "format": FORMAT,
+            "sources": [str(f) for f in files],
+        }
         if not install(work / "store", store_dir, manifest):
             return _from_manifest(store_dir, read_manifest(store_dir))
         return result
@@ -175,5 +186,6 @@ def _load(files: list[Path], work: Path, meter: PhaseBar) -> tuple[_Writer, int]
 
 
 def _from_manifest(store_dir: Path, manifest: dict) -> SubgraphBuild:
-    return SubgraphBuild(store_dir, manifest["questions"], manifest["triples"], manifest["quads"],
-                         manifest["seconds"], True)
+    return SubgraphBuild(
+        store_dir, manifest["questions"], manifest["triples"], manifest["quads"], manifest["seconds"], True
+    )

@@ -11,6 +11,7 @@ ini derived from the packaged one, both ports on 127.0.0.1, the triples bulk-loa
 named graph, and everything removed when the block ends. The Debian package
 ``virtuoso-opensource`` provides ``virtuoso-t`` and its SQL client ``isql-vt``.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -41,11 +42,19 @@ class VirtuosoServer(VirtuosoProcess):
     ``startup_s`` and ``load_s`` are measured, for reports.
     """
 
-    def __init__(self, sources: Union[Source, Sequence[Source]], graph: str = DEFAULT_GRAPH,
-                 max_rows: Optional[int] = None, max_execution_s: Optional[int] = None,
-                 http_port: Optional[int] = None, isql_port: Optional[int] = None,
-                 startup_timeout_s: float = 60.0, load_timeout_s: float = 1800.0, stop_timeout_s: float = 10.0,
-                 template_ini: Path = PACKAGED_INI):
+    def __init__(
+        self,
+        sources: Union[Source, Sequence[Source]],
+        graph: str = DEFAULT_GRAPH,
+        max_rows: Optional[int] = None,
+        max_execution_s: Optional[int] = None,
+        http_port: Optional[int] = None,
+        isql_port: Optional[int] = None,
+        startup_timeout_s: float = 60.0,
+        load_timeout_s: float = 1800.0,
+        stop_timeout_s: float = 10.0,
+        template_ini: Path = PACKAGED_INI,
+    ):
         self.sources = [Path(s) for s in ([sources] if isinstance(sources, (str, Path)) else sources)]
         if not self.sources:
             raise ValueError("VirtuosoServer needs at least one store directory or .nt file")
@@ -77,8 +86,16 @@ class VirtuosoServer(VirtuosoProcess):
         self.workdir = Path(tempfile.mkdtemp(prefix="kgx-virtuoso-"))
         try:
             files = self._ntriples()
-            write_ini(self.workdir / "virtuoso.ini", self.template_ini, self.workdir, self.http_port,
-                      self.isql_port, sorted({f.parent for f in files}), self.max_rows, self.max_execution_s)
+            write_ini(
+                self.workdir / "virtuoso.ini",
+                self.template_ini,
+                self.workdir,
+                self.http_port,
+                self.isql_port,
+                sorted({f.parent for f in files}),
+                self.max_rows,
+                self.max_execution_s,
+            )
             started = time.monotonic()
             self.launch(self.workdir / "virtuoso.ini")
             self.startup_s = time.monotonic() - started
@@ -95,8 +112,7 @@ class VirtuosoServer(VirtuosoProcess):
         for number, source in enumerate(self.sources):
             if source.is_dir():
                 dumped = self.workdir / f"store{number}.nt"
-                ox.Store.read_only(str(source)).dump(str(dumped), ox.RdfFormat.N_TRIPLES,
-                                                     from_graph=ox.DefaultGraph())
+                ox.Store.read_only(str(source)).dump(str(dumped), ox.RdfFormat.N_TRIPLES, from_graph=ox.DefaultGraph())
                 files.append(dumped)
             else:
                 files.append(source.resolve())
@@ -109,14 +125,18 @@ class VirtuosoServer(VirtuosoProcess):
         self.isql(" ".join(f"ld_add({sql_string(str(f))}, {graph});" for f in files))
         self.isql("rdf_loader_run();")
         self.isql("checkpoint;")
-        report = self.isql(f"select concat({sql_string(LOAD_ERROR)}, ll_file, ': ', "
-                           f"coalesce(ll_error, sprintf('not loaded (state %d)', ll_state))) "
-                           f"from DB.DBA.load_list where ll_error is not null or ll_state <> 2;")
-        failed = [line.strip()[len(LOAD_ERROR):] for line in report.splitlines()
-                  if line.strip().startswith(LOAD_ERROR)]
+        report = self.isql(
+            f"select concat({sql_string(LOAD_ERROR)}, ll_file, ': ', "
+            f"coalesce(ll_error, sprintf('not loaded (state %d)', ll_state))) "
+            f"from DB.DBA.load_list where ll_error is not null or ll_state <> 2;"
+        )
+        failed = [
+            line.strip()[len(LOAD_ERROR) :] for line in report.splitlines() if line.strip().startswith(LOAD_ERROR)
+        ]
         if failed:
-            raise ServerError(f"Virtuoso could not load {len(failed)} file(s) into <{self.graph}>:\n"
-                              + "\n".join(failed))
+            raise ServerError(
+                f"Virtuoso could not load {len(failed)} file(s) into <{self.graph}>:\n" + "\n".join(failed)
+            )
 
     def stop(self) -> None:
         """Terminate (kill after ``stop_timeout_s``) and delete the instance's database."""

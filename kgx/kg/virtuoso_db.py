@@ -11,6 +11,7 @@ Resume rests on Virtuoso's own record, ``DB.DBA.load_list``: a file in state 2 w
 error is loaded and checkpointed, so it is never loaded again; a file caught mid-load (state 1)
 is put back to 0 and loaded again, which cannot double a triple (a graph is a set of quads).
 """
+
 from __future__ import annotations
 
 import json
@@ -51,9 +52,11 @@ class Sizing:
         return {"NumberOfBuffers": str(self.buffers), "MaxDirtyBuffers": str(self.dirty)}
 
     def describe(self) -> str:
-        return (f"virtuoso.ini: {self.memory_gb:.1f} GB for Virtuoso -> NumberOfBuffers={self.buffers} "
-                f"MaxDirtyBuffers={self.dirty}, ResultSetMaxRows={self.max_rows}, "
-                f"MaxQueryExecutionTime={self.max_execution_s} s")
+        return (
+            f"virtuoso.ini: {self.memory_gb:.1f} GB for Virtuoso -> NumberOfBuffers={self.buffers} "
+            f"MaxDirtyBuffers={self.dirty}, ResultSetMaxRows={self.max_rows}, "
+            f"MaxQueryExecutionTime={self.max_execution_s} s"
+        )
 
 
 def available_gb() -> float:
@@ -65,8 +68,9 @@ def available_gb() -> float:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30)
 
 
-def size_for(memory_gb: Optional[float] = None, max_rows: int = MAX_ROWS,
-             max_execution_s: int = MAX_EXECUTION_S) -> Sizing:
+def size_for(
+    memory_gb: Optional[float] = None, max_rows: int = MAX_ROWS, max_execution_s: int = MAX_EXECUTION_S
+) -> Sizing:
     """Virtuoso's own sizing table: ~85,000 buffers per GB, MaxDirtyBuffers 3/4 of them; by
     default 3/4 of the memory available now is given (the rest stays for the filter and the OS)."""
     gb = max(MIN_GB, memory_gb if memory_gb else 0.75 * available_gb())
@@ -87,9 +91,17 @@ def saved_sizing(directory: Path) -> Optional[Sizing]:
 class VirtuosoDB(VirtuosoProcess):
     """``db = VirtuosoDB(DIR, sizing); db.open(); ...; db.close()``: the database in DIR itself."""
 
-    def __init__(self, directory: Path, sizing: Sizing, dirs_allowed: Sequence[Path] = (),
-                 http_port: Optional[int] = None, isql_port: Optional[int] = None,
-                 startup_timeout_s: float = 300.0, sql_timeout_s: float = 86_400.0, stop_timeout_s: float = 120.0):
+    def __init__(
+        self,
+        directory: Path,
+        sizing: Sizing,
+        dirs_allowed: Sequence[Path] = (),
+        http_port: Optional[int] = None,
+        isql_port: Optional[int] = None,
+        startup_timeout_s: float = 300.0,
+        sql_timeout_s: float = 86_400.0,
+        stop_timeout_s: float = 120.0,
+    ):
         super().__init__(http_port, isql_port, startup_timeout_s, sql_timeout_s, stop_timeout_s)
         self.directory = Path(directory).resolve()
         self.sizing = sizing
@@ -110,8 +122,17 @@ class VirtuosoDB(VirtuosoProcess):
             for name in DB_FILES:
                 (self.directory / name).unlink(missing_ok=True)
         ini = self.directory / "virtuoso.ini"
-        write_ini(ini, PACKAGED_INI, self.directory, self.http_port, self.isql_port, self.dirs_allowed,
-                  self.sizing.max_rows, self.sizing.max_execution_s, self.sizing.parameters())
+        write_ini(
+            ini,
+            PACKAGED_INI,
+            self.directory,
+            self.http_port,
+            self.isql_port,
+            self.dirs_allowed,
+            self.sizing.max_rows,
+            self.sizing.max_execution_s,
+            self.sizing.parameters(),
+        )
         atomic_write(self.directory / DB_STATE, json.dumps(asdict(self.sizing)))
         try:
             self.launch(ini, preexec=die_with_parent)
@@ -126,17 +147,17 @@ class VirtuosoDB(VirtuosoProcess):
         """Virtuoso's record of ``files``: state (0 to do, 1 loading, 2 done) and error, if any."""
         wanted = {str(f): f for f in files}
         found: dict[Path, tuple[int, str]] = {}
-        states = self.isql(f"select concat('{ROW}', cast(ll_state as varchar), ' ', ll_file) "
-                           f"from DB.DBA.load_list;")
+        states = self.isql(f"select concat('{ROW}', cast(ll_state as varchar), ' ', ll_file) from DB.DBA.load_list;")
         for line in states.splitlines():
             if line.startswith(ROW):
-                state, _, name = line[len(ROW):].rstrip().partition(" ")
+                state, _, name = line[len(ROW) :].rstrip().partition(" ")
                 if name in wanted:
                     found[wanted[name]] = (int(state), "")
-        errors = self.isql(f"select concat('{ROW}', ll_file, '\t', ll_error) from DB.DBA.load_list "
-                           f"where ll_error is not null;")
+        errors = self.isql(
+            f"select concat('{ROW}', ll_file, '\t', ll_error) from DB.DBA.load_list where ll_error is not null;"
+        )
         for line in errors.splitlines():
-            name, _, error = line[len(ROW):].partition("\t") if line.startswith(ROW) else ("", "", "")
+            name, _, error = line[len(ROW) :].partition("\t") if line.startswith(ROW) else ("", "", "")
             if name in wanted:
                 found[wanted[name]] = (found.get(wanted[name], (0, ""))[0], error.strip())
         return found
@@ -150,9 +171,18 @@ class VirtuosoDB(VirtuosoProcess):
         """Bulk-load ``files`` into ``graph`` with ``loaders`` concurrent ``rdf_loader_run()``."""
         self.isql(" ".join(f"ld_add({sql_string(str(f))}, {sql_string(graph)});" for f in files))
         sql = "rdf_loader_run();"
-        running = [subprocess.Popen(self.isql_command(sql), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True, errors="replace",
-                                    preexec_fn=die_with_parent) for _ in range(max(1, min(loaders, len(files))))]
+        running = [
+            subprocess.Popen(
+                self.isql_command(sql),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                preexec_fn=die_with_parent,
+            )
+            for _ in range(max(1, min(loaders, len(files))))
+        ]
         try:
             while any(p.poll() is None for p in running):
                 if self.process.poll() is not None:
@@ -168,17 +198,22 @@ class VirtuosoDB(VirtuosoProcess):
     def _died(self, during: str) -> None:
         tail = self.log_tail()
         if any(mark in tail for mark in NO_SPACE):
-            raise disk_full_error(self.directory / "virtuoso.db", during,
-                                  "chunks already loaded stay loaded (DB.DBA.load_list)")
-        raise ServerError(f"virtuoso-t exited (code {self.process.returncode}) during {during}; rerun the same "
-                          f"command to resume; its log ends:\n{tail}")
+            raise disk_full_error(
+                self.directory / "virtuoso.db", during, "chunks already loaded stay loaded (DB.DBA.load_list)"
+            )
+        raise ServerError(
+            f"virtuoso-t exited (code {self.process.returncode}) during {during}; rerun the same "
+            f"command to resume; its log ends:\n{tail}"
+        )
 
     def ensure_space(self, needed: int) -> None:
         free = free_bytes(self.directory)
         if free < needed:
-            raise BuildError(f"only {free / 1e9:.2f} GB free for the database in {self.directory} and the next "
-                             f"chunks need about {needed / 1e9:.2f} GB: free space there (or move DIR) and rerun the "
-                             f"same command; chunks already loaded stay loaded (DB.DBA.load_list)")
+            raise BuildError(
+                f"only {free / 1e9:.2f} GB free for the database in {self.directory} and the next "
+                f"chunks need about {needed / 1e9:.2f} GB: free space there (or move DIR) and rerun the "
+                f"same command; chunks already loaded stay loaded (DB.DBA.load_list)"
+            )
 
     def checkpoint(self) -> None:
         self.isql("checkpoint;")
@@ -222,6 +257,8 @@ def is_built(directory: Path) -> bool:
 
 def require_built(directory: Path) -> dict:
     if not is_built(directory):
-        raise BuildError(f"{directory} holds no finished Freebase build: run python -m kgx.kg freebase build "
-                         f"--dump freebase-rdf-latest.gz --db {directory} (a rerun resumes where it stopped)")
+        raise BuildError(
+            f"{directory} holds no finished Freebase build: run python -m kgx.kg freebase build "
+            f"--dump freebase-rdf-latest.gz --db {directory} (a rerun resumes where it stopped)"
+        )
     return json.loads((directory / "build.json").read_text())

@@ -15,6 +15,7 @@ answers instead. Other sqlite errors (a lock held too long, a full disk) are rai
 sweeps spread over machines (kgx.llm.cache_redis); :func:`open_cache` is the one place that
 chooses.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -156,10 +157,12 @@ class ResponseCache:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
         self._connections.clear()
-        then = ("started a fresh cache" if self._usable else
-                "this process no longer uses the cache; the provider answers instead")
-        warnings.warn(f"LLM response cache {self.path} is damaged ({exc}): {moved}; {then}",
-                      CacheDamaged, stacklevel=3)
+        then = (
+            "started a fresh cache"
+            if self._usable
+            else "this process no longer uses the cache; the provider answers instead"
+        )
+        warnings.warn(f"LLM response cache {self.path} is damaged ({exc}): {moved}; {then}", CacheDamaged, stacklevel=3)
 
     def _move_aside(self) -> Path:
         """Rename the file, then its -wal and -shm, to a ``.damaged-<timestamp>`` name no file has."""

@@ -14,6 +14,7 @@ calls, as with a damaged sqlite file: the first error is warned about once (Cach
 the process stops using the server and the provider answers instead; it does not reconnect, so
 a flapping server cannot slow every question down by a timeout.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,19 +51,26 @@ class RedisCache:
             from redis.backoff import ExponentialBackoff
             from redis.retry import Retry
         except ImportError:
-            raise ConfigError(f"run.cache_url={self.url}: a Redis response cache needs the redis package: "
-                              f"pip install 'kgx[redis]'") from None
+            raise ConfigError(
+                f"run.cache_url={self.url}: a Redis response cache needs the redis package: pip install 'kgx[redis]'"
+            ) from None
         self._errors = (redis.RedisError,)
         self._lock = threading.Lock()
         self._usable = True  # false after an error mid-run: every get misses, every put is skipped
         try:
-            self._client = redis.Redis.from_url(url, socket_timeout=TIMEOUT_S, socket_connect_timeout=TIMEOUT_S,
-                                                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 2))
+            self._client = redis.Redis.from_url(
+                url,
+                socket_timeout=TIMEOUT_S,
+                socket_connect_timeout=TIMEOUT_S,
+                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 2),
+            )
             self._client.ping()
         except (redis.RedisError, ValueError) as exc:  # ValueError: a URL redis-py cannot parse
-            raise ConfigError(f"run.cache_url={self.url}: cannot use the Redis response cache "
-                              f"({self._safe(exc)}); start the server, fix the URL, or leave run.cache_url "
-                              f"empty for the local sqlite file") from None
+            raise ConfigError(
+                f"run.cache_url={self.url}: cannot use the Redis response cache "
+                f"({self._safe(exc)}); start the server, fix the URL, or leave run.cache_url "
+                f"empty for the local sqlite file"
+            ) from None
 
     def get(self, key: str) -> Optional[dict[str, Any]]:
         """The stored response; None when there is none, it is not a JSON object, or the cache
@@ -96,8 +104,12 @@ class RedisCache:
             if not self._usable:
                 return
             self._usable = False
-        warnings.warn(f"LLM response cache {self.url} failed ({self._safe(exc)}): this process no longer "
-                      f"uses the cache; the provider answers instead", CacheUnavailable, stacklevel=3)
+        warnings.warn(
+            f"LLM response cache {self.url} failed ({self._safe(exc)}): this process no longer "
+            f"uses the cache; the provider answers instead",
+            CacheUnavailable,
+            stacklevel=3,
+        )
 
     def _safe(self, exc: BaseException) -> str:
         """The error as text, without the URL's password should the driver ever repeat it."""

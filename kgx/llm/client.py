@@ -5,6 +5,7 @@ serves the call from the response cache or the provider (retrying transient erro
 backoff), checks structured output against its schema and the method's validator (retrying at
 a higher temperature, LMP App. A.7), and meters and traces everything it did.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -56,11 +57,15 @@ ERROR_KINDS: tuple[tuple[type[Exception], str, bool], ...] = (
 )
 
 STATUS_KINDS: dict[int, tuple[str, bool]] = {
-    400: ("llm.bad_request", False), 401: ("llm.auth", False), 403: ("llm.auth", False),
-    404: ("llm.not_found", False), 408: ("llm.timeout", True), 413: ("llm.bad_request", False),
-    422: ("llm.bad_request", False), 429: ("llm.rate_limit", True),
+    400: ("llm.bad_request", False),
+    401: ("llm.auth", False),
+    403: ("llm.auth", False),
+    404: ("llm.not_found", False),
+    408: ("llm.timeout", True),
+    413: ("llm.bad_request", False),
+    422: ("llm.bad_request", False),
+    429: ("llm.rate_limit", True),
 }
-
 
 
 def error_kind(exc: Exception) -> tuple[str, bool]:
@@ -114,8 +119,14 @@ class Completion:
 class LLMClient:
     """Shared by all questions of a run: backbones per stage, cache, provider setup."""
 
-    def __init__(self, llm: LLMConfig, stages: dict[str, LLMConfig], cache: Optional[Cache],
-                 seed: int = 0, sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        llm: LLMConfig,
+        stages: dict[str, LLMConfig],
+        cache: Optional[Cache],
+        seed: int = 0,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         providers.install()
         self.default = llm
         self.stages = stages
@@ -124,8 +135,11 @@ class LLMClient:
         self.sleep = sleep
         self.invocation = 0  # which invocation of the run this is (the scripted backbone's failures vary by it)
         self.modes = StructuredModes(self._probe_send)
-        self.limiters = {cfg.name: RateLimiter(share(cfg.rpm), share(cfg.tpm), sleep=sleep)
-                         for cfg in self.backbones() if cfg.rpm or cfg.tpm}
+        self.limiters = {
+            cfg.name: RateLimiter(share(cfg.rpm), share(cfg.tpm), sleep=sleep)
+            for cfg in self.backbones()
+            if cfg.rpm or cfg.tpm
+        }
         self._ceilings: dict[str, Optional[int]] = {}
 
     def backbone(self, stage: str) -> LLMConfig:
@@ -139,8 +153,7 @@ class LLMClient:
         clock starts, so that wall_s and the first questions' latency measure answering only.
         litellm's ``mock_response`` runs its whole call path without reaching any provider."""
         for cfg in self.backbones():
-            litellm.completion(model=cfg.model, messages=[{"role": "user", "content": "ping"}],
-                               mock_response="ok")
+            litellm.completion(model=cfg.model, messages=[{"role": "user", "content": "ping"}], mock_response="ok")
             try:
                 providers.prepare(cfg.model, dataclasses.asdict(cfg.local))
             except (FileNotFoundError, RuntimeError) as exc:
@@ -209,9 +222,16 @@ class LLMClient:
         top = self.ceiling(cfg)
         return asked if top is None else max(cfg.max_tokens, min(asked, top))
 
-    def complete(self, cfg: LLMConfig, messages: Messages, temperature: float,
-                 response_schema: Optional[dict[str, Any]], sample: int,
-                 max_tokens: Optional[int] = None, gold: Optional["GoldHint"] = None) -> Completion:
+    def complete(
+        self,
+        cfg: LLMConfig,
+        messages: Messages,
+        temperature: float,
+        response_schema: Optional[dict[str, Any]],
+        sample: int,
+        max_tokens: Optional[int] = None,
+        gold: Optional["GoldHint"] = None,
+    ) -> Completion:
         """One call, from the cache or the provider; ``response_schema`` goes to response_format
         in the backbone's form (callers prompt with it instead for the prompted form),
         ``max_tokens`` is a stage's expected reply size (see ``limit``) and ``gold`` the
@@ -228,43 +248,95 @@ class LLMClient:
         # The limit sent: the backbone's own unless a stage asked for more, so keys made before
         # stages could ask stay valid.
         cached = cfg.cache and self.cache is not None
-        key = cache_key(model=cfg.model, api_base=cfg.api_base, messages=messages,
-                        temperature=temperature, schema=response_schema, seed=seed,
-                        sample=sample, max_tokens=limit, extra=cfg.extra, **local, **form, **oracle) if cached else ""
+        key = (
+            cache_key(
+                model=cfg.model,
+                api_base=cfg.api_base,
+                messages=messages,
+                temperature=temperature,
+                schema=response_schema,
+                seed=seed,
+                sample=sample,
+                max_tokens=limit,
+                extra=cfg.extra,
+                **local,
+                **form,
+                **oracle,
+            )
+            if cached
+            else ""
+        )
         start = time.perf_counter()
         if cached:
             hit = self.cache.get(key)
             if hit is not None:
-                return Completion(hit["text"], hit["input_tokens"], hit["output_tokens"],
-                                  time.perf_counter() - start, 0.0, True, 0, bool(hit.get("truncated")))
+                return Completion(
+                    hit["text"],
+                    hit["input_tokens"],
+                    hit["output_tokens"],
+                    time.perf_counter() - start,
+                    0.0,
+                    True,
+                    0,
+                    bool(hit.get("truncated")),
+                )
         limiter = self.limiters.get(cfg.name)
         if limiter is not None:  # counted as the provider counts: prompt plus the completion budget
             limiter.acquire(litellm.token_counter(model=cfg.model, messages=messages) + limit)
         request = {**self._request(cfg, messages, temperature, response_schema, seed, mode, limit), **oracle}
         response, retries = self._send(cfg, request)
         if response is None or not getattr(response, "choices", None):  # litellm gives None for some 422s
-            raise LLMError(f"llm '{cfg.name}' ({cfg.model}): the provider rejected the request "
-                           f"(no completion came back)", "llm.bad_request")
+            raise LLMError(
+                f"llm '{cfg.name}' ({cfg.model}): the provider rejected the request (no completion came back)",
+                "llm.bad_request",
+            )
         text = response.choices[0].message.content or ""
         usage = response.usage
-        completion = Completion(text, usage.prompt_tokens, usage.completion_tokens,
-                                time.perf_counter() - start, self._cost(cfg, response), False, retries,
-                                response.choices[0].finish_reason == "length")
+        completion = Completion(
+            text,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            time.perf_counter() - start,
+            self._cost(cfg, response),
+            False,
+            retries,
+            response.choices[0].finish_reason == "length",
+        )
         if cached:
-            self.cache.put(key, {"text": text, "input_tokens": completion.input_tokens,
-                                 "output_tokens": completion.output_tokens, "truncated": completion.truncated})
+            self.cache.put(
+                key,
+                {
+                    "text": text,
+                    "input_tokens": completion.input_tokens,
+                    "output_tokens": completion.output_tokens,
+                    "truncated": completion.truncated,
+                },
+            )
         return completion
 
-    def _request(self, cfg: LLMConfig, messages: Messages, temperature: float,
-                 response_schema: Optional[dict[str, Any]], seed: int, mode: str = PROMPTED,
-                 max_tokens: Optional[int] = None) -> dict[str, Any]:
+    def _request(
+        self,
+        cfg: LLMConfig,
+        messages: Messages,
+        temperature: float,
+        response_schema: Optional[dict[str, Any]],
+        seed: int,
+        mode: str = PROMPTED,
+        max_tokens: Optional[int] = None,
+    ) -> dict[str, Any]:
         """litellm.completion's arguments; retries are ours, so litellm's own are off. ``extra``
         holds the rest: litellm sends OpenAI's own parameters by name and others (repeat_penalty,
         top_k, min_p) as extra body fields to OpenAI-compatible servers. ``max_tokens``: the
         limit ``limit`` chose (default the backbone's)."""
         kwargs: dict[str, Any] = dict(
-            model=cfg.model, messages=messages, temperature=temperature, max_tokens=max_tokens or cfg.max_tokens,
-            timeout=cfg.timeout_s, seed=seed, num_retries=0, **cfg.extra,
+            model=cfg.model,
+            messages=messages,
+            temperature=temperature,
+            max_tokens=max_tokens or cfg.max_tokens,
+            timeout=cfg.timeout_s,
+            seed=seed,
+            num_retries=0,
+            **cfg.extra,
         )
         if response_schema is not None and mode != PROMPTED:
             kwargs["response_format"] = response_format(mode, response_schema)
@@ -280,8 +352,9 @@ class LLMClient:
             kwargs["local"] = dataclasses.asdict(cfg.local)
         return kwargs
 
-    def _probe_send(self, cfg: LLMConfig, mode: str, messages: Messages,
-                    schema: Optional[dict[str, Any]]) -> tuple[str, int]:
+    def _probe_send(
+        self, cfg: LLMConfig, mode: str, messages: Messages, schema: Optional[dict[str, Any]]
+    ) -> tuple[str, int]:
         """One of StructuredModes' probe requests: (reply text, requests sent)."""
         request = self._request(cfg, messages, 0.0, schema, self.seed, mode)
         request["max_tokens"] = PROBE_MAX_TOKENS
@@ -303,8 +376,11 @@ class LLMClient:
                 kind, retried = error_kind(exc)
                 if not retried or retry == cfg.max_retries:
                     tries = f" after {retry + 1} attempts" if retried else ""
-                    raise LLMError(f"llm '{cfg.name}' ({cfg.model}{' at ' + cfg.api_base if cfg.api_base else ''}): "
-                                   f"{type(exc).__name__}{tries}: {_provider_message(exc)}", kind) from exc
+                    raise LLMError(
+                        f"llm '{cfg.name}' ({cfg.model}{' at ' + cfg.api_base if cfg.api_base else ''}): "
+                        f"{type(exc).__name__}{tries}: {_provider_message(exc)}",
+                        kind,
+                    ) from exc
                 self.sleep(cfg.backoff_s * 2**retry * (0.5 + random.random()))
         raise AssertionError("unreachable")
 
@@ -312,8 +388,7 @@ class LLMClient:
     def _cost(cfg: LLMConfig, response: Any) -> Optional[float]:
         usage = response.usage
         if cfg.input_cost_per_token is not None and cfg.output_cost_per_token is not None:
-            return (usage.prompt_tokens * cfg.input_cost_per_token
-                    + usage.completion_tokens * cfg.output_cost_per_token)
+            return usage.prompt_tokens * cfg.input_cost_per_token + usage.completion_tokens * cfg.output_cost_per_token
         # litellm prices every response it returns (None when its map lacks the model): computing
         # it again cost ~2 ms of CPU per call. kgx's own providers are unpriced.
         hidden = getattr(response, "_hidden_params", None) or {}

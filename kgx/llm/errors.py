@@ -1,6 +1,7 @@
 """The two ways an LLM call ends without a usable reply: the call could not be made (``LLMError``,
 an infrastructure error the circuit breaker counts) or its output stayed invalid (``OutputError``,
 which methods answer with their documented fallback)."""
+
 from __future__ import annotations
 
 import os
@@ -32,5 +33,7 @@ def check_keys(backbones: Iterable[LLMConfig]) -> None:
     is imported: bad input is told in a second)."""
     for cfg in backbones:
         if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
-            raise LLMError(f"llm '{cfg.name}' ({cfg.model}) needs an API key: set the environment "
-                           f"variable {cfg.api_key_env}", "llm.auth")
+            raise LLMError(
+                f"llm '{cfg.name}' ({cfg.model}) needs an API key: set the environment variable {cfg.api_key_env}",
+                "llm.auth",
+            )

@@ -11,6 +11,7 @@ with nothing printed. So before the first load of given settings on a machine, a
 loads the model and decodes two tokens; if it dies, the run stops with ``LocalModelCrash`` saying
 what crashed and what to try. A success is remembered in a marker file, so the check costs once.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -53,8 +54,20 @@ PROBE_TIMEOUT_S = 300.0
 # Sampling settings from ``llm.extra`` that reach create_chat_completion (its defaults otherwise,
 # e.g. repeat_penalty 1.0 where llama-cpp-python's server uses 1.1): the same names an
 # OpenAI-compatible llama.cpp server takes, so one ``llm.extra`` gives both the same text.
-SAMPLING = ("top_p", "top_k", "min_p", "typical_p", "repeat_penalty", "presence_penalty", "frequency_penalty",
-            "tfs_z", "mirostat_mode", "mirostat_tau", "mirostat_eta", "stop")
+SAMPLING = (
+    "top_p",
+    "top_k",
+    "min_p",
+    "typical_p",
+    "repeat_penalty",
+    "presence_penalty",
+    "frequency_penalty",
+    "tfs_z",
+    "mirostat_mode",
+    "mirostat_tau",
+    "mirostat_eta",
+    "stop",
+)
 
 
 class LocalModelError(RuntimeError):
@@ -92,8 +105,7 @@ def model_file(model_path: Optional[str]) -> Path:
         with open(path, "rb") as handle:
             magic = handle.read(4)
     except OSError as exc:
-        raise LocalModelError(f"llm.local.model_path={model_path}: cannot read {path}: "
-                              f"{exc.strerror or exc}") from exc
+        raise LocalModelError(f"llm.local.model_path={model_path}: cannot read {path}: {exc.strerror or exc}") from exc
     if magic != b"GGUF":
         raise LocalModelError(f"llm.local.model_path={model_path}: {path} is not a GGUF model file")
     return path.resolve()
@@ -118,9 +130,16 @@ def llama_kwargs(options: dict[str, Any]) -> dict[str, Any]:
     llama-cpp-python would otherwise use every core for it, whatever ``n_threads`` says."""
     cfg = LocalModelConfig(**options)
     threads = cfg.n_threads or default_threads()
-    return {"model_path": str(model_file(cfg.model_path)), "chat_format": cfg.chat_format,
-            "n_ctx": cfg.n_ctx, "n_threads": threads, "n_threads_batch": threads,
-            "n_batch": cfg.n_batch, "use_extra_bufts": cfg.use_extra_bufts, "verbose": False}
+    return {
+        "model_path": str(model_file(cfg.model_path)),
+        "chat_format": cfg.chat_format,
+        "n_ctx": cfg.n_ctx,
+        "n_threads": threads,
+        "n_threads_batch": threads,
+        "n_batch": cfg.n_batch,
+        "use_extra_bufts": cfg.use_extra_bufts,
+        "verbose": False,
+    }
 
 
 def load_llama(kwargs: dict[str, Any]) -> Any:
@@ -149,7 +168,10 @@ def load_llama(kwargs: dict[str, Any]) -> Any:
 # The child of ``probe``: argv[1] is load_llama's argument as JSON. It prints each stage before
 # entering it, so that a crash can be placed, and closes the model itself because llama.cpp's
 # finaliser fails at interpreter teardown.
-PROBE_CODE = "from typing import Any\n" + inspect.getsource(load_llama) + """
+PROBE_CODE = (
+    "from typing import Any\n"
+    + inspect.getsource(load_llama)
+    + """
 import json, sys
 print("loading the model", flush=True)
 llama = load_llama(json.loads(sys.argv[1]))
@@ -159,6 +181,7 @@ llama.create_chat_completion(messages=[{"role": "user", "content": "Say hi."}], 
 llama.close()
 print("at exit", flush=True)
 """
+)
 
 
 def llama_cpp_version() -> str:
@@ -197,9 +220,13 @@ def native_libraries() -> list[tuple[str, int, int]]:
 def probe_key(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Everything a probe's outcome depends on: a change to any of them probes again."""
     model = Path(kwargs["model_path"]).stat()
-    return {"llama_cpp": llama_cpp_version(), "native": native_libraries(),
-            "model": [kwargs["model_path"], model.st_size, model.st_mtime_ns],
-            "options": kwargs, "cpu_flags": cpu_flags()}
+    return {
+        "llama_cpp": llama_cpp_version(),
+        "native": native_libraries(),
+        "model": [kwargs["model_path"], model.st_size, model.st_mtime_ns],
+        "options": kwargs,
+        "cpu_flags": cpu_flags(),
+    }
 
 
 def crash_message(kwargs: dict[str, Any], signum: int, stage: str, stderr: str) -> str:
@@ -210,16 +237,23 @@ def crash_message(kwargs: dict[str, Any], signum: int, stage: str, stderr: str) 
     version = llama_cpp_version()
     flags = [f for f in cpu_flags() if f.startswith(("amx", "avx512"))]
     settings = ", ".join(f"{k}={kwargs[k]}" for k in ("n_ctx", "n_threads", "n_batch", "use_extra_bufts"))
-    tips = ["llm.local.use_extra_bufts=false (AMX/repacked weight buffers crash on some Xeon VMs)"
-            ] if kwargs["use_extra_bufts"] else []
-    tips += ['reinstalling llama-cpp-python for a generic CPU: CMAKE_ARGS="-DGGML_NATIVE=OFF" pip '
-             f"install --force-reinstall --no-cache-dir llama-cpp-python=={version}",
-             "or a hosted or served backbone (e.g. llm=gpt4o_mini, llm=ollama, llm=vllm)"]
+    tips = (
+        ["llm.local.use_extra_bufts=false (AMX/repacked weight buffers crash on some Xeon VMs)"]
+        if kwargs["use_extra_bufts"]
+        else []
+    )
+    tips += [
+        'reinstalling llama-cpp-python for a generic CPU: CMAKE_ARGS="-DGGML_NATIVE=OFF" pip '
+        f"install --force-reinstall --no-cache-dir llama-cpp-python=={version}",
+        "or a hosted or served backbone (e.g. llm=gpt4o_mini, llm=ollama, llm=vllm)",
+    ]
     tail = "\n".join(stderr.strip().splitlines()[-12:])
-    return (f"the local model crashed: llama.cpp (llama-cpp-python {version}) died by {name} "
-            f"(signal {signum}) {stage}, in a test process loading {kwargs['model_path']} with "
-            f"{settings}. CPU flags: {' '.join(flags) or 'no amx/avx512 flags reported'}. "
-            f"Try {'; '.join(tips)}." + (f"\nThe test process's last output:\n{tail}" if tail else ""))
+    return (
+        f"the local model crashed: llama.cpp (llama-cpp-python {version}) died by {name} "
+        f"(signal {signum}) {stage}, in a test process loading {kwargs['model_path']} with "
+        f"{settings}. CPU flags: {' '.join(flags) or 'no amx/avx512 flags reported'}. "
+        f"Try {'; '.join(tips)}." + (f"\nThe test process's last output:\n{tail}" if tail else "")
+    )
 
 
 def probe(kwargs: dict[str, Any], code: str = PROBE_CODE) -> None:
@@ -233,19 +267,26 @@ def probe(kwargs: dict[str, Any], code: str = PROBE_CODE) -> None:
             return
         try:
             # -X faulthandler: a crash prints the Python stack it happened under (e.g. in decode).
-            done = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code, json.dumps(kwargs)],
-                                  capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
-                                  stdin=subprocess.DEVNULL)
+            done = subprocess.run(
+                [sys.executable, "-X", "faulthandler", "-c", code, json.dumps(kwargs)],
+                capture_output=True,
+                text=True,
+                timeout=PROBE_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+            )
         except subprocess.TimeoutExpired as exc:
-            raise LocalModelError(f"the local model's test process (load {kwargs['model_path']}, decode "
-                                  f"two tokens) did not finish in {PROBE_TIMEOUT_S:.0f} s") from exc
+            raise LocalModelError(
+                f"the local model's test process (load {kwargs['model_path']}, decode "
+                f"two tokens) did not finish in {PROBE_TIMEOUT_S:.0f} s"
+            ) from exc
         stage = (done.stdout.strip().splitlines() or ["before loading the model"])[-1]
         if done.returncode < 0:
             raise LocalModelCrash(crash_message(kwargs, -done.returncode, stage, done.stderr))
         if done.returncode > 0:
             tail = "\n".join(done.stderr.strip().splitlines()[-10:])
-            raise LocalModelError(f"the local model failed {stage} ({kwargs['model_path']}, exit "
-                                  f"{done.returncode}):\n{tail}")
+            raise LocalModelError(
+                f"the local model failed {stage} ({kwargs['model_path']}, exit {done.returncode}):\n{tail}"
+            )
         with contextlib.suppress(OSError):  # an unwritable cache only means probing again next time
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.write_text(key + "\n")
@@ -280,9 +321,21 @@ class LocalLlama(CustomLLM):
             self._models[key] = model
         return self._models[key]
 
-    def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
-                   model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
-                   logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> ModelResponse:
+    def completion(
+        self,
+        model: str,
+        messages: list,
+        api_base: str,
+        custom_prompt_dict: dict,
+        model_response: ModelResponse,
+        print_verbose: Any,
+        encoding: Any,
+        api_key: Any,
+        logging_obj: Any,
+        optional_params: dict,
+        *args: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
         request: dict[str, Any] = {
             "messages": messages,
             "temperature": optional_params.get("temperature", 0.0),

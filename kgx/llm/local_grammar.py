@@ -6,6 +6,7 @@ KG literal offered as a choice, ``"1961-01-21"``, or a name like ``"Weird Al" Ya
 grammar llama.cpp cannot parse, and the process then dies at the first decode. kgx converts the
 schema itself with a converter that escapes backslashes too, and hands llama.cpp the grammar.
 """
+
 from __future__ import annotations
 
 import json

@@ -21,6 +21,7 @@ How candidates are read, as the methods render them:
 - an entity is its name, numbered ``[2]`` or ``#2`` when names repeat;
 - CGPE's pairs ``(relation, type)`` and ``(type, name)`` are read part by part.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,9 @@ if TYPE_CHECKING:
     from kgx.core.config import LLMConfig
 
 GOLD_PARAM = "kgx_gold"  # the request parameter the client puts the hint in (oracle requests only)
-NO_GOLD = ("llm=oracle needs the question's gold: the run passes it per question "
-           "(QuestionLLM(client, meter, trace, gold=))")
+NO_GOLD = (
+    "llm=oracle needs the question's gold: the run passes it per question (QuestionLLM(client, meter, trace, gold=))"
+)
 UNKNOWN = "unknown"  # the answer of an oracle shown no gold answer: an honest miss
 QUESTION_LINE = re.compile(r"^\s*(?:Question|Q)\s*:.*$", flags=re.M)
 LIST_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)*[.)]\s+", flags=re.M)  # "1. ", "1.2. ": no gold "1" shown by them

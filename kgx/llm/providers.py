@@ -1,5 +1,6 @@
 """kgx's own litellm providers: the local llama.cpp model, the scripted test double and the oracle
 (the scripted double driven by the question's gold path, for method ceilings)."""
+
 from __future__ import annotations
 
 import logging
@@ -77,9 +78,18 @@ def complete(handler: CustomLLM, request: dict[str, Any]) -> Reply:
     provider, _, name = request["model"].partition("/")
     params = {key: value for key, value in request.items() if key not in NOT_PARAMS}
     try:
-        return handler.completion(model=name, messages=request["messages"], api_base=request.get("api_base"),
-                                  custom_prompt_dict={}, model_response=Reply(), print_verbose=None,
-                                  encoding=None, api_key=None, logging_obj=None, optional_params=params,
-                                  timeout=request.get("timeout"))
+        return handler.completion(
+            model=name,
+            messages=request["messages"],
+            api_base=request.get("api_base"),
+            custom_prompt_dict={},
+            model_response=Reply(),
+            print_verbose=None,
+            encoding=None,
+            api_key=None,
+            logging_obj=None,
+            optional_params=params,
+            timeout=request.get("timeout"),
+        )
     except Exception as exc:
         raise exception_type(model=name, original_exception=exc, custom_llm_provider=provider) from exc

@@ -6,6 +6,7 @@ temperature ``llm.retry_temperature_step`` higher (LMP App. A.7), at most the me
 A stage that expects a long reply asks for its size (``max_tokens``); a reply the provider cut
 at the limit is named so when it fails, and is asked again with twice the limit.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
@@ -32,10 +33,18 @@ class QuestionLLM:
         self.trace = trace
         self.gold = gold
 
-    def __call__(self, stage: str, messages: Messages, *, temperature: Optional[float] = None,
-                 schema: Optional[dict[str, Any]] = None, n: int = 1,
-                 validate: Optional[Validator] = None, retries: Optional[int] = None,
-                 max_tokens: Optional[int] = None) -> Any:
+    def __call__(
+        self,
+        stage: str,
+        messages: Messages,
+        *,
+        temperature: Optional[float] = None,
+        schema: Optional[dict[str, Any]] = None,
+        n: int = 1,
+        validate: Optional[Validator] = None,
+        retries: Optional[int] = None,
+        max_tokens: Optional[int] = None,
+    ) -> Any:
         """Text, or the parsed JSON when a schema is given; a list of n results when n > 1.
 
         ``validate`` may normalise the parsed value or raise ValueError (e.g. a relation that
@@ -45,8 +54,10 @@ class QuestionLLM:
         ``llm.max_tokens`` (``LLMClient.limit``).
         """
         if n > 1:
-            return [self._one(stage, messages, temperature, schema, validate, sample, retries, max_tokens)
-                    for sample in range(n)]
+            return [
+                self._one(stage, messages, temperature, schema, validate, sample, retries, max_tokens)
+                for sample in range(n)
+            ]
         return self._one(stage, messages, temperature, schema, validate, 0, retries, max_tokens)
 
     def retries(self, stage: str) -> int:
@@ -64,9 +75,17 @@ class QuestionLLM:
         self.meter.record(stage, Usage(parse_failures=1))
         self.trace.note(stage, f"discarded: {reason}", **data)
 
-    def _one(self, stage: str, messages: Messages, temperature: Optional[float],
-             schema: Optional[dict[str, Any]], validate: Optional[Validator], sample: int,
-             retries: Optional[int] = None, max_tokens: Optional[int] = None) -> Any:
+    def _one(
+        self,
+        stage: str,
+        messages: Messages,
+        temperature: Optional[float],
+        schema: Optional[dict[str, Any]],
+        validate: Optional[Validator],
+        sample: int,
+        retries: Optional[int] = None,
+        max_tokens: Optional[int] = None,
+    ) -> Any:
         cfg = self.client.backbone(stage)
         limit = self.client.limit(cfg, max_tokens)
         prompted = schema is not None and self.client.mode(cfg) == PROMPTED
@@ -80,8 +99,9 @@ class QuestionLLM:
         for attempt in range(attempts):
             temp = min(2.0, base + attempt * cfg.retry_temperature_step)
             try:
-                done = self.client.complete(cfg, messages, temp, None if prompted else schema, sample, limit,
-                                            gold=self.gold)
+                done = self.client.complete(
+                    cfg, messages, temp, None if prompted else schema, sample, limit, gold=self.gold
+                )
             except LLMError as exc:
                 self._record(stage, cfg, messages, temp, None, attempt, str(exc), limit)
                 raise
@@ -105,15 +125,28 @@ class QuestionLLM:
         """The limit for the retry of a reply cut at ``limit``: asked again at the same limit it
         would be cut again, so twice as many tokens, as far as the model allows."""
         wider = self.client.limit(cfg, 2 * limit)
-        then = (f"the retry asks for max_tokens={wider}" if wider > limit
-                else "the retry cannot ask for more: the model allows no more")
+        then = (
+            f"the retry asks for max_tokens={wider}"
+            if wider > limit
+            else "the retry cannot ask for more: the model allows no more"
+        )
         self.trace.note(stage, f"reply truncated at max_tokens={limit}: {then}", max_tokens=wider)
         return wider
 
-    def _record(self, stage: str, cfg: LLMConfig, messages: Messages, temperature: float,
-                done: Optional[Completion], attempt: int, error: str, max_tokens: int) -> None:
-        usage = Usage(calls=1, parse_failures=int(bool(error) and done is not None),
-                      truncated=int(bool(done and done.truncated)))
+    def _record(
+        self,
+        stage: str,
+        cfg: LLMConfig,
+        messages: Messages,
+        temperature: float,
+        done: Optional[Completion],
+        attempt: int,
+        error: str,
+        max_tokens: int,
+    ) -> None:
+        usage = Usage(
+            calls=1, parse_failures=int(bool(error) and done is not None), truncated=int(bool(done and done.truncated))
+        )
         if done is not None:
             usage.input_tokens = done.input_tokens
             usage.output_tokens = done.output_tokens
@@ -130,11 +163,22 @@ class QuestionLLM:
                 else:
                     usage.cost_usd = done.cost_usd
         self.meter.record(stage, usage)
-        self.trace.add(LLMEvent(
-            stage=stage, model=cfg.model, messages=messages, response=done.text if done else "",
-            temperature=temperature, input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens, latency_s=usage.latency_s,
-            cost_usd=None if done is None else (0.0 if done.cached else done.cost_usd),
-            cached=bool(done and done.cached), retries=usage.retries, attempt=attempt, error=error,
-            max_tokens=max_tokens, truncated=bool(usage.truncated),
-        ))
+        self.trace.add(
+            LLMEvent(
+                stage=stage,
+                model=cfg.model,
+                messages=messages,
+                response=done.text if done else "",
+                temperature=temperature,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                latency_s=usage.latency_s,
+                cost_usd=None if done is None else (0.0 if done.cached else done.cost_usd),
+                cached=bool(done and done.cached),
+                retries=usage.retries,
+                attempt=attempt,
+                error=error,
+                max_tokens=max_tokens,
+                truncated=bool(usage.truncated),
+            )
+        )

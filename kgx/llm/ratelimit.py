@@ -4,6 +4,7 @@ A provider's limit holds for the whole account, so a sweep of N parallel jobs gi
 1/N of it (the sweep callback publishes N in ``KGX_PARALLEL_JOBS``): the sweep as a whole never
 exceeds the limit, whichever jobs happen to run at once.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,13 @@ def share(limit: Optional[int]) -> Optional[int]:
 
 
 class RateLimiter:
-    def __init__(self, rpm: Optional[int], tpm: Optional[int], clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        rpm: Optional[int],
+        tpm: Optional[int],
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         self.rpm, self.tpm = rpm, tpm
         self.clock, self.sleep = clock, sleep
         self.events: deque[tuple[float, int]] = deque()

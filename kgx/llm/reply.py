@@ -1,6 +1,7 @@
 """The reply kgx's in-process providers fill in (``kgx.llm.providers``): a plain dataclass where
 litellm would build its pydantic ``ModelResponse``. Apart from the provider registry so that the
 providers (local, scripted, oracle) depend on it and the registry on them, not both ways."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -47,5 +48,6 @@ def usage(response: Any, prompt_tokens: int, completion_tokens: int) -> Any:
     model, 15 µs to build) in the ModelResponse of a handler litellm itself called."""
     if isinstance(response, Reply):
         return Tokens(prompt_tokens, completion_tokens)
-    return Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                 total_tokens=prompt_tokens + completion_tokens)
+    return Usage(
+        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=prompt_tokens + completion_tokens
+    )

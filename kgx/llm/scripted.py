@@ -6,6 +6,7 @@ the question) that overlaps it most. Token counts are real counts of the text (l
 offline tokenizer), not placeholders. ``latency_s`` and ``failure_rate`` simulate a provider,
 and so does ``max_tokens``: a longer reply is cut there and finishes with "length".
 """
+
 from __future__ import annotations
 
 import functools
@@ -67,8 +68,11 @@ def number(schema: dict[str, Any], prompt: str, question: str) -> float | int:
 def scored_choice(items: dict[str, Any]) -> bool:
     """Objects carrying an enum choice and a number: a scored selection (ToG's pruning)."""
     props = items.get("properties", {})
-    return (items.get("type") == "object" and any("enum" in sub for sub in props.values())
-            and any(sub.get("type") == "number" for sub in props.values()))
+    return (
+        items.get("type") == "object"
+        and any("enum" in sub for sub in props.values())
+        and any(sub.get("type") == "number" for sub in props.values())
+    )
 
 
 def scored_choices(schema: dict[str, Any], prompt: str, question: str) -> list[dict[str, Any]]:
@@ -86,8 +90,13 @@ def scored_choices(schema: dict[str, Any], prompt: str, question: str) -> list[d
     for i in sorted(range(len(exact)), key=lambda i: cents[i] - exact[i])[: 100 - sum(cents)]:
         cents[i] += 1
     shares = [c / 100 for c in cents]
-    return [{k: c if k == key else share if sub.get("type") == "number" else instance(sub, prompt, question, k)
-             for k, sub in props.items()} for c, share in zip(chosen, shares)]
+    return [
+        {
+            k: c if k == key else share if sub.get("type") == "number" else instance(sub, prompt, question, k)
+            for k, sub in props.items()
+        }
+        for c, share in zip(chosen, shares)
+    ]
 
 
 def instance(schema: dict[str, Any], prompt: str, question: str, name: str = "") -> Any:
@@ -183,9 +192,21 @@ class ScriptedLLM(CustomLLM):
     def prepare(self, options: dict[str, Any]) -> None:
         litellm.token_counter(model=TOKEN_MODEL, text="warm up the tokenizer")
 
-    def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
-                   model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
-                   logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> ModelResponse:
+    def completion(
+        self,
+        model: str,
+        messages: list,
+        api_base: str,
+        custom_prompt_dict: dict,
+        model_response: ModelResponse,
+        print_verbose: Any,
+        encoding: Any,
+        api_key: Any,
+        logging_obj: Any,
+        optional_params: dict,
+        *args: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
         latency = float(optional_params.get("latency_s", 0.0))
         if latency:
             time.sleep(latency)

@@ -7,6 +7,7 @@ others take neither, and the schema has to go into the prompt. ``llm.structured_
 the form, or ``auto``: then one tiny request per form, strongest first, finds the first one the
 server both accepts and enforces, once per backbone and run (``StructuredModes``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,8 +31,11 @@ Messages = list[dict[str, str]]
 # The probe does not ask for JSON: a server that ignores response_format answers plain "OK",
 # which fails the schema, so a form is only chosen where the server enforces it.
 PROBE_MESSAGES: Messages = [{"role": "user", "content": "Reply with the word OK."}]
-PROBE_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"reply": {"type": "string", "enum": ["OK"]}},
-                                "required": ["reply"]}
+PROBE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"reply": {"type": "string", "enum": ["OK"]}},
+    "required": ["reply"],
+}
 PROBE_MAX_TOKENS = 32  # room for the JSON and its whitespace; a cut reply would fail the schema
 
 
@@ -47,7 +51,7 @@ def parse_json(text: str, schema: dict[str, Any]) -> Any:
     if not starts:
         raise ValueError(f"no JSON in output: {text[:200]!r}")
     try:
-        value, _ = _DECODER.raw_decode(text[min(starts):])
+        value, _ = _DECODER.raw_decode(text[min(starts) :])
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON ({exc.msg}): {text[:200]!r}") from exc
     fast, wording = _validators(json.dumps(schema, sort_keys=True))
@@ -71,8 +75,9 @@ def _validators(schema_json: str) -> tuple[Any, Any]:
 
 def with_schema_instruction(messages: Messages, schema: dict[str, Any]) -> Messages:
     """For the prompted form: the schema goes into the last message."""
-    note = ("Reply with one JSON object that matches this JSON Schema, and nothing else:\n"
-            + json.dumps(schema, ensure_ascii=False))
+    note = "Reply with one JSON object that matches this JSON Schema, and nothing else:\n" + json.dumps(
+        schema, ensure_ascii=False
+    )
     return [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + "\n\n" + note}]
 
 

@@ -3,6 +3,7 @@
 Billed and cached figures are kept apart: a cache hit costs nothing but still tells what the
 method consumed, which is what a paper's cost table reports.
 """
+
 from __future__ import annotations
 
 import threading

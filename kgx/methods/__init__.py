@@ -2,6 +2,7 @@
 
 Every module of the package is imported, so a new method file registers itself by existing.
 """
+
 import importlib
 import pkgutil
 

@@ -6,6 +6,7 @@ SPARQL or MLflow. ``@register`` beside it names the method, its config schema (t
 source of its defaults: Hydra's ``method=<name>`` is built from it) and the LLM stages it calls,
 which is what ``llm.stages.<stage>`` is checked against.
 """
+
 from __future__ import annotations
 
 import random
@@ -37,8 +38,12 @@ class Method:
 METHODS: dict[str, Method] = {}
 
 
-def register(name: str, config: type[MethodConfig], stages: tuple[str, ...],
-             check: Optional[Callable[[MethodConfig], None]] = None) -> Callable[[Answer], Answer]:
+def register(
+    name: str,
+    config: type[MethodConfig],
+    stages: tuple[str, ...],
+    check: Optional[Callable[[MethodConfig], None]] = None,
+) -> Callable[[Answer], Answer]:
     def add(fn: Answer) -> Answer:
         if METHODS.get(name) is not None and METHODS[name].answer is not fn:
             raise ValueError(f"method '{name}' is registered twice")

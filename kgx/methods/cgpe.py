@@ -22,6 +22,7 @@
 Stages: ``clue_extraction``, ``path_exploration`` (all three matching calls), ``answer``; each
 can have its own backbone (``llm.stages.<stage>``, the paper's Table 4).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -76,8 +77,18 @@ class CGPEConfig(MethodConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.at_least(1, "max_clues", "max_clue_words", "search_limit", "max_steps", "max_paths",
-                      "max_relations", "max_neighbors", "max_candidates", "max_answers")
+        self.at_least(
+            1,
+            "max_clues",
+            "max_clue_words",
+            "search_limit",
+            "max_steps",
+            "max_paths",
+            "max_relations",
+            "max_neighbors",
+            "max_candidates",
+            "max_answers",
+        )
         if self.rough_top_k is not None and self.rough_top_k < 1:
             raise ConfigError(f"method.rough_top_k={self.rough_top_k}: must be at least 1 (or null)")
         check_temperature("method.temperature", self.temperature)
@@ -101,8 +112,14 @@ def answer(question: Question, ctx: Context) -> Prediction:
         return respond(question, ctx, Exploration(clues, reason=NO_INITIAL_NODE), {})
     run = explore(question, clues, roots, ctx)
     names = ctx.kg.names(sorted({n for path in run.chosen for n in path.nodes})) if run.chosen else {}
-    ctx.trace.note(STAGE_EXPLORE, f"ended: {run.reason}", steps=run.steps, paths=len(run.states),
-                   chosen=[list(path.nodes) for path in run.chosen], termination=p.termination)
+    ctx.trace.note(
+        STAGE_EXPLORE,
+        f"ended: {run.reason}",
+        steps=run.steps,
+        paths=len(run.states),
+        chosen=[list(path.nodes) for path in run.chosen],
+        termination=p.termination,
+    )
     return respond(question, ctx, run, names)
 
 
@@ -130,18 +147,31 @@ def extract_clues(question: Question, ctx: Context) -> list[str]:
         if not repeating:
             ctx.trace.note(STAGE_CLUES, "no valid clues after the retries", error=str(exc))
             return None
-        ctx.trace.note(STAGE_CLUES, "clues repeated after the retries: each used once", error=str(exc),
-                       clues=repeating[-1]["clues"])
+        ctx.trace.note(
+            STAGE_CLUES,
+            "clues repeated after the retries: each used once",
+            error=str(exc),
+            clues=repeating[-1]["clues"],
+        )
         return repeating[-1]
 
-    reply = kit.ask(ctx, STAGE_CLUES, prompts.clues(question.text), temperature=p.temperature,
-                    schema=prompts.clues_schema(list(spans), p.max_clues), validate=once_each,
-                    fallback=last_repeating)
+    reply = kit.ask(
+        ctx,
+        STAGE_CLUES,
+        prompts.clues(question.text),
+        temperature=p.temperature,
+        schema=prompts.clues_schema(list(spans), p.max_clues),
+        validate=once_each,
+        fallback=last_repeating,
+    )
     if reply is None:
         return []
     chosen = kit.pick(ctx, STAGE_CLUES, reply["clues"], list(spans), "clue is not a phrase of the question")
-    kept = [c for c in chosen if not any(o != c and spans[o][0] <= spans[c][0] and spans[c][1] <= spans[o][1]
-                                         for o in chosen)]
+    kept = [
+        c
+        for c in chosen
+        if not any(o != c and spans[o][0] <= spans[c][0] and spans[c][1] <= spans[o][1] for o in chosen)
+    ]
     clues = sorted(kept, key=lambda c: spans[c])
     ctx.trace.note(STAGE_CLUES, f"{len(clues)} clues", clues=clues)
     return clues
@@ -158,8 +188,11 @@ def initial_nodes(clues: list[str], ctx: Context) -> list[Path]:
     names = ctx.kg.names(found) if found else {}
     named = [Path((h,), (clue,)) for clue, ids in hits.items() for h in ids if same_characters(names.get(h, ""), clue)]
     roots = kit.cap(ctx, STAGE_EXPLORE, named, p.max_paths, "initial nodes")
-    ctx.trace.note(STAGE_EXPLORE, f"{len(roots)} initial nodes",
-                   roots=[{"node": r.nodes[0], "name": names.get(r.nodes[0], ""), "clue": r.clues[0]} for r in roots])
+    ctx.trace.note(
+        STAGE_EXPLORE,
+        f"{len(roots)} initial nodes",
+        roots=[{"node": r.nodes[0], "name": names.get(r.nodes[0], ""), "clue": r.clues[0]} for r in roots],
+    )
     return roots
 
 
@@ -210,8 +243,12 @@ def next_nodes(question: Question, path: Path, clues: list[str], ctx: Context) -
     if p.character_matching:
         matched = character_matching(candidates, unused)
         if matched:
-            ctx.trace.note(STAGE_EXPLORE, "character matching", node=path.nodes[-1],
-                           matched=[{"node": c.entity, "clue": clue} for c, clue in matched])
+            ctx.trace.note(
+                STAGE_EXPLORE,
+                "character matching",
+                node=path.nodes[-1],
+                matched=[{"node": c.entity, "clue": clue} for c, clue in matched],
+            )
             return [path.extend(c.entity, clue, tuple(c.edges)) for c, clue in matched]
     if not p.llm_pruning:
         ctx.trace.note(STAGE_EXPLORE, "dead end: no candidate is named like an unused clue", node=path.nodes[-1])
@@ -251,15 +288,21 @@ def character_matching(candidates: list[Candidate], unused: list[str]) -> list[t
     return [(c, clue) for c in candidates for clue in unused if same_characters(c.name, clue)]
 
 
-def fuzzy_matching(question: Question, here: str, unused: list[str], candidates: list[Candidate],
-                   ctx: Context) -> list[Candidate]:
+def fuzzy_matching(
+    question: Question, here: str, unused: list[str], candidates: list[Candidate], ctx: Context
+) -> list[Candidate]:
     """Prune the (relation, label) pairs the LLM finds unrelated to every unused clue; a
     candidate keeps the hops whose pair survived."""
     p: CGPEConfig = ctx.params
     pairs = list(dict.fromkeys(c.pair(hop) for c in candidates for hop in c.edges))
-    reply = kit.ask(ctx, STAGE_EXPLORE, prompts.fuzzy(question.text, here, unused, pairs),
-                    schema=prompts.fuzzy_schema(pairs), temperature=p.temperature,
-                    note="fuzzy matching: no valid reply; nothing kept")
+    reply = kit.ask(
+        ctx,
+        STAGE_EXPLORE,
+        prompts.fuzzy(question.text, here, unused, pairs),
+        schema=prompts.fuzzy_schema(pairs),
+        temperature=p.temperature,
+        note="fuzzy matching: no valid reply; nothing kept",
+    )
     if reply is None:
         return []
     kept = set(kit.pick(ctx, STAGE_EXPLORE, reply["keep"], pairs, "fuzzy matching: not among the options"))
@@ -268,53 +311,89 @@ def fuzzy_matching(question: Question, here: str, unused: list[str], candidates:
         hops = [hop for hop in c.edges if c.pair(hop) in kept]
         if hops:
             survivors.append(Candidate(c.entity, c.name, c.label, hops))
-    ctx.trace.note(STAGE_EXPLORE, f"fuzzy matching kept {len(kept)} of {len(pairs)} (relation, label) pairs",
-                   kept=sorted(kept), candidates=len(survivors))
+    ctx.trace.note(
+        STAGE_EXPLORE,
+        f"fuzzy matching kept {len(kept)} of {len(pairs)} (relation, label) pairs",
+        kept=sorted(kept),
+        candidates=len(survivors),
+    )
     return survivors
 
 
-def rough_matching(question: Question, here: str, unused: list[str], candidates: list[Candidate],
-                   ctx: Context) -> list[Candidate]:
+def rough_matching(
+    question: Question, here: str, unused: list[str], candidates: list[Candidate], ctx: Context
+) -> list[Candidate]:
     """Score (label, entity) pairs against the unused clues; score 0 (or left out) is removed,
     and with ``rough_top_k`` only the k best-scored pairs stay."""
     p: CGPEConfig = ctx.params
     groups = grouped(candidates)
     options = kit.cap(ctx, STAGE_EXPLORE, list(groups), p.max_candidates, "rough matching: candidates")
-    reply = kit.ask(ctx, STAGE_EXPLORE, prompts.rough(question.text, here, unused, options),
-                    schema=prompts.rough_schema(options), temperature=p.temperature,
-                    note="rough matching: no valid reply; nothing kept")
+    reply = kit.ask(
+        ctx,
+        STAGE_EXPLORE,
+        prompts.rough(question.text, here, unused, options),
+        schema=prompts.rough_schema(options),
+        temperature=p.temperature,
+        note="rough matching: no valid reply; nothing kept",
+    )
     if reply is None:
         return []
-    scores = {o: int(s) for o, s in by_candidate(ctx, reply["scores"], "score", options,
-                                                 "rough matching: unknown or repeated candidate").items()}
+    scores = {
+        o: int(s)
+        for o, s in by_candidate(
+            ctx, reply["scores"], "score", options, "rough matching: unknown or repeated candidate"
+        ).items()
+    }
     ranked = sorted((o for o in options if scores.get(o, 0) > 0), key=lambda o: -scores[o])
     if p.rough_top_k is not None:
         ranked = ranked[: p.rough_top_k]
-    ctx.trace.note(STAGE_EXPLORE, f"rough matching kept {len(ranked)} of {len(options)} (label, entity) pairs",
-                   scores={o: scores[o] for o in ranked})
+    ctx.trace.note(
+        STAGE_EXPLORE,
+        f"rough matching kept {len(ranked)} of {len(options)} (label, entity) pairs",
+        scores={o: scores[o] for o in ranked},
+    )
     return [c for o in ranked for c in groups[o]]
 
 
-def exact_matching(question: Question, here: str, unused: list[str], candidates: list[Candidate],
-                   ctx: Context) -> list[tuple[Candidate, str]]:
+def exact_matching(
+    question: Question, here: str, unused: list[str], candidates: list[Candidate], ctx: Context
+) -> list[tuple[Candidate, str]]:
     """Each remaining (label, entity) gets its most compatible unused clue, or is dropped."""
     p: CGPEConfig = ctx.params
     groups = grouped(candidates)
     options = list(groups)
-    reply = kit.ask(ctx, STAGE_EXPLORE, prompts.exact(question.text, here, unused, options),
-                    schema=prompts.exact_schema(options, unused), temperature=p.temperature,
-                    note="exact matching: no valid reply; nothing matched")
+    reply = kit.ask(
+        ctx,
+        STAGE_EXPLORE,
+        prompts.exact(question.text, here, unused, options),
+        schema=prompts.exact_schema(options, unused),
+        temperature=p.temperature,
+        note="exact matching: no valid reply; nothing matched",
+    )
     if reply is None:
         return []
-    matched = by_candidate(ctx, reply["matches"], "clue", options,
-                           "exact matching: unknown or repeated candidate, or unknown clue", allowed=unused)
-    ctx.trace.note(STAGE_EXPLORE, f"exact matching chose {len(matched)} of {len(options)} (label, entity) pairs",
-                   matches=matched)
+    matched = by_candidate(
+        ctx,
+        reply["matches"],
+        "clue",
+        options,
+        "exact matching: unknown or repeated candidate, or unknown clue",
+        allowed=unused,
+    )
+    ctx.trace.note(
+        STAGE_EXPLORE, f"exact matching chose {len(matched)} of {len(options)} (label, entity) pairs", matches=matched
+    )
     return [(c, clue) for option, clue in matched.items() for c in groups[option]]
 
 
-def by_candidate(ctx: Context, items: list[dict[str, Any]], key: str, options: list[str], why: str,
-                 allowed: Optional[Collection[str]] = None) -> dict[str, Any]:
+def by_candidate(
+    ctx: Context,
+    items: list[dict[str, Any]],
+    key: str,
+    options: list[str],
+    why: str,
+    allowed: Optional[Collection[str]] = None,
+) -> dict[str, Any]:
     """``item[key]`` per candidate, from the first item naming each offered candidate. An item
     naming another candidate or one named before, or whose value is not ``allowed``, is
     discarded and counted: a candidate gets one score and one clue."""
@@ -339,11 +418,23 @@ def respond(question: Question, ctx: Context, run: Exploration, names: dict[str,
 
     def answered(reply: dict[str, Any]) -> Prediction:
         answers = kit.clean_answers(reply["answers"])
-        return Prediction(answer=kit.braces(answers), answers=answers, evidence=triples,
-                          status="ok" if triples else "fallback", reason=run.reason, stats=run.ending())
+        return Prediction(
+            answer=kit.braces(answers),
+            answers=answers,
+            evidence=triples,
+            status="ok" if triples else "fallback",
+            reason=run.reason,
+            stats=run.ending(),
+        )
 
-    return kit.ask(ctx, STAGE_ANSWER, prompts.answer(question.text, triples), temperature=p.temperature,
-                   schema=prompts.answer_schema(p.max_answers), validate=answered,
-                   fallback=lambda exc: Prediction(answer="", evidence=triples, status="error",
-                                                   reason=f"{run.reason}; answer: {exc}", stats=run.ending()))
-
+    return kit.ask(
+        ctx,
+        STAGE_ANSWER,
+        prompts.answer(question.text, triples),
+        temperature=p.temperature,
+        schema=prompts.answer_schema(p.max_answers),
+        validate=answered,
+        fallback=lambda exc: Prediction(
+            answer="", evidence=triples, status="error", reason=f"{run.reason}; answer: {exc}", stats=run.ending()
+        ),
+    )

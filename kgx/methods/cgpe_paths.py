@@ -3,6 +3,7 @@ hops between them, and the merge of two paths that left one initial node in oppo
 the candidates for a path's next node, as the matching calls see them; one question's
 exploration, how it ended and its explanation graph.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -116,8 +117,9 @@ class Exploration:
 
     def ending(self) -> dict[str, float]:
         """How exploration ended, one 0/1 figure per way, so a run reports each as a share."""
-        return {f"ended_{way}": float(self.reason == way)
-                for way in (COVERAGE, MERGED, DEAD_END, NO_CLUES, NO_INITIAL_NODE)}
+        return {
+            f"ended_{way}": float(self.reason == way) for way in (COVERAGE, MERGED, DEAD_END, NO_CLUES, NO_INITIAL_NODE)
+        }
 
     def picture(self, title: str, names: dict[str, str]) -> Graph:
         """The chosen path(s), each node at its place on the first path that reaches it: the ends
@@ -130,8 +132,16 @@ class Exploration:
         ends = {path.nodes[-1] for path in self.chosen}
         triples = sorted({t for path in self.chosen for t in path.triples()}, key=lambda t: (t[0], t[2], t[1]))
         side = [f"Clues: {'; '.join(self.clues)}", f"Ended: {self.reason}"]
-        side += [" -> ".join(f"{names.get(n, n)} [{c}]" for n, c in zip(path.nodes, path.clues))
-                 for path in self.chosen]
-        return kit.picture(title, triples, names, depth, topics=self.roots - ends,
-                           answers=[names.get(n, n) for n in ends], side=side,
-                           text="\n".join(t for path in self.chosen for t in path_triples(path, names)))
+        side += [
+            " -> ".join(f"{names.get(n, n)} [{c}]" for n, c in zip(path.nodes, path.clues)) for path in self.chosen
+        ]
+        return kit.picture(
+            title,
+            triples,
+            names,
+            depth,
+            topics=self.roots - ends,
+            answers=[names.get(n, n) for n in ends],
+            side=side,
+            text="\n".join(t for path in self.chosen for t in path_triples(path, names)),
+        )

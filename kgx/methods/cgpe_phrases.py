@@ -5,6 +5,7 @@ text the question says; these are the phrases offered. Character matching compar
 with a clue, setting aside what a KG name and a question spell differently (case, underscores,
 punctuation).
 """
+
 from __future__ import annotations
 
 import re
@@ -15,7 +16,8 @@ FUNCTION_WORDS = frozenset(
     "who whom whose where when why how did does do done has have had that this these those it its "
     "as into than then there their his her him he she they them we you i me my our your 's ' "
     "also any some all many much more most can could would should will shall may might "
-    "not no yes if about after before during under over between".split())
+    "not no yes if about after before during under over between".split()
+)
 # Words that may sit inside a capitalised name ("Lord of the Rings", "Pride and Prejudice").
 NAME_JOINERS = frozenset("of the and de la du von van der a an in on for to".split())
 
@@ -36,20 +38,25 @@ def phrases(text: str, max_words: int) -> dict[str, tuple[int, int]]:
             start = None
         if content and start is None:
             start = i
-    joined = [(a[0], b[1]) for a, b in zip(runs, runs[1:])
-              if _capital(words[a[1] - 1]) and _capital(words[b[0]])
-              and all(w.lower() in NAME_JOINERS for w in words[a[1]:b[0]])]
+    joined = [
+        (a[0], b[1])
+        for a, b in zip(runs, runs[1:])
+        if _capital(words[a[1] - 1])
+        and _capital(words[b[0]])
+        and all(w.lower() in NAME_JOINERS for w in words[a[1] : b[0]])
+    ]
     titled = [(a - 1, b) for a, b in [*runs, *joined] if a > 1 and words[a - 1] in ("The", "A", "An")]
     spans: dict[str, tuple[int, int]] = {}
-    for start, end in [*runs, *joined, *titled] + [(i, j) for a, b in runs for i in range(a, b)
-                                                   for j in range(i + 1, b + 1)]:
+    for start, end in [*runs, *joined, *titled] + [
+        (i, j) for a, b in runs for i in range(a, b) for j in range(i + 1, b + 1)
+    ]:
         if end - start <= max_words:
             spans.setdefault(" ".join(words[start:end]), (start, end))
     return spans
 
 
 def _strip(token: str) -> str:
-    return token.strip(".,;:!?\"()[]{}")
+    return token.strip('.,;:!?"()[]{}')
 
 
 def _capital(word: str) -> bool:

@@ -7,6 +7,7 @@ given its most compatible unused clue (exact matching); the answer from the path
 Every reply chooses from enums of the offered options, and the question comes last, on its own
 ``Question:`` line.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,8 +19,10 @@ Messages = list[dict[str, str]]
 # The one clue left to match when an initial node used every clue: its step looks for the answer.
 ASKED = "the answer to the question"
 
-SYSTEM = ("You help answer questions from a knowledge graph by following a path of nodes that "
-          "match clues taken from the question. Reply in JSON only.")
+SYSTEM = (
+    "You help answer questions from a knowledge graph by following a path of nodes that "
+    "match clues taken from the question. Reply in JSON only."
+)
 
 CLUES = """Pick the clues of the question: the entities it names and the words that stand for a \
 relation or for a kind of thing on the way from those entities to the answer. Do not sort them into \
@@ -61,8 +64,7 @@ own knowledge. Give every answer the question asks for, each as an entity name, 
 
 
 def _messages(body: str, question: str) -> Messages:
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"{body}\nQuestion: {question}"}]
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"{body}\nQuestion: {question}"}]
 
 
 def _lines(options: list[str]) -> str:
@@ -74,9 +76,18 @@ def clues(question: str) -> Messages:
 
 
 def clues_schema(phrases: list[str], max_clues: int) -> dict[str, Any]:
-    return {"type": "object", "properties": {
-        "clues": {"type": "array", "items": {"enum": phrases}, "minItems": 1,
-                  "maxItems": min(max_clues, len(phrases))}}, "required": ["clues"]}
+    return {
+        "type": "object",
+        "properties": {
+            "clues": {
+                "type": "array",
+                "items": {"enum": phrases},
+                "minItems": 1,
+                "maxItems": min(max_clues, len(phrases)),
+            }
+        },
+        "required": ["clues"],
+    }
 
 
 def fuzzy(question: str, node: str, unused: list[str], pairs: list[str]) -> Messages:
@@ -84,9 +95,11 @@ def fuzzy(question: str, node: str, unused: list[str], pairs: list[str]) -> Mess
 
 
 def fuzzy_schema(pairs: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": {
-        "keep": {"type": "array", "items": {"enum": pairs}, "minItems": 0, "maxItems": len(pairs)}},
-        "required": ["keep"]}
+    return {
+        "type": "object",
+        "properties": {"keep": {"type": "array", "items": {"enum": pairs}, "minItems": 0, "maxItems": len(pairs)}},
+        "required": ["keep"],
+    }
 
 
 def rough(question: str, node: str, unused: list[str], options: list[str]) -> Messages:
@@ -94,12 +107,16 @@ def rough(question: str, node: str, unused: list[str], options: list[str]) -> Me
 
 
 def rough_schema(options: list[str]) -> dict[str, Any]:
-    score = {"type": "object", "properties": {"candidate": {"enum": options},
-                                              "score": {"type": "integer", "minimum": 0, "maximum": 10}},
-             "required": ["candidate", "score"]}
-    return {"type": "object", "properties": {
-        "scores": {"type": "array", "items": score, "minItems": 0, "maxItems": len(options)}},
-        "required": ["scores"]}
+    score = {
+        "type": "object",
+        "properties": {"candidate": {"enum": options}, "score": {"type": "integer", "minimum": 0, "maximum": 10}},
+        "required": ["candidate", "score"],
+    }
+    return {
+        "type": "object",
+        "properties": {"scores": {"type": "array", "items": score, "minItems": 0, "maxItems": len(options)}},
+        "required": ["scores"],
+    }
 
 
 def exact(question: str, node: str, unused: list[str], options: list[str]) -> Messages:
@@ -107,11 +124,16 @@ def exact(question: str, node: str, unused: list[str], options: list[str]) -> Me
 
 
 def exact_schema(options: list[str], unused: list[str]) -> dict[str, Any]:
-    match = {"type": "object", "properties": {"candidate": {"enum": options}, "clue": {"enum": unused}},
-             "required": ["candidate", "clue"]}
-    return {"type": "object", "properties": {
-        "matches": {"type": "array", "items": match, "minItems": 0, "maxItems": len(options)}},
-        "required": ["matches"]}
+    match = {
+        "type": "object",
+        "properties": {"candidate": {"enum": options}, "clue": {"enum": unused}},
+        "required": ["candidate", "clue"],
+    }
+    return {
+        "type": "object",
+        "properties": {"matches": {"type": "array", "items": match, "minItems": 0, "maxItems": len(options)}},
+        "required": ["matches"],
+    }
 
 
 def answer(question: str, triples: list[str]) -> Messages:

@@ -3,6 +3,7 @@
 The exemplars are written for kgx; each reasons hop by hop to entities, the way the papers'
 CoT baselines are prompted, and ends in the same JSON reply the model must give.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,14 +40,12 @@ EXEMPLARS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "Who directed the film in which Tom Hanks played Forrest Gump?",
-        "Tom Hanks played Forrest Gump in the film Forrest Gump (1994). That film was directed by "
-        "Robert Zemeckis.",
+        "Tom Hanks played Forrest Gump in the film Forrest Gump (1994). That film was directed by Robert Zemeckis.",
         ["Robert Zemeckis"],
     ),
     (
         "In which city was the author of Pride and Prejudice born?",
-        "Pride and Prejudice was written by Jane Austen. Jane Austen was born in Steventon, "
-        "Hampshire, England.",
+        "Pride and Prejudice was written by Jane Austen. Jane Austen was born in Steventon, Hampshire, England.",
         ["Steventon"],
     ),
 ]

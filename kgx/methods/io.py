@@ -1,4 +1,5 @@
 """Standard (IO) prompting: the question alone, no exemplars, no KG (ToG/KnowPath/LMP baseline)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,7 +27,8 @@ def answer(question: Question, ctx: Context) -> Prediction:
     reply = ctx.llm(
         "answer",
         [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"Question: {question.text}"}],
-        schema=SCHEMA, retries=ctx.params.max_retries,
+        schema=SCHEMA,
+        retries=ctx.params.max_retries,
     )
     answers = clean_answers(reply["answers"])
     return Prediction(answer=braces(answers), answers=answers)

@@ -10,6 +10,7 @@ paper's algorithm.
 - :func:`clean_answers`, :func:`conclusion`, :func:`braces`: one answer format for every method;
 - :func:`triple_text` and :func:`picture`: evidence strings and explanation graphs.
 """
+
 from __future__ import annotations
 
 import json
@@ -91,10 +92,19 @@ def retries(ctx: "Context") -> Optional[int]:
     return ctx.params.max_retries
 
 
-def ask(ctx: "Context", stage: str, messages: Messages, *, schema: Optional[dict[str, Any]] = None,
-        temperature: Optional[float] = None, validate: Optional[Callable[[Any], Any]] = None,
-        fallback: Union[T, Callable[[OutputError], T]] = None, note: str = "", max_tokens: Optional[int] = None,
-        **data: Any) -> Any:
+def ask(
+    ctx: "Context",
+    stage: str,
+    messages: Messages,
+    *,
+    schema: Optional[dict[str, Any]] = None,
+    temperature: Optional[float] = None,
+    validate: Optional[Callable[[Any], Any]] = None,
+    fallback: Union[T, Callable[[OutputError], T]] = None,
+    note: str = "",
+    max_tokens: Optional[int] = None,
+    **data: Any,
+) -> Any:
     """One call at ``stage``, retried on invalid output as the client does (temperature up by
     ``llm.retry_temperature_step`` each time, at most the method's ``max_retries``). Output that
     stays invalid gives ``fallback``, after ``note`` (if any) is written to the trace with the
@@ -102,16 +112,30 @@ def ask(ctx: "Context", stage: str, messages: Messages, *, schema: Optional[dict
     ``max_tokens`` is the stage's expected reply size: the request asks for at least that much, so a
     long structured reply is not cut at the backbone's default ``llm.max_tokens``."""
     try:
-        return ctx.llm(stage, messages, temperature=temperature, schema=schema, validate=validate,
-                       retries=retries(ctx), max_tokens=max_tokens)
+        return ctx.llm(
+            stage,
+            messages,
+            temperature=temperature,
+            schema=schema,
+            validate=validate,
+            retries=retries(ctx),
+            max_tokens=max_tokens,
+        )
     except OutputError as exc:
         if note:
             ctx.trace.note(stage, note, error=str(exc), **data)
         return fallback(exc) if callable(fallback) else fallback
 
 
-def pick(ctx: "Context", stage: str, values: Iterable[Any], options: Sequence[str], why: str,
-         limit: Optional[int] = None, **data: Any) -> list[str]:
+def pick(
+    ctx: "Context",
+    stage: str,
+    values: Iterable[Any],
+    options: Sequence[str],
+    why: str,
+    limit: Optional[int] = None,
+    **data: Any,
+) -> list[str]:
     """The distinct ``values`` that are among ``options``, in the reply's order, at most ``limit``;
     every other value is discarded and counted (``ctx.llm.discard``) with ``why``."""
     allowed = set(options)
@@ -127,26 +151,53 @@ def pick(ctx: "Context", stage: str, values: Iterable[Any], options: Sequence[st
 
 def choice_schema(offers: dict[str, list[str]], low: int, high: int) -> dict[str, Any]:
     """Per key, a list of ``low`` to ``high`` distinct-looking items among that key's options."""
-    return {"type": "object", "required": list(offers), "properties": {
-        key: {"type": "array", "items": {"enum": options}, "minItems": min(low, len(options)),
-              "maxItems": min(high, len(options))} for key, options in offers.items()}}
+    return {
+        "type": "object",
+        "required": list(offers),
+        "properties": {
+            key: {
+                "type": "array",
+                "items": {"enum": options},
+                "minItems": min(low, len(options)),
+                "maxItems": min(high, len(options)),
+            }
+            for key, options in offers.items()
+        },
+    }
 
 
-def choose(ctx: "Context", stage: str, messages: Messages, offers: dict[str, list[str]], *, high: int,
-           low: int = 1, temperature: Optional[float] = None, note: str = "nothing chosen",
-           why: str = "not among the candidates", retries_: Optional[int] = None) -> dict[str, list[str]]:
+def choose(
+    ctx: "Context",
+    stage: str,
+    messages: Messages,
+    offers: dict[str, list[str]],
+    *,
+    high: int,
+    low: int = 1,
+    temperature: Optional[float] = None,
+    note: str = "nothing chosen",
+    why: str = "not among the candidates",
+    retries_: Optional[int] = None,
+) -> dict[str, list[str]]:
     """One call choosing, per key of ``offers``, ``low`` to ``high`` of that key's candidates. The
     schema constrains each list; a choice outside it (a prompted backbone may still name one) is
     discarded and counted, a repeat kept once. Output that stays invalid chooses nothing.
     ``retries_`` overrides the retry policy (a method with its own re-asking loop passes 0)."""
 
     def valid(reply: Any) -> dict[str, list[str]]:
-        return {key: pick(ctx, stage, reply.get(key, []), options, why, high, key=key)
-                for key, options in offers.items()}
+        return {
+            key: pick(ctx, stage, reply.get(key, []), options, why, high, key=key) for key, options in offers.items()
+        }
 
     try:
-        return ctx.llm(stage, messages, temperature=temperature, schema=choice_schema(offers, low, high),
-                       validate=valid, retries=retries(ctx) if retries_ is None else retries_)
+        return ctx.llm(
+            stage,
+            messages,
+            temperature=temperature,
+            schema=choice_schema(offers, low, high),
+            validate=valid,
+            retries=retries(ctx) if retries_ is None else retries_,
+        )
     except OutputError as exc:
         ctx.trace.note(stage, note, error=str(exc))
         return {}
@@ -181,36 +232,67 @@ def braces(answers: list[str]) -> str:
 
 
 def answers_schema(max_items: int = 5) -> dict[str, Any]:
-    return {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 120},
-            "minItems": 1, "maxItems": max_items}
+    return {
+        "type": "array",
+        "items": {"type": "string", "minLength": 1, "maxLength": 120},
+        "minItems": 1,
+        "maxItems": max_items,
+    }
 
 
 def sufficiency_schema(max_answers: int) -> dict[str, Any]:
     """A verdict on the evidence so far: enough to answer? then the answers (ToG, PoG, StructGPT)."""
     answers = {**answers_schema(max_answers), "minItems": 0}
-    return {"type": "object", "required": ["sufficient", "reasoning", "answers"], "properties": {
-        "sufficient": {"type": "boolean"}, "reasoning": {"type": "string", "maxLength": 600}, "answers": answers}}
+    return {
+        "type": "object",
+        "required": ["sufficient", "reasoning", "answers"],
+        "properties": {
+            "sufficient": {"type": "boolean"},
+            "reasoning": {"type": "string", "maxLength": 600},
+            "answers": answers,
+        },
+    }
 
 
 def answer_schema(max_answers: int) -> dict[str, Any]:
     """The final answer with its reasoning."""
-    return {"type": "object", "required": ["reasoning", "answers"], "properties": {
-        "reasoning": {"type": "string", "maxLength": 600}, "answers": answers_schema(max_answers)}}
+    return {
+        "type": "object",
+        "required": ["reasoning", "answers"],
+        "properties": {"reasoning": {"type": "string", "maxLength": 600}, "answers": answers_schema(max_answers)},
+    }
 
 
-def final_answer(ctx: "Context", messages: Messages, evidence: list[str], reason: str, *,
-                 temperature: Optional[float], max_answers: int) -> Prediction:
+def final_answer(
+    ctx: "Context",
+    messages: Messages,
+    evidence: list[str],
+    reason: str,
+    *,
+    temperature: Optional[float],
+    max_answers: int,
+) -> Prediction:
     """The ``answer`` call a search ends with: from ``evidence`` (status ``ok``), or with none from
     the model's own knowledge (status ``fallback``); output that stays invalid gives an ``error``
     prediction with the reason, so a failure is never reported as an answer."""
-    reply = ask(ctx, "answer", messages, schema=answer_schema(max_answers), temperature=temperature,
-                fallback=lambda exc: Prediction(answer="", evidence=evidence, status="error",
-                                                reason=f"{reason}; {exc}"))
+    reply = ask(
+        ctx,
+        "answer",
+        messages,
+        schema=answer_schema(max_answers),
+        temperature=temperature,
+        fallback=lambda exc: Prediction(answer="", evidence=evidence, status="error", reason=f"{reason}; {exc}"),
+    )
     if isinstance(reply, Prediction):
         return reply
     answers = clean_answers(reply["answers"], max_answers)
-    return Prediction(answer=conclusion(reply["reasoning"], answers), answers=answers, evidence=evidence,
-                      status="ok" if evidence else "fallback", reason=reason)
+    return Prediction(
+        answer=conclusion(reply["reasoning"], answers),
+        answers=answers,
+        evidence=evidence,
+        status="ok" if evidence else "fallback",
+        reason=reason,
+    )
 
 
 def unnumbered(text: str) -> str:
@@ -245,9 +327,16 @@ def conclusion(reasoning: str, answers: list[str]) -> str:
 # --------------------------------------------------------------------------- explanations
 
 
-def picture(title: str, triples: Iterable[tuple[str, str, str]], names: dict[str, str], depth: dict[str, int],
-            topics: Iterable[str], answers: Iterable[str] = (), text: str = "",
-            side: Optional[list[str]] = None) -> Graph:
+def picture(
+    title: str,
+    triples: Iterable[tuple[str, str, str]],
+    names: dict[str, str],
+    depth: dict[str, int],
+    topics: Iterable[str],
+    answers: Iterable[str] = (),
+    text: str = "",
+    side: Optional[list[str]] = None,
+) -> Graph:
     """The explored subgraph as kgx draws it: entities as nodes at their hop from a topic entity,
     relations as arrows in the KG's direction (parallel relations share one arrow), topic
     entities and named answers marked."""

@@ -14,6 +14,7 @@ Knowledge Graphs", Sec. 2 and App. A, B, F).
 
 So a question costs at most 1 + 3 x rounds calls (retries of invalid output aside).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -62,8 +63,10 @@ class KnowPathConfig(MethodConfig):
         check_temperature("method.temperature_explore", self.temperature_explore)
         check_temperature("method.temperature_answer", self.temperature_answer)
         if not self.ipg and not self.exploration:
-            raise ConfigError("method.ipg=false with method.exploration=false leaves nothing to answer "
-                              "from; the model alone is the IO baseline (method=io)")
+            raise ConfigError(
+                "method.ipg=false with method.exploration=false leaves nothing to answer "
+                "from; the model alone is the IO baseline (method=io)"
+            )
 
 
 # --------------------------------------------------------------------------- inference paths generation
@@ -80,16 +83,28 @@ def generate_inference_paths(question: Question, ctx: Context) -> InferencePath:
         ctx.trace.note("ipg", f"reply unusable ({exc}); {len(lines)} arrow line(s) searched for paths")
         return {"paths": lines, "answers": []}
 
-    reply = kit.ask(ctx, "ipg", prompts.inference_paths(question.text, p.triples), temperature=p.temperature_answer,
-                    schema=prompts.ipg_schema(p.triples, p.max_answers), fallback=salvage,
-                    max_tokens=prompts.ipg_tokens(p.triples, p.max_answers))
+    reply = kit.ask(
+        ctx,
+        "ipg",
+        prompts.inference_paths(question.text, p.triples),
+        temperature=p.temperature_answer,
+        schema=prompts.ipg_schema(p.triples, p.max_answers),
+        fallback=salvage,
+        max_tokens=prompts.ipg_tokens(p.triples, p.max_answers),
+    )
     found, unparsed = read_reply(reply, p.max_answers)
     for text, why in unparsed:
         ctx.trace.note("ipg", f"inference path does not parse: {why}", path=text)
     if not found.paths:
         ctx.trace.note("ipg", "no inference path parsed: exploration proceeds without one")
-    ctx.trace.note("ipg", "inference path", paths=found.paths, answers=found.answers, triples=found.triples,
-                   topic_entities=found.topic_entities)
+    ctx.trace.note(
+        "ipg",
+        "inference path",
+        paths=found.paths,
+        answers=found.answers,
+        triples=found.triples,
+        topic_entities=found.topic_entities,
+    )
     return found
 
 
@@ -136,20 +151,34 @@ def relation_exploration(state: Exploration, ctx: Context) -> dict[str, dict[str
             candidates[sg.key] = found
             frontier_names[sg.key] = [state.name(e) for e in sg.frontier_entities()]
         elif sg.frontier:
-            ctx.trace.note("relation", "the frontier has no relations; this subgraph keeps what it had",
-                           subgraph=sg.key)
+            ctx.trace.note(
+                "relation", "the frontier has no relations; this subgraph keeps what it had", subgraph=sg.key
+            )
     if not candidates:
         return {}
     offers = {key: list(found) for key, found in candidates.items()}
-    messages = prompts.relations(state.question.text, state.topics, state.guide,
-                                 [(key, frontier_names[key], offers[key]) for key in offers], p.width)
-    chosen = kit.choose(ctx, "relation", messages, offers, high=p.width, temperature=p.temperature_explore,
-                        note="selection failed, nothing chosen")
+    messages = prompts.relations(
+        state.question.text,
+        state.topics,
+        state.guide,
+        [(key, frontier_names[key], offers[key]) for key in offers],
+        p.width,
+    )
+    chosen = kit.choose(
+        ctx,
+        "relation",
+        messages,
+        offers,
+        high=p.width,
+        temperature=p.temperature_explore,
+        note="selection failed, nothing chosen",
+    )
     return {key: {r: candidates[key][r] for r in relations} for key, relations in chosen.items() if relations}
 
 
-def entity_exploration(state: Exploration, chosen: dict[str, dict[str, Edges]], ctx: Context
-                       ) -> dict[str, dict[str, Edges]]:
+def entity_exploration(
+    state: Exploration, chosen: dict[str, dict[str, Edges]], ctx: Context
+) -> dict[str, dict[str, Edges]]:
     """E_{j+1}^i: query (e, r, ?) or (?, r, e) as the chosen relation runs, capped per query; one
     call selects up to ``entity_width`` per subgraph. Entities already in a subgraph are not
     offered to it again. Returns, per subgraph key, each kept entity with the edges reaching it."""
@@ -168,8 +197,9 @@ def entity_exploration(state: Exploration, chosen: dict[str, dict[str, Edges]], 
                         found.setdefault(neighbour, []).append((entity, hop))
                         new += 1
             if not new:
-                ctx.trace.note("entity", "the chosen relation reaches no new entity", subgraph=sg.key,
-                               relation=relation)
+                ctx.trace.note(
+                    "entity", "the chosen relation reaches no new entity", subgraph=sg.key, relation=relation
+                )
         if found:
             reached[sg.key] = found
     if not reached:
@@ -187,12 +217,21 @@ def entity_exploration(state: Exploration, chosen: dict[str, dict[str, Edges]], 
             shown.append((label, state.name(source) + walk(hop, label) + (f" (+{more} more)" if more else "")))
         offers.append((key, shown))
     relations = list(dict.fromkeys(r for found in chosen.values() for r in found))
-    messages = prompts.entities(state.question.text, state.topics, state.guide, relations, offers,
-                                p.entity_width)
-    kept = kit.choose(ctx, "entity", messages, {key: list(labels[key]) for key in labels}, high=p.entity_width,
-                      temperature=p.temperature_explore, note="selection failed, nothing chosen")
-    return {key: {labels[key][label]: reached[key][labels[key][label]] for label in chosen_labels}
-            for key, chosen_labels in kept.items() if chosen_labels}
+    messages = prompts.entities(state.question.text, state.topics, state.guide, relations, offers, p.entity_width)
+    kept = kit.choose(
+        ctx,
+        "entity",
+        messages,
+        {key: list(labels[key]) for key in labels},
+        high=p.entity_width,
+        temperature=p.temperature_explore,
+        note="selection failed, nothing chosen",
+    )
+    return {
+        key: {labels[key][label]: reached[key][labels[key][label]] for label in chosen_labels}
+        for key, chosen_labels in kept.items()
+        if chosen_labels
+    }
 
 
 def explore_round(state: Exploration, ctx: Context) -> bool:
@@ -228,29 +267,49 @@ def evaluate(state: Exploration, ctx: Context) -> Optional[Verdict]:
             raise ValueError("answerable, but no answer given")
         return Verdict(bool(reply["answerable"]), answers, reply["reasoning"].strip())
 
-    return kit.ask(ctx, "evaluation", prompts.evaluation(state.question.text, state.lines(), state.guide),
-                   temperature=p.temperature_answer, schema=prompts.evaluation_schema(p.max_answers), validate=valid,
-                   max_tokens=prompts.evaluation_tokens(p.max_answers),
-                   note="no valid verdict; taken as not answerable")
+    return kit.ask(
+        ctx,
+        "evaluation",
+        prompts.evaluation(state.question.text, state.lines(), state.guide),
+        temperature=p.temperature_answer,
+        schema=prompts.evaluation_schema(p.max_answers),
+        validate=valid,
+        max_tokens=prompts.evaluation_tokens(p.max_answers),
+        note="no valid verdict; taken as not answerable",
+    )
 
 
 def evidence(state: Exploration) -> list[str]:
     """The subgraphs' triples with entity names, which ``answer_recall`` reads."""
-    return list(dict.fromkeys(kit.triple_text(state.name(head), relation, state.name(tail))
-                              for sg in state.subgraphs for head, relation, tail in sg.triples()))
+    return list(
+        dict.fromkeys(
+            kit.triple_text(state.name(head), relation, state.name(tail))
+            for sg in state.subgraphs
+            for head, relation, tail in sg.triples()
+        )
+    )
 
 
-def explanation(state: Exploration, inference: Optional[InferencePath], answers: list[str],
-                outcome: str) -> Graph:
+def explanation(state: Exploration, inference: Optional[InferencePath], answers: list[str], outcome: str) -> Graph:
     """The directed subgraph as the paper draws it (Figs. 6-8), the inference path beside."""
     if inference is None:
         side = ["Inference path: none (ipg=false)."]
     else:
-        side = ["Inference path (the LLM's own knowledge):", *(inference.paths or ["(none parsed)"]),
-                f"Its answer: {kit.braces(inference.answers)}."]
-    return kit.picture(state.question.text, [t for sg in state.subgraphs for t in sg.triples()], state.names,
-                       depths(state.subgraphs), [sg.topic for sg in state.subgraphs], answers,
-                       "\n".join(state.lines()), side + [outcome])
+        side = [
+            "Inference path (the LLM's own knowledge):",
+            *(inference.paths or ["(none parsed)"]),
+            f"Its answer: {kit.braces(inference.answers)}.",
+        ]
+    return kit.picture(
+        state.question.text,
+        [t for sg in state.subgraphs for t in sg.triples()],
+        state.names,
+        depths(state.subgraphs),
+        [sg.topic for sg in state.subgraphs],
+        answers,
+        "\n".join(state.lines()),
+        side + [outcome],
+    )
 
 
 # --------------------------------------------------------------------------- the algorithm
@@ -261,9 +320,12 @@ def answer(question: Question, ctx: Context) -> Prediction:
     p: KnowPathConfig = ctx.params
     inference = generate_inference_paths(question, ctx) if p.ipg else None
     keys = distinct(list(question.topic_entities.values()))
-    state = Exploration(question, [Subgraph(topic, name, key) for (topic, name), key
-                                   in zip(question.topic_entities.items(), keys)],
-                        dict(question.topic_entities), inference.paths if inference and inference.paths else None)
+    state = Exploration(
+        question,
+        [Subgraph(topic, name, key) for (topic, name), key in zip(question.topic_entities.items(), keys)],
+        dict(question.topic_entities),
+        inference.paths if inference and inference.paths else None,
+    )
     if inference is not None and not p.exploration:  # the config rejects ipg=false with exploration=false
         return from_inference_path(state, inference, ctx)
     if not state.subgraphs:
@@ -273,46 +335,110 @@ def answer(question: Question, ctx: Context) -> Prediction:
     rounds = 0
     for rounds in range(1, p.depth + 1):
         grew = explore_round(state, ctx) if state.subgraphs else False
-        ctx.trace.note("exploration", f"round {rounds}: {'subgraph updated' if grew else 'nothing new'}",
-                       round=rounds, paths=state.lines())
+        ctx.trace.note(
+            "exploration",
+            f"round {rounds}: {'subgraph updated' if grew else 'nothing new'}",
+            round=rounds,
+            paths=state.lines(),
+        )
         if not grew:
             ctx.trace.note("exploration", f"round {rounds} ended early: no subgraph grew, so exploration stops")
             break
         verdict, evaluated = evaluate(state, ctx), True
         if verdict is not None and verdict.answerable:
-            return finish(state, inference, verdict.answers, kit.conclusion(verdict.reasoning, verdict.answers),
-                          "ok", f"answerable after round {rounds}", rounds, "subgraph", ctx)
+            return finish(
+                state,
+                inference,
+                verdict.answers,
+                kit.conclusion(verdict.reasoning, verdict.answers),
+                "ok",
+                f"answerable after round {rounds}",
+                rounds,
+                "subgraph",
+                ctx,
+            )
     return fallback(state, inference, verdict, evaluated, rounds, ctx)
 
 
-def fallback(state: Exploration, inference: Optional[InferencePath], verdict: Optional[Verdict],
-             evaluated: bool, rounds: int, ctx: Context) -> Prediction:
+def fallback(
+    state: Exploration,
+    inference: Optional[InferencePath],
+    verdict: Optional[Verdict],
+    evaluated: bool,
+    rounds: int,
+    ctx: Context,
+) -> Prediction:
     """Sec. 2.4: not answerable after the last round -> the inference path's answer. Without one
     (w/o IPG, or IPG gave none), the last verdict's best guess; if exploration ended before any
     evaluation, one evaluation of what was found, so that the question still gets an answer
     within 1 + 3 x rounds calls."""
     why = f"not answerable from the subgraph after {rounds} round(s)"
     if inference is not None and inference.answers:
-        return finish(state, inference, inference.answers, from_path(inference), "fallback",
-                      f"{why}: answered from the inference path", rounds, "inference path", ctx)
+        return finish(
+            state,
+            inference,
+            inference.answers,
+            from_path(inference),
+            "fallback",
+            f"{why}: answered from the inference path",
+            rounds,
+            "inference path",
+            ctx,
+        )
     source = "last evaluation's best guess"
     if not evaluated:
         verdict = evaluate(state, ctx)
         source = "an evaluation of the subgraph as found"
     if verdict is None or not verdict.answers:
-        return finish(state, inference, [], "", "fallback", f"{why}; no inference path answer and no "
-                      f"evaluation answer", rounds, "none", ctx)
-    return finish(state, inference, verdict.answers, kit.conclusion(verdict.reasoning, verdict.answers),
-                  "fallback", f"{why}; no inference path answer: {source}", rounds, source, ctx)
+        return finish(
+            state,
+            inference,
+            [],
+            "",
+            "fallback",
+            f"{why}; no inference path answer and no evaluation answer",
+            rounds,
+            "none",
+            ctx,
+        )
+    return finish(
+        state,
+        inference,
+        verdict.answers,
+        kit.conclusion(verdict.reasoning, verdict.answers),
+        "fallback",
+        f"{why}; no inference path answer: {source}",
+        rounds,
+        source,
+        ctx,
+    )
 
 
 def from_inference_path(state: Exploration, inference: InferencePath, ctx: Context) -> Prediction:
     """Table 2, w/o SE: the inference path's answer is the method's answer."""
     if not inference.answers:
-        return finish(state, inference, [], "", "fallback", "exploration=false and inference paths "
-                      "generation gave no answer", 0, "none", ctx)
-    return finish(state, inference, inference.answers, from_path(inference), "ok",
-                  "exploration=false: answered from the inference path", 0, "inference path", ctx)
+        return finish(
+            state,
+            inference,
+            [],
+            "",
+            "fallback",
+            "exploration=false and inference paths generation gave no answer",
+            0,
+            "none",
+            ctx,
+        )
+    return finish(
+        state,
+        inference,
+        inference.answers,
+        from_path(inference),
+        "ok",
+        "exploration=false: answered from the inference path",
+        0,
+        "inference path",
+        ctx,
+    )
 
 
 def from_path(inference: InferencePath) -> str:
@@ -320,13 +446,24 @@ def from_path(inference: InferencePath) -> str:
     return kit.conclusion("; ".join(inference.paths) + "." if inference.paths else "", inference.answers)
 
 
-def finish(state: Exploration, inference: Optional[InferencePath], answers: list[str], text: str,
-           status: Status, reason: str, rounds: int, source: str, ctx: Context) -> Prediction:
+def finish(
+    state: Exploration,
+    inference: Optional[InferencePath],
+    answers: list[str],
+    text: str,
+    status: Status,
+    reason: str,
+    rounds: int,
+    source: str,
+    ctx: Context,
+) -> Prediction:
     """The prediction, with the rounds used and the answer's source noted in the trace and kept
     as stats (a run logs ``stat.rounds`` and the share of answers from each source)."""
     ctx.trace.note("answer", reason, rounds=rounds, source=source)
     ctx.trace.explanation = explanation(state, inference, answers, f"Outcome: {reason}.").to_dict()
-    stats = {"rounds": float(rounds), "answer_from_subgraph": float(source == "subgraph"),
-             "answer_from_inference_path": float(source == "inference path")}
-    return Prediction(answer=text, answers=answers, evidence=evidence(state), status=status, reason=reason,
-                      stats=stats)
+    stats = {
+        "rounds": float(rounds),
+        "answer_from_subgraph": float(source == "subgraph"),
+        "answer_from_inference_path": float(source == "inference path"),
+    }
+    return Prediction(answer=text, answers=answers, evidence=evidence(state), status=status, reason=reason, stats=stats)

@@ -6,6 +6,7 @@ arrows, annotations such as ``(topic entity)``, a closing ``end``, or an echo of
 itself. Only a path that parses guides the exploration, and only its last entity may stand in
 for the answer, so a path is accepted only when it is a real chain of entities and relations.
 """
+
 from __future__ import annotations
 
 import re
@@ -67,8 +68,10 @@ def arrow_lines(text: str) -> list[str]:
 def read_reply(reply: dict[str, Any], max_answers: int) -> tuple[InferencePath, list[tuple[str, str]]]:
     """The inference path of a reply, and each path text that did not parse with why. Without a
     listed answer, the end of the first parsed path is the answer (where the reasoning arrived)."""
-    found = InferencePath(triples=[str(t) for t in reply.get("triples", [])],
-                          topic_entities=[str(t) for t in reply.get("topic_entities", [])])
+    found = InferencePath(
+        triples=[str(t) for t in reply.get("triples", [])],
+        topic_entities=[str(t) for t in reply.get("topic_entities", [])],
+    )
     unparsed = []
     for text in map(str, reply.get("paths", [])):
         path, why = parse_path(text)
@@ -76,6 +79,7 @@ def read_reply(reply: dict[str, Any], max_answers: int) -> tuple[InferencePath, 
             unparsed.append((text, why))
         else:
             found.paths.append(path)
-    found.answers = (clean_answers(reply.get("answers", []), max_answers)
-                     or clean_answers([path_end(path) for path in found.paths], 1))
+    found.answers = clean_answers(reply.get("answers", []), max_answers) or clean_answers(
+        [path_end(path) for path in found.paths], 1
+    )
     return found, unparsed

@@ -8,6 +8,7 @@ The question comes last, on its own ``Question:`` line. The schemas of the F.2 a
 stand beside their prompts, which name the same keys, and so do the reply sizes the two calls ask
 for (``ipg_tokens``, ``evaluation_tokens``), which a small backbone's ``llm.max_tokens`` would cut.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
@@ -53,16 +54,21 @@ def inference_paths(question: str, triples: int) -> Messages:
     With ``triples=0`` (Fig. 5a's first point) the triples step is left out."""
     steps = ["1. Name the topic entities of the question: the entities it is about."]
     if triples:
-        steps.append(f"2. From what you know, write {triples} knowledge triples (subject, relation, "
-                     f"object) about these entities, the ones that matter most for the question first.")
-    steps.append(f"{len(steps) + 1}. Answer the question{' from these triples' if triples else ''} and give the "
-                 f"reasoning path that leads from a topic entity to the answer, one arrow between each "
-                 f"entity and relation, in the form: {PATH_FORMAT}")
+        steps.append(
+            f"2. From what you know, write {triples} knowledge triples (subject, relation, "
+            f"object) about these entities, the ones that matter most for the question first."
+        )
+    steps.append(
+        f"{len(steps) + 1}. Answer the question{' from these triples' if triples else ''} and give the "
+        f"reasoning path that leads from a topic entity to the answer, one arrow between each "
+        f"entity and relation, in the form: {PATH_FORMAT}"
+    )
     keys = '"topic_entities", ' + ('"triples", ' if triples else "") + '"paths" and "answers"'
     return _messages(
         "You answer questions from your own knowledge and show the facts and the chain of reasoning "
         "that lead you to the answer.",
-        "Work through the question below step by step.\n" + "\n".join(steps)
+        "Work through the question below step by step.\n"
+        + "\n".join(steps)
         + f"\nReply with a JSON object with the keys {keys}.\nQuestion: {question}",
     )
 
@@ -70,8 +76,14 @@ def inference_paths(question: str, triples: int) -> Messages:
 def ipg_schema(triples: int, max_answers: int) -> dict[str, Any]:
     """F.2's reply, as the prompt above names its keys (``triples`` only when asked for)."""
     strings = {"type": "string", "minLength": 1, "maxLength": 300}
-    props: dict[str, Any] = {"topic_entities": {"type": "array", "items": {"type": "string", "maxLength": 120},
-                                                "minItems": 1, "maxItems": MAX_TOPICS}}
+    props: dict[str, Any] = {
+        "topic_entities": {
+            "type": "array",
+            "items": {"type": "string", "maxLength": 120},
+            "minItems": 1,
+            "maxItems": MAX_TOPICS,
+        }
+    }
     if triples:
         props["triples"] = {"type": "array", "items": strings, "minItems": 1, "maxItems": triples}
     props["paths"] = {"type": "array", "items": strings, "minItems": 1, "maxItems": MAX_PATHS}
@@ -83,42 +95,58 @@ def ipg_tokens(triples: int, max_answers: int) -> int:
     """The tokens an F.2 reply may take in full: ``triples`` triples, every path, topic entity and
     answer the schema allows, and the JSON around them (budgets measured above); 685 for the
     paper's 15 triples and 5 answers."""
-    return (triples * TRIPLE_TOKENS + MAX_PATHS * PATH_TOKENS + (MAX_TOPICS + max_answers) * NAME_TOKENS
-            + JSON_TOKENS)
+    return triples * TRIPLE_TOKENS + MAX_PATHS * PATH_TOKENS + (MAX_TOPICS + max_answers) * NAME_TOKENS + JSON_TOKENS
 
 
-def relations(question: str, topics: Sequence[str], inference: Optional[Sequence[str]],
-              offers: Sequence[tuple[str, Sequence[str], Sequence[str]]], width: int) -> Messages:
+def relations(
+    question: str,
+    topics: Sequence[str],
+    inference: Optional[Sequence[str]],
+    offers: Sequence[tuple[str, Sequence[str], Sequence[str]]],
+    width: int,
+) -> Messages:
     """F.3: for each subgraph (key, entities at its frontier, candidate relations), up to
     ``width`` relations to follow next."""
     blocks = []
     for key, frontier, candidates in offers:
-        blocks.append(f'Subgraph "{key}", now at: {"; ".join(frontier)}\nCandidate relations:\n'
-                      + "\n".join(f"- {r}" for r in candidates))
+        blocks.append(
+            f'Subgraph "{key}", now at: {"; ".join(frontier)}\nCandidate relations:\n'
+            + "\n".join(f"- {r}" for r in candidates)
+        )
     return _messages(
         "You explore a knowledge graph to answer a question, choosing which relations to follow.",
         _context(topics, inference)
         + f"\nFor each subgraph below, choose up to {width} of its candidate relations that most likely "
-          f"lead from its current entities toward the answer.\n\n" + "\n\n".join(blocks)
+        f"lead from its current entities toward the answer.\n\n"
+        + "\n\n".join(blocks)
         + "\n\nReply with a JSON object that maps each subgraph name to the list of relations chosen for it."
         + f"\nQuestion: {question}",
     )
 
 
-def entities(question: str, topics: Sequence[str], inference: Optional[Sequence[str]],
-             chosen: Sequence[str], offers: Sequence[tuple[str, Sequence[tuple[str, str]]]],
-             width: int) -> Messages:
+def entities(
+    question: str,
+    topics: Sequence[str],
+    inference: Optional[Sequence[str]],
+    chosen: Sequence[str],
+    offers: Sequence[tuple[str, Sequence[tuple[str, str]]]],
+    width: int,
+) -> Messages:
     """F.4: for each subgraph (key, candidates as (label, the edge that reached it)), up to
     ``width`` entities, given the relations chosen before."""
     blocks = []
     for key, candidates in offers:
-        blocks.append(f'Subgraph "{key}", candidate entities:\n'
-                      + "\n".join(f"- {label}   [{edge}]" for label, edge in candidates))
+        blocks.append(
+            f'Subgraph "{key}", candidate entities:\n'
+            + "\n".join(f"- {label}   [{edge}]" for label, edge in candidates)
+        )
     return _messages(
         "You explore a knowledge graph to answer a question, choosing which entities to keep.",
-        _context(topics, inference) + f"\nRelations just followed: {'; '.join(chosen)}"
+        _context(topics, inference)
+        + f"\nRelations just followed: {'; '.join(chosen)}"
         + f"\nFor each subgraph below, choose up to {width} of its candidate entities that most likely "
-          f"answer the question or lead toward the answer.\n\n" + "\n\n".join(blocks)
+        f"answer the question or lead toward the answer.\n\n"
+        + "\n\n".join(blocks)
         + "\n\nReply with a JSON object that maps each subgraph name to the list of entities chosen for it."
         + f"\nQuestion: {question}",
     )
@@ -130,24 +158,31 @@ def evaluation(question: str, paths: Sequence[str], inference: Optional[Sequence
     guide = ""
     if inference:
         guide = "\nYour inference path from your own knowledge (not checked against the graph):\n" + "\n".join(
-            f"  {p}" for p in inference)
+            f"  {p}" for p in inference
+        )
     return _messages(
         "You decide whether paths found in a knowledge graph, with your own knowledge, answer a question.",
         "Reasoning paths in the knowledge graph, each from a topic entity; '->' follows a relation from "
-        "its subject to its object and '<-' goes against it:\n" + "\n".join(lines) + guide
+        "its subject to its object and '<-' goes against it:\n"
+        + "\n".join(lines)
+        + guide
         + "\nDecide whether the question can be answered from these paths and your own knowledge. Reply "
-          'with a JSON object: "answerable" (true or false), "reasoning" (one or two sentences) and '
-          '"answers" (the answer entities if answerable, else your best guess).'
-        + f"\nQuestion: {question}",
+        'with a JSON object: "answerable" (true or false), "reasoning" (one or two sentences) and '
+        '"answers" (the answer entities if answerable, else your best guess).' + f"\nQuestion: {question}",
     )
 
 
 def evaluation_schema(max_answers: int) -> dict[str, Any]:
     """F.5's reply, as the prompt above names its keys."""
-    return {"type": "object", "required": ["answerable", "reasoning", "answers"], "properties": {
-        "answerable": {"type": "boolean"},
-        "reasoning": {"type": "string", "maxLength": REASONING_CHARS},
-        "answers": answers_schema(max_answers)}}
+    return {
+        "type": "object",
+        "required": ["answerable", "reasoning", "answers"],
+        "properties": {
+            "answerable": {"type": "boolean"},
+            "reasoning": {"type": "string", "maxLength": REASONING_CHARS},
+            "answers": answers_schema(max_answers),
+        },
+    }
 
 
 def evaluation_tokens(max_answers: int) -> int:

@@ -2,6 +2,7 @@
 each hop in the direction of the KG's edge, written as the paper writes them (F.5):
 ``a -> r -> b <- r2 <- c``, where ``<-`` walks an edge from its object back to its subject.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -78,8 +79,7 @@ def walk(hop: Hop, there: str) -> str:
 
 def render(sg: Subgraph, path: Path, names: dict[str, str]) -> str:
     """A path from its topic entity, with entity names: ``a -> r -> b <- r2 <- c``."""
-    return names.get(sg.topic, sg.name) + "".join(walk(step.hop, names.get(step.entity, step.entity))
-                                                  for step in path)
+    return names.get(sg.topic, sg.name) + "".join(walk(step.hop, names.get(step.entity, step.entity)) for step in path)
 
 
 def depths(subgraphs: list[Subgraph]) -> dict[str, int]:

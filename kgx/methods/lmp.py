@@ -18,6 +18,7 @@ entity, then one answer call, plus the retries of App. A.7. Fewer with ``sampler
 ``transformation=False`` (no such call), with ``sample_when_trivial=False`` (no sampling call in
 a layer offering at most K relations), or when message passing stops early.
 """
+
 from __future__ import annotations
 
 import re
@@ -104,13 +105,23 @@ def answer(question: Question, ctx: Context) -> Prediction:
     if graphs:
         ctx.trace.explanation = explanation(question, graphs, knowledge).to_dict()
     schema = {"type": "object", "properties": {"answers": kit.answers_schema(p.max_answers)}, "required": ["answers"]}
-    reply = ctx.llm("answer", prompts.answer(question.text, knowledge or "(none)", p.answer_style),
-                    temperature=p.temperature, schema=schema, retries=kit.retries(ctx))
+    reply = ctx.llm(
+        "answer",
+        prompts.answer(question.text, knowledge or "(none)", p.answer_style),
+        temperature=p.temperature,
+        schema=schema,
+        retries=kit.retries(ctx),
+    )
     answers = kit.clean_answers(reply["answers"])
     layers = max((f.depth for g in graphs for f in g.facts), default=0)
-    return Prediction(answer=kit.braces(answers), answers=answers, evidence=evidence,
-                      status="ok" if graphs else "fallback", reason="" if graphs else "; ".join(reasons),
-                      stats={"layers": float(layers)})
+    return Prediction(
+        answer=kit.braces(answers),
+        answers=answers,
+        evidence=evidence,
+        status="ok" if graphs else "fallback",
+        reason="" if graphs else "; ".join(reasons),
+        stats={"layers": float(layers)},
+    )
 
 
 def message_passing(question: Question, topic: str, name: str, ctx: Context) -> FactsGraph:
@@ -151,8 +162,9 @@ def candidate_hops(fact: Fact, ctx: Context) -> list[Hop]:
     return kit.cap(ctx, "sampling", list(found), ctx.params.max_relations, "relation options", fact=fact.id)
 
 
-def sample(question: Question, graph: FactsGraph, frontier: list[Fact], options: dict[str, list[Hop]],
-           ctx: Context) -> list[Hop]:
+def sample(
+    question: Question, graph: FactsGraph, frontier: list[Fact], options: dict[str, list[Hop]], ctx: Context
+) -> list[Hop]:
     """Eq. (1): TopK of the frontier's relations given the question and the previous facts."""
     p: LMPConfig = ctx.params
     by_label = {hop.label: hop for hops in options.values() for hop in hops}
@@ -161,8 +173,9 @@ def sample(question: Question, graph: FactsGraph, frontier: list[Fact], options:
     if p.sampler != "llm":
         return [by_label[label] for label, _ in rank(p.sampler, question.text, labels, k)]
     if not p.sample_when_trivial and len(labels) <= p.width:
-        ctx.trace.note("sampling", f"{len(labels)} relations for K={p.width}: all kept without a call",
-                       relations=labels)
+        ctx.trace.note(
+            "sampling", f"{len(labels)} relations for K={p.width}: all kept without a call", relations=labels
+        )
         return list(by_label.values())
     chosen: list[str] = []
     retries = ctx.llm.retries("sampling") if p.max_retries is None else p.max_retries
@@ -173,13 +186,26 @@ def sample(question: Question, graph: FactsGraph, frontier: list[Fact], options:
         rest = [label for label in labels if label not in chosen]
         need = min(k - len(chosen), len(rest))
         if graph.facts[1:]:
-            messages = prompts.sample_deeper(question.text, graph.topic_name, [
-                (f.text, [hop.label for hop in options[f.id] if hop.label in rest]) for f in frontier], need)
+            messages = prompts.sample_deeper(
+                question.text,
+                graph.topic_name,
+                [(f.text, [hop.label for hop in options[f.id] if hop.label in rest]) for f in frontier],
+                need,
+            )
         else:
             messages = prompts.sample_first(question.text, graph.topic_name, rest, need)
-        reply = kit.choose(ctx, "sampling", messages, {"relations": rest}, low=need, high=need,
-                           temperature=min(2.0, p.temperature + step * attempt), retries_=0,
-                           why="relation not among the candidates", note=f"attempt {attempt + 1} chose nothing")
+        reply = kit.choose(
+            ctx,
+            "sampling",
+            messages,
+            {"relations": rest},
+            low=need,
+            high=need,
+            temperature=min(2.0, p.temperature + step * attempt),
+            retries_=0,
+            why="relation not among the candidates",
+            note=f"attempt {attempt + 1} chose nothing",
+        )
         if not reply:  # invalid output (counted by the client, noted by choose): the next attempt asks again
             continue
         chosen += reply["relations"]
@@ -196,8 +222,9 @@ def sample(question: Question, graph: FactsGraph, frontier: list[Fact], options:
     return [by_label[label] for label in chosen]
 
 
-def aggregate(graph: FactsGraph, frontier: list[Fact], options: dict[str, list[Hop]], hop: Hop, depth: int,
-              ctx: Context) -> Fact:
+def aggregate(
+    graph: FactsGraph, frontier: list[Fact], options: dict[str, list[Hop]], hop: Hop, depth: int, ctx: Context
+) -> Fact:
     """Eq. (2), App. A.4: one line per head entity with all its new neighbours through the relation.
     Entities pooled at earlier layers (the topic among them) are left out of the members, the
     lines and the walked pairs, and their number noted: the readout lists them already, and a way
@@ -216,20 +243,35 @@ def aggregate(graph: FactsGraph, frontier: list[Fact], options: dict[str, list[H
     for head, tails in reached.items():
         tail_names = [names.get(t, t) for t in tails]
         walked += [(names.get(head, head), t) for t in tail_names]
-        lines.append(f"The entity {names.get(head, head)} {verb} {hop.relation} with following "
-                     f"entities: {', '.join(tail_names)}.")
-    fact = Fact(id=f"{depth}:{hop.label}", text="", depth=depth, hop=hop, parents=[f.id for f in parents],
-                members=list(dict.fromkeys(t for ts in reached.values() for t in ts)), walked=walked)
+        lines.append(
+            f"The entity {names.get(head, head)} {verb} {hop.relation} with following "
+            f"entities: {', '.join(tail_names)}."
+        )
+    fact = Fact(
+        id=f"{depth}:{hop.label}",
+        text="",
+        depth=depth,
+        hop=hop,
+        parents=[f.id for f in parents],
+        members=list(dict.fromkeys(t for ts in reached.values() for t in ts)),
+        walked=walked,
+    )
     fact.aggregated = " ".join(lines if p.aggregation else [kit.triple_text(*t) for t in fact.triples])
     fact.through_cvt = any(kit.unnamed(names.get(m, m)) for m in fact.members if not is_literal(m))
     if dropped:
-        ctx.trace.note("lmp", f"layer {depth}: {len(dropped)} entities already pooled left out of {hop.label}",
-                       fact=fact.id, dropped=len(dropped), kept=len(fact.members))
+        ctx.trace.note(
+            "lmp",
+            f"layer {depth}: {len(dropped)} entities already pooled left out of {hop.label}",
+            fact=fact.id,
+            dropped=len(dropped),
+            kept=len(fact.members),
+        )
     return fact
 
 
-def transform(question: Question, graph: FactsGraph, frontier: list[Fact], aggregated: list[Fact],
-              ctx: Context) -> list[str]:
+def transform(
+    question: Question, graph: FactsGraph, frontier: list[Fact], aggregated: list[Fact], ctx: Context
+) -> list[str]:
     """Eq. (3), App. A.5: K summaries in the facts' order, under the retry policy of App. A.7.
 
     A reply with another count than K stays a failure of the whole call: no knowledge for this
@@ -260,15 +302,25 @@ def transform(question: Question, graph: FactsGraph, frontier: list[Fact], aggre
     def salvage(exc: OutputError) -> list[str]:
         if not last:
             raise NoKnowledge(f"transformation failed: {exc}") from exc
-        ctx.trace.note("transformation", "unusable summaries replaced by the aggregated text", error=str(exc),
-                       facts=[f.id for f, s in zip(aggregated, last) if s is None])
+        ctx.trace.note(
+            "transformation",
+            "unusable summaries replaced by the aggregated text",
+            error=str(exc),
+            facts=[f.id for f, s in zip(aggregated, last) if s is None],
+        )
         return [s or f.aggregated for f, s in zip(aggregated, last)]
 
-    schema = {"type": "object", "required": ["facts"], "properties": {"facts": {
-        "type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": k, "maxItems": k}}}
+    schema = {
+        "type": "object",
+        "required": ["facts"],
+        "properties": {
+            "facts": {"type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": k, "maxItems": k}
+        },
+    }
     messages = prompts.transform(question.text, graph.topic_name, [f.aggregated for f in aggregated], background)
-    return kit.ask(ctx, "transformation", messages, schema=schema, temperature=p.temperature,
-                   validate=k_usable, fallback=salvage)
+    return kit.ask(
+        ctx, "transformation", messages, schema=schema, temperature=p.temperature, validate=k_usable, fallback=salvage
+    )
 
 
 def unusable(summary: str, names: set[str]) -> str:

@@ -5,6 +5,7 @@ that graph and turns it into the text the answer call reads (the numbered outlin
 ablation's text) and into the explanation picture. Kept apart so that ``lmp.py`` reads as Alg. 1
 alone.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

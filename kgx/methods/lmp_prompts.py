@@ -4,6 +4,7 @@ Each operation keeps the paper's inputs (question, topic, previous layer's facts
 aggregated facts) and its output (K relations; K summaries in the facts' order; a list of
 answers), returned as JSON lists so that the choices can be constrained and counted.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -29,8 +30,7 @@ def sample_first(question: str, topic: str, options: Sequence[str], k: int) -> M
 
 def sample_deeper(question: str, topic: str, facts: Sequence[tuple[str, Sequence[str]]], k: int) -> Messages:
     """Layer 2+: each summarised fact of the previous layer, with the relations leaving it."""
-    lines = "\n".join(f"{i}. fact: {fact} options: {'; '.join(options)}"
-                      for i, (fact, options) in enumerate(facts, 1))
+    lines = "\n".join(f"{i}. fact: {fact} options: {'; '.join(options)}" for i, (fact, options) in enumerate(facts, 1))
     return _user(
         f"We explore a knowledge graph from the topic of a question and have summarised what we "
         f"found so far.\n"
@@ -59,8 +59,11 @@ def transform(question: str, topic: str, aggregated: Sequence[str], background: 
 
 def answer(question: str, knowledge: str, style: str) -> Messages:
     """App. A.6; ``style="f1"`` drops "all the possible answers" (App. D.1)."""
-    want = ("Give all the possible answers, each as short as possible."
-            if style == "hits" else "Give the answer as short as possible.")
+    want = (
+        "Give all the possible answers, each as short as possible."
+        if style == "hits"
+        else "Give the answer as short as possible."
+    )
     return _user(
         f"Answer the question from the facts below and your own knowledge. {want}\n"
         f"facts:\n{knowledge}\n"

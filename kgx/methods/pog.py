@@ -33,6 +33,7 @@ was explored before is offered only relations not tried from it. At max depth th
 answers by plain CoT without the triples; kgx answers from memory and triples, as its early stop
 (``half_stop``) does.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,8 +56,16 @@ from kgx.methods.pog_memory import (
 from kgx.methods.pog_reflection import reflect
 from kgx.methods.samplers import check_available, rank, ranker, shortlist
 
-STAGES = ("decomposition", "relation_exploration", "entity_pruning", "memory", "reasoning", "reflection",
-          "backtrack", "answer")
+STAGES = (
+    "decomposition",
+    "relation_exploration",
+    "entity_pruning",
+    "memory",
+    "reasoning",
+    "reflection",
+    "backtrack",
+    "answer",
+)
 
 
 @dataclass
@@ -89,8 +98,19 @@ class PoGConfig(MethodConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.at_least(1, "depth", "width", "entity_width", "max_frontier", "max_subobjectives", "max_added",
-                      "max_entities", "max_relations", "max_neighbors", "max_answers")
+        self.at_least(
+            1,
+            "depth",
+            "width",
+            "entity_width",
+            "max_frontier",
+            "max_subobjectives",
+            "max_added",
+            "max_entities",
+            "max_relations",
+            "max_neighbors",
+            "max_answers",
+        )
         if self.max_backtracks < 0:
             raise ConfigError(f"method.max_backtracks={self.max_backtracks}: must be >= 0")
         check_temperature("method.temperature_explore", self.temperature_explore)
@@ -130,9 +150,16 @@ def decompose(question: Question, ctx: Context) -> list[str]:
             raise ValueError("no sub-objective")
         return found
 
-    subobjectives = kit.ask(ctx, "decomposition", messages(ctx, "decomposition", prompts.decomposition_prompt(
-        question.text)), schema=prompts.decomposition_schema(p.max_subobjectives), temperature=p.temperature_reason,
-        validate=valid, fallback=[question.text], note="no sub-objectives: the question is the only one")
+    subobjectives = kit.ask(
+        ctx,
+        "decomposition",
+        messages(ctx, "decomposition", prompts.decomposition_prompt(question.text)),
+        schema=prompts.decomposition_schema(p.max_subobjectives),
+        temperature=p.temperature_reason,
+        validate=valid,
+        fallback=[question.text],
+        note="no sub-objectives: the question is the only one",
+    )
     ctx.trace.note("decomposition", "sub-objectives", subobjectives=subobjectives)
     return subobjectives
 
@@ -148,16 +175,27 @@ def relation_exploration(question: Question, mem: Memory, entity: str, ctx: Cont
         ctx.trace.note(stage, f"cannot explore {entity}: {exc}", entity=entity)
         return []
     if p.remove_unnecessary_rel and any(unnecessary(h.relation) for h in hops):
-        ctx.trace.note(stage, "unnecessary relations removed", entity=entity,
-                       removed=[h.label for h in hops if unnecessary(h.relation)])
+        ctx.trace.note(
+            stage,
+            "unnecessary relations removed",
+            entity=entity,
+            removed=[h.label for h in hops if unnecessary(h.relation)],
+        )
         hops = [h for h in hops if not unnecessary(h.relation)]
     hops = mem.offered_hops(entity, hops)
     mem.explored.add(entity)
     if len(hops) > 1:
         by_label = {h.label: h for h in hops}
         prompt = prompts.relation_prompt(question.text, mem.subobjectives, mem.name(entity), list(by_label), p.width)
-        reply = kit.choose(ctx, stage, messages(ctx, stage, prompt), {"relations": list(by_label)}, high=p.width,
-                           temperature=p.temperature_explore, note=f"no relation chosen at {mem.name(entity)}")
+        reply = kit.choose(
+            ctx,
+            stage,
+            messages(ctx, stage, prompt),
+            {"relations": list(by_label)},
+            high=p.width,
+            temperature=p.temperature_explore,
+            note=f"no relation chosen at {mem.name(entity)}",
+        )
         hops = [by_label[label] for label in reply.get("relations", [])]
     mem.walked.setdefault(entity, set()).update(hops)
     return hops
@@ -181,8 +219,9 @@ def reach(mem: Memory, entity: str, hops: list[Hop], depth: int, ctx: Context) -
     return groups
 
 
-def entity_pruning(question: Question, mem: Memory, entity: str, groups: dict[Hop, list[str]], depth: int,
-                   ctx: Context) -> list[Link]:
+def entity_pruning(
+    question: Question, mem: Memory, entity: str, groups: dict[Hop, list[str]], depth: int, ctx: Context
+) -> list[Link]:
     """Up to ``entity_width`` entities per chosen relation, in one call for all of them. A single
     candidate is kept without asking, literal values too (the released code's rule), capped."""
     p: PoGConfig = ctx.params
@@ -194,23 +233,42 @@ def entity_pruning(question: Question, mem: Memory, entity: str, groups: dict[Ho
             kept[hop] = kit.cap(ctx, stage, found, p.entity_width, "literal values", entity=entity, relation=hop.label)
             continue
         labels = distinct_labels(found, mem)
-        shown = shortlist(ctx.trace, stage, mem.plan(question.text), list(labels), p.max_entities, ranker(p.prune),
-                          entity=entity, relation=hop.label)
+        shown = shortlist(
+            ctx.trace,
+            stage,
+            mem.plan(question.text),
+            list(labels),
+            p.max_entities,
+            ranker(p.prune),
+            entity=entity,
+            relation=hop.label,
+        )
         asked[hop] = {label: labels[label] for label in shown}
     if asked and p.prune == "llm":
         offers = {hop.label: list(labels) for hop, labels in asked.items()}
-        prompt = prompts.entity_prompt(question.text, mem.subobjectives, mem.name(entity), list(offers.items()),
-                                       p.entity_width)
-        reply = kit.choose(ctx, stage, messages(ctx, stage, prompt), offers, high=p.entity_width, low=0,
-                           temperature=p.temperature_reason, note=f"no entity kept at {mem.name(entity)}")
+        prompt = prompts.entity_prompt(
+            question.text, mem.subobjectives, mem.name(entity), list(offers.items()), p.entity_width
+        )
+        reply = kit.choose(
+            ctx,
+            stage,
+            messages(ctx, stage, prompt),
+            offers,
+            high=p.entity_width,
+            low=0,
+            temperature=p.temperature_reason,
+            note=f"no entity kept at {mem.name(entity)}",
+        )
         for hop, labels in asked.items():
             kept[hop] = [labels[label] for label in reply.get(hop.label, [])]
     elif asked:
         for hop, labels in asked.items():
-            kept[hop] = [labels[label] for label, _ in rank(p.prune, mem.plan(question.text), list(labels),
-                                                              p.entity_width)]
-        ctx.trace.note(stage, f"{p.prune} kept", entity=entity,
-                       kept={hop.label: [mem.name(x) for x in kept[hop]] for hop in asked})
+            kept[hop] = [
+                labels[label] for label, _ in rank(p.prune, mem.plan(question.text), list(labels), p.entity_width)
+            ]
+        ctx.trace.note(
+            stage, f"{p.prune} kept", entity=entity, kept={hop.label: [mem.name(x) for x in kept[hop]] for hop in asked}
+        )
     return [Link(entity, hop, x, depth) for hop, xs in kept.items() for x in xs]
 
 
@@ -221,24 +279,33 @@ def explore(question: Question, mem: Memory, frontier: list[str], depth: int, ct
         hops = relation_exploration(question, mem, entity, ctx)
         groups = reach(mem, entity, hops, depth, ctx) if hops else {}
         if groups:
-            added.append([link.target for link in entity_pruning(question, mem, entity, groups, depth, ctx)
-                          if mem.keep(link)])
+            added.append(
+                [link.target for link in entity_pruning(question, mem, entity, groups, depth, ctx) if mem.keep(link)]
+            )
     return added
 
 
 # --------------------------------------------------------------------------- memory, evaluation, reflection
+
 
 def update_memory(question: Question, mem: Memory, depth: int, ctx: Context) -> None:
     """Memory Updating: what is known per sub-objective, rewritten from the notes and the new triples."""
     p: PoGConfig = ctx.params
     keys = [str(i) for i in range(1, len(mem.subobjectives) + 1)]
     prompt = prompts.memory_prompt(question.text, mem.subobjectives, mem.notes, mem.lines(mem.fresh))
-    reply = kit.ask(ctx, "memory", messages(ctx, "memory", prompt), schema=prompts.memory_schema(len(keys)),
-                    temperature=p.temperature_reason, note=f"memory not updated at depth {depth}")
+    reply = kit.ask(
+        ctx,
+        "memory",
+        messages(ctx, "memory", prompt),
+        schema=prompts.memory_schema(len(keys)),
+        temperature=p.temperature_reason,
+        note=f"memory not updated at depth {depth}",
+    )
     if reply is not None:
         mem.notes = {key: reply[key].strip() for key in keys}
-    ctx.trace.note("memory", f"memory after depth {depth}", depth=depth, memory=dict(mem.notes),
-                   new_triples=mem.lines(mem.fresh))
+    ctx.trace.note(
+        "memory", f"memory after depth {depth}", depth=depth, memory=dict(mem.notes), new_triples=mem.lines(mem.fresh)
+    )
     mem.fresh = []
 
 
@@ -246,17 +313,26 @@ def reasoning(question: Question, mem: Memory, depth: int, ctx: Context) -> Opti
     """Evaluation: a prediction when memory and triples suffice, else None."""
     p: PoGConfig = ctx.params
     prompt = prompts.reasoning_prompt(question.text, mem.notes, mem.lines())
-    reply = kit.ask(ctx, "reasoning", messages(ctx, "reasoning", prompt),
-                    schema=kit.sufficiency_schema(p.max_answers), temperature=p.temperature_reason,
-                    note=f"no verdict at depth {depth}; searching on")
+    reply = kit.ask(
+        ctx,
+        "reasoning",
+        messages(ctx, "reasoning", prompt),
+        schema=kit.sufficiency_schema(p.max_answers),
+        temperature=p.temperature_reason,
+        note=f"no verdict at depth {depth}; searching on",
+    )
     if reply is None or not reply["sufficient"]:
         return None
     answers = prompts.usable(reply["answers"], p.max_answers)
     if not answers:
         ctx.trace.note("reasoning", f"'sufficient' without a usable answer at depth {depth}; searching on")
         return None
-    return Prediction(answer=kit.conclusion(reply["reasoning"], answers), answers=answers, evidence=mem.lines(),
-                      reason=f"sufficient at depth {depth}")
+    return Prediction(
+        answer=kit.conclusion(reply["reasoning"], answers),
+        answers=answers,
+        evidence=mem.lines(),
+        reason=f"sufficient at depth {depth}",
+    )
 
 
 def conclude(question: Question, mem: Memory, why: str, depth: int, ctx: Context) -> Prediction:
@@ -264,11 +340,20 @@ def conclude(question: Question, mem: Memory, why: str, depth: int, ctx: Context
     (status ``fallback``, the reason saying why)."""
     p: PoGConfig = ctx.params
     evidence = mem.lines()
-    reason = f"{why}: answered from memory and triples" if evidence else \
-        f"{why}: no KG facts, answered from the model's own knowledge"
+    reason = (
+        f"{why}: answered from memory and triples"
+        if evidence
+        else f"{why}: no KG facts, answered from the model's own knowledge"
+    )
     prompt = prompts.answer_prompt(question.text, mem.notes, evidence)
-    reply = kit.final_answer(ctx, messages(ctx, "answer", prompt), evidence, reason,
-                             temperature=p.temperature_reason, max_answers=p.max_answers)
+    reply = kit.final_answer(
+        ctx,
+        messages(ctx, "answer", prompt),
+        evidence,
+        reason,
+        temperature=p.temperature_reason,
+        max_answers=p.max_answers,
+    )
     return finish(question, mem, reply, depth, ctx)
 
 
@@ -276,9 +361,12 @@ def finish(question: Question, mem: Memory, prediction: Prediction, depth: int, 
     """The explored subgraph as the question's picture; depth and backtracking as stats."""
     ctx.trace.note("answer", prediction.reason, depth=depth, backtracked=[mem.name(e) for e in mem.backtracked])
     ctx.trace.explanation = mem.picture(question.text, prediction.answers, f"Outcome: {prediction.reason}.").to_dict()
-    prediction.stats = {"depth": float(depth), "backtracks": float(len(set(mem.backtracked.values()))),
-                        "backtracked_entities": float(len(mem.backtracked)),
-                        "sufficient": float(prediction.reason.startswith("sufficient"))}
+    prediction.stats = {
+        "depth": float(depth),
+        "backtracks": float(len(set(mem.backtracked.values()))),
+        "backtracked_entities": float(len(mem.backtracked)),
+        "sufficient": float(prediction.reason.startswith("sufficient")),
+    }
     return prediction
 
 
@@ -290,8 +378,9 @@ def answer(question: Question, ctx: Context) -> Prediction:
         ctx.trace.note("decomposition", "the question names no topic entity: nothing to explore")
         return conclude(question, Memory([], {}), "no topic entity", 0, ctx)
     mem = Memory(topics, dict(question.topic_entities), decompose(question, ctx))
-    frontier = kit.cap(ctx, "relation_exploration", topics, p.max_frontier, "topic entities",
-                       dropped=topics[p.max_frontier:])
+    frontier = kit.cap(
+        ctx, "relation_exploration", topics, p.max_frontier, "topic entities", dropped=topics[p.max_frontier :]
+    )
     for depth in range(1, p.depth + 1):
         added = explore(question, mem, frontier, depth, ctx)
         if not any(added):
@@ -306,8 +395,15 @@ def answer(question: Question, ctx: Context) -> Prediction:
         upcoming = [e for e in interleave(added) if not is_literal(e)]
         back = reflect(question, mem, upcoming, depth, ctx) if p.max_backtracks else []
         ahead = list(dict.fromkeys([*back, *upcoming]))
-        frontier = kit.cap(ctx, "relation_exploration", ahead, p.max_frontier, "frontier entities",
-                           depth=depth + 1, dropped=[mem.name(e) for e in ahead[p.max_frontier:]])
+        frontier = kit.cap(
+            ctx,
+            "relation_exploration",
+            ahead,
+            p.max_frontier,
+            "frontier entities",
+            depth=depth + 1,
+            dropped=[mem.name(e) for e in ahead[p.max_frontier :]],
+        )
         if not frontier:
             ctx.trace.note("reasoning", f"no entity to explore after depth {depth}: the search ends")
             return conclude(question, mem, f"no entity to explore after depth {depth}", depth, ctx)

@@ -5,6 +5,7 @@ sub-objective and the reflection decisions.
 Kept apart from the algorithm (``pog.py``) so that it reads as the paper's stages; what lives here
 is how the subgraph grows, how it is written in prompts and evidence, and how it is drawn.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -93,11 +94,25 @@ class Memory:
     def picture(self, title: str, answers: Iterable[str], outcome: str) -> Graph:
         """The explored subgraph, each entity at its depth; backtracked entities are marked in their
         label and listed beside, with the sub-objectives, the memory and the reflection decisions."""
-        side = ["Sub-objectives:", *([f"{i}. {s}" for i, s in enumerate(self.subobjectives, 1)] or ["(none)"]),
-                "Memory:", *([f"{k}. {v}" for k, v in self.notes.items()] or ["(empty)"]),
-                "Reflection:", *(self.decisions or ["(no reflection)"]), outcome]
-        graph = kit.picture(title, [k.triple() for k in self.links], self.names, self.depth_of, self.topics,
-                            answers, "\n".join(self.lines()), side)
+        side = [
+            "Sub-objectives:",
+            *([f"{i}. {s}" for i, s in enumerate(self.subobjectives, 1)] or ["(none)"]),
+            "Memory:",
+            *([f"{k}. {v}" for k, v in self.notes.items()] or ["(empty)"]),
+            "Reflection:",
+            *(self.decisions or ["(no reflection)"]),
+            outcome,
+        ]
+        graph = kit.picture(
+            title,
+            [k.triple() for k in self.links],
+            self.names,
+            self.depth_of,
+            self.topics,
+            answers,
+            "\n".join(self.lines()),
+            side,
+        )
         for node in graph.nodes:
             if node.id in self.backtracked:
                 node.label = f"{node.label} (backtracked at depth {self.backtracked[node.id]})"
@@ -106,8 +121,11 @@ class Memory:
 
 def unnecessary(relation: str) -> bool:
     """The released ``remove_unnecessary_rel`` filter: schema and bookkeeping relations."""
-    return (relation in ("type.object.type", "type.object.name") or relation.startswith(("common.", "freebase."))
-            or "sameAs" in relation)
+    return (
+        relation in ("type.object.type", "type.object.name")
+        or relation.startswith(("common.", "freebase."))
+        or "sameAs" in relation
+    )
 
 
 def distinct_labels(entities: list[str], memory: Memory) -> dict[str, str]:

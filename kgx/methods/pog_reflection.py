@@ -1,6 +1,7 @@
 """PoG's Reflection mechanism (Chen et al., NeurIPS 2024: self-correction): after a depth that did not
 suffice, the model decides whether entities met at earlier depths should join the next frontier,
 and which. Kept apart so that ``pog.py`` reads as the exploration loop."""
+
 from __future__ import annotations
 
 from kgx.core.types import Question
@@ -21,23 +22,39 @@ def reflect(question: Question, mem: Memory, upcoming: list[str], depth: int, ct
         ctx.trace.note("reflection", f"depth {depth}: no entity met earlier to go back to")
         return []
     prompt = prompts.reflection_prompt(question.text, [mem.name(e) for e in upcoming], mem.notes, mem.lines())
-    reply = kit.ask(ctx, "reflection", prompts.messages(p.exemplars, "reflection", prompt),
-                    schema=prompts.reflection_schema(),
-                    temperature=p.temperature_reason, note=f"no reflection at depth {depth}; exploring on")
+    reply = kit.ask(
+        ctx,
+        "reflection",
+        prompts.messages(p.exemplars, "reflection", prompt),
+        schema=prompts.reflection_schema(),
+        temperature=p.temperature_reason,
+        note=f"no reflection at depth {depth}; exploring on",
+    )
     if reply is None:
         return []
     reason = reply["reason"].strip()
     if not reply["add"]:
         mem.decisions.append(f"depth {depth}: go on ({reason})")
-        ctx.trace.note("reflection", f"depth {depth}: go on", depth=depth, reason=reason,
-                       upcoming=[mem.name(e) for e in upcoming])
+        ctx.trace.note(
+            "reflection", f"depth {depth}: go on", depth=depth, reason=reason, upcoming=[mem.name(e) for e in upcoming]
+        )
         return []
     labels = distinct_labels(pool, mem)
-    shown = shortlist(ctx.trace, "backtrack", f"{question.text} {reason}", list(labels), p.max_entities,
-                      ranker(p.prune))
-    chosen = kit.choose(ctx, "backtrack", prompts.messages(p.exemplars, "backtrack", prompts.backtrack_prompt(
-        question.text, reason, shown, mem.notes, p.max_added)), {"entities": shown}, high=p.max_added, low=0,
-        temperature=p.temperature_reason, note=f"no entity chosen to go back to at depth {depth}")
+    shown = shortlist(
+        ctx.trace, "backtrack", f"{question.text} {reason}", list(labels), p.max_entities, ranker(p.prune)
+    )
+    chosen = kit.choose(
+        ctx,
+        "backtrack",
+        prompts.messages(
+            p.exemplars, "backtrack", prompts.backtrack_prompt(question.text, reason, shown, mem.notes, p.max_added)
+        ),
+        {"entities": shown},
+        high=p.max_added,
+        low=0,
+        temperature=p.temperature_reason,
+        note=f"no entity chosen to go back to at depth {depth}",
+    )
     added = [labels[label] for label in chosen.get("entities", [])]
     for entity in added:
         mem.backtracked[entity] = depth
@@ -45,8 +62,14 @@ def reflect(question: Question, mem: Memory, upcoming: list[str], depth: int, ct
             mem.keep(mem.seen[entity])  # the triple it was met by joins the subgraph
     names = [mem.name(e) for e in added]
     mem.decisions.append(f"depth {depth}: back to {', '.join(names) or 'nothing chosen'} ({reason})")
-    ctx.trace.note("reflection", f"depth {depth}: add entities met earlier", depth=depth, reason=reason,
-                   upcoming=[mem.name(e) for e in upcoming], added=names)
+    ctx.trace.note(
+        "reflection",
+        f"depth {depth}: add entities met earlier",
+        depth=depth,
+        reason=reason,
+        upcoming=[mem.name(e) for e in upcoming],
+        added=names,
+    )
     return added
 
 

@@ -4,6 +4,7 @@ Both rank candidate texts against the question; relation ids are split into word
 (``film.film.directed_by`` -> ``film film directed by``) so that they can match question words.
 Ties keep the candidates' order, so a ranking is deterministic.
 """
+
 from __future__ import annotations
 
 import functools
@@ -68,8 +69,7 @@ def ranker(prune: str) -> str:
     return "bm25" if prune == "llm" else prune
 
 
-def shortlist(trace: Any, stage: str, query: str, labels: list[str], limit: int, ranker: str,
-              **data: Any) -> list[str]:
+def shortlist(trace: Any, stage: str, query: str, labels: list[str], limit: int, ranker: str, **data: Any) -> list[str]:
     """At most ``limit`` labels, the best ranked against ``query`` by ``ranker``; a cut is noted in
     the trace, so a gold entity cut here shows in the drill-down."""
     if len(labels) <= limit:

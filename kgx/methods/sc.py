@@ -3,6 +3,7 @@
 Samples differ by their sample index (seed and cache key), so they are real samples even at a
 deterministic backbone and are never collapsed into one cached reply.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -32,8 +33,14 @@ class SCConfig(CoTConfig):
 @register("sc", config=SCConfig, stages=("answer",))
 def answer(question: Question, ctx: Context) -> Prediction:
     p = ctx.params
-    replies = ctx.llm("answer", cot.messages(question, p.shots), schema=cot.SCHEMA,
-                      temperature=p.temperature, n=p.n, retries=p.max_retries)
+    replies = ctx.llm(
+        "answer",
+        cot.messages(question, p.shots),
+        schema=cot.SCHEMA,
+        temperature=p.temperature,
+        n=p.n,
+        retries=p.max_retries,
+    )
     samples = [cot.to_prediction(r) for r in replies]
     votes = Counter(normalize(s.answers[0]) for s in samples if s.answers)
     if not votes:

@@ -26,6 +26,7 @@ reads both directions, marking a relation walked backwards ``(reverse)``, as its
 The constraints call is skipped when a single CVT was read (nothing to narrow), and the entities
 carried to the next step are capped (``max_frontier``, noted) so a step's KG reads stay bounded.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -73,8 +74,17 @@ class StructGPTConfig(MethodConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.at_least(1, "depth", "width", "max_triples_per_relation", "max_input_words", "max_relations",
-                      "max_frontier", "max_values", "max_answers")
+        self.at_least(
+            1,
+            "depth",
+            "width",
+            "max_triples_per_relation",
+            "max_input_words",
+            "max_relations",
+            "max_frontier",
+            "max_values",
+            "max_answers",
+        )
         check_temperature("method.temperature", self.temperature)
 
 
@@ -100,8 +110,7 @@ class Search:
         return [self.names.get(t, t) for t in self.topics]
 
 
-def select_relation(question: Question, search: Search, offered: list[Hop], step: int,
-                    ctx: Context) -> list[Hop]:
+def select_relation(question: Question, search: Search, offered: list[Hop], step: int, ctx: Context) -> list[Hop]:
     """Relation selection among the linearised neighbouring relations; a single candidate is taken
     without asking. An invented relation is discarded and counted, never read."""
     p: StructGPTConfig = ctx.params
@@ -109,9 +118,15 @@ def select_relation(question: Question, search: Search, offered: list[Hop], step
         return offered
     by_label = {h.label: h for h in offered}
     prompt = prompts.relation_prompt(question.text, search.start(), search.followed, list(by_label), p.width)
-    reply = kit.choose(ctx, "relation_selection", prompts.messages("relation_selection", prompt),
-                       {"relations": list(by_label)}, high=p.width, temperature=p.temperature,
-                       note=f"no relation chosen at step {step}")
+    reply = kit.choose(
+        ctx,
+        "relation_selection",
+        prompts.messages("relation_selection", prompt),
+        {"relations": list(by_label)},
+        high=p.width,
+        temperature=p.temperature,
+        note=f"no relation chosen at step {step}",
+    )
     return [by_label[label] for label in reply.get("relations", [])]
 
 
@@ -123,8 +138,16 @@ def narrow(question: Question, search: Search, reading: Reading, step: int, ctx:
     if len(reading.attributes) < 2 or not values:
         return
     prompt = prompts.constraints_prompt(question.text, search.start(), list(values.items()))
-    chosen = kit.choose(ctx, "constraints", prompts.messages("constraints", prompt), values, high=1, low=0,
-                        temperature=p.temperature, note=f"no constraint read at step {step}")
+    chosen = kit.choose(
+        ctx,
+        "constraints",
+        prompts.messages("constraints", prompt),
+        values,
+        high=1,
+        low=0,
+        temperature=p.temperature,
+        note=f"no constraint read at step {step}",
+    )
     chosen = {relation: names for relation, names in chosen.items() if names}
     if not chosen:
         ctx.trace.note("constraints", f"step {step}: no constraint in the question", cvts=len(reading.attributes))
@@ -133,8 +156,9 @@ def narrow(question: Question, search: Search, reading: Reading, step: int, ctx:
     if not kept:
         ctx.trace.note("constraints", f"step {step}: no CVT holds the constraints; all kept", constraints=chosen)
         return
-    ctx.trace.note("constraints", f"step {step}: {len(kept)} of {len(reading.attributes)} CVTs kept",
-                   constraints=chosen)
+    ctx.trace.note(
+        "constraints", f"step {step}: {len(kept)} of {len(reading.attributes)} CVTs kept", constraints=chosen
+    )
     reading.keep_cvts(kept)
 
 
@@ -142,9 +166,14 @@ def reason(question: Question, search: Search, lines: list[str], step: int, ctx:
     """Reasoning over the step's linearised triples: a prediction, or None for "need further
     information" (an answer outside what can be used counts as that, noted)."""
     p: StructGPTConfig = ctx.params
-    reply = kit.ask(ctx, "reasoning", prompts.messages("reasoning", prompts.reasoning_prompt(question.text, lines)),
-                    schema=kit.sufficiency_schema(p.max_answers), temperature=p.temperature,
-                    note=f"no verdict at step {step}; reading on")
+    reply = kit.ask(
+        ctx,
+        "reasoning",
+        prompts.messages("reasoning", prompts.reasoning_prompt(question.text, lines)),
+        schema=kit.sufficiency_schema(p.max_answers),
+        temperature=p.temperature,
+        note=f"no verdict at step {step}; reading on",
+    )
     if reply is None or not reply["sufficient"]:
         ctx.trace.note("reasoning", f"step {step}: need further information")
         return None
@@ -152,8 +181,12 @@ def reason(question: Question, search: Search, lines: list[str], step: int, ctx:
     if not answers:
         ctx.trace.note("reasoning", f"step {step}: 'sufficient' without an answer; reading on")
         return None
-    return Prediction(answer=kit.conclusion(reply["reasoning"], answers), answers=answers,
-                      evidence=list(search.lines), reason=f"answered at step {step}")
+    return Prediction(
+        answer=kit.conclusion(reply["reasoning"], answers),
+        answers=answers,
+        evidence=list(search.lines),
+        reason=f"answered at step {step}",
+    )
 
 
 def conclude(question: Question, search: Search, why: str, step: int, ctx: Context) -> Prediction:
@@ -161,10 +194,19 @@ def conclude(question: Question, search: Search, why: str, step: int, ctx: Conte
     knowledge (status ``fallback``, the reason saying why)."""
     p: StructGPTConfig = ctx.params
     evidence = list(search.lines)
-    reason = f"{why}: answered from the triples read" if evidence else \
-        f"{why}: no KG facts, answered from the model's own knowledge"
-    reply = kit.final_answer(ctx, prompts.messages("answer", prompts.answer_prompt(question.text, evidence)),
-                             evidence, reason, temperature=p.temperature, max_answers=p.max_answers)
+    reason = (
+        f"{why}: answered from the triples read"
+        if evidence
+        else f"{why}: no KG facts, answered from the model's own knowledge"
+    )
+    reply = kit.final_answer(
+        ctx,
+        prompts.messages("answer", prompts.answer_prompt(question.text, evidence)),
+        evidence,
+        reason,
+        temperature=p.temperature,
+        max_answers=p.max_answers,
+    )
     return finish(question, search, reply, step, ctx)
 
 
@@ -172,9 +214,16 @@ def finish(question: Question, search: Search, prediction: Prediction, step: int
     """The triples read as the question's picture; steps as stats."""
     ctx.trace.note("answer", prediction.reason, step=step, followed=search.followed)
     side = ["Relations followed:", *(search.followed or ["(none)"]), f"Outcome: {prediction.reason}."]
-    ctx.trace.explanation = kit.picture(question.text, [a.triple() for a in search.arcs], search.names,
-                                        search.depth_of, search.topics, prediction.answers,
-                                        "\n".join(search.lines), side).to_dict()
+    ctx.trace.explanation = kit.picture(
+        question.text,
+        [a.triple() for a in search.arcs],
+        search.names,
+        search.depth_of,
+        search.topics,
+        prediction.answers,
+        "\n".join(search.lines),
+        side,
+    ).to_dict()
     prediction.stats = {"steps": float(step), "answered_in_loop": float(prediction.reason.startswith("answered"))}
     return prediction
 
@@ -219,8 +268,9 @@ def answer(question: Question, ctx: Context) -> Prediction:
         back = {}
         for arc in reading.all_arcs():
             back.setdefault(arc.target, set()).add(arc.hop.reverse())
-        current = kit.cap(ctx, "relation_selection", tails, p.max_frontier, "entities carried to the next step",
-                          step=step + 1)
+        current = kit.cap(
+            ctx, "relation_selection", tails, p.max_frontier, "entities carried to the next step", step=step + 1
+        )
         if not current:
             return conclude(question, search, f"no entity to read from after step {step}", step, ctx)
     return conclude(question, search, "max depth", p.depth, ctx)

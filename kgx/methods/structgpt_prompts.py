@@ -16,6 +16,7 @@ reading-then-reasoning loop needs:
 
 Replies are JSON (kit.sufficiency_schema, kit.answer_schema, choices constrained to the candidates).
 """
+
 from __future__ import annotations
 
 from kgx.methods.kit import few_shot
@@ -24,19 +25,23 @@ SYSTEMS = {
     "relation_selection": (
         "You answer a question by reading a knowledge graph step by step. Given the relations around the "
         "entities reached so far, choose the relation to follow next: the one whose meaning the question "
-        "needs. A relation marked (reverse) points at the entity: the entity is its object."),
+        "needs. A relation marked (reverse) points at the entity: the entity is its object."
+    ),
     "constraints": (
         "You narrow down a knowledge graph search. Some facts are held by unnamed nodes (shown CVT_0, "
         "CVT_1, ...), each with attributes. Given the attributes and their values, choose the values the "
         "question pins down (a year, a role, a place), at most one per attribute, or none when the question "
-        "gives no such hint."),
+        "gives no such hint."
+    ),
     "reasoning": (
         "You answer a question from knowledge graph triples (head, relation, tail). If the triples are "
         "enough to answer, say so and give the answer entities, taken from the triples; if they are not, "
-        "say that further information is needed."),
+        "say that further information is needed."
+    ),
     "answer": (
         "You answer a question according to the information you have: the knowledge graph triples read "
-        "so far, if any, and what you know. Think step by step, then give the answer entities."),
+        "so far, if any, and what you know. Think step by step, then give the answer entities."
+    ),
 }
 
 
@@ -47,15 +52,19 @@ def quoted(items: list[str]) -> str:
 
 def relation_prompt(question: str, start: list[str], followed: list[str], candidates: list[str], k: int) -> str:
     chain = " -> ".join(followed) if followed else "(none yet)"
-    return (f"The candidate relations: {quoted(candidates)}.\nThe search starts from {quoted(start)}.\n"
-            f"Relations already followed: {chain}\nChoose {k} relation{'s' if k > 1 else ''} present in the "
-            f"candidates.\nQuestion: {question}")
+    return (
+        f"The candidate relations: {quoted(candidates)}.\nThe search starts from {quoted(start)}.\n"
+        f"Relations already followed: {chain}\nChoose {k} relation{'s' if k > 1 else ''} present in the "
+        f"candidates.\nQuestion: {question}"
+    )
 
 
 def constraints_prompt(question: str, start: list[str], values: list[tuple[str, list[str]]]) -> str:
     lines = "\n".join(f"{quoted([relation])}: [{quoted(options)}]" for relation, options in values)
-    return (f"Attributes of the unnamed nodes and their values:\n{lines}\nThe search started from "
-            f"{quoted(start)}.\nQuestion: {question}")
+    return (
+        f"Attributes of the unnamed nodes and their values:\n{lines}\nThe search started from "
+        f"{quoted(start)}.\nQuestion: {question}"
+    )
 
 
 def triples_text(lines: list[str]) -> str:
@@ -72,4 +81,3 @@ def answer_prompt(question: str, lines: list[str]) -> str:
 
 def messages(stage: str, content: str) -> list[dict[str, str]]:
     return few_shot(SYSTEMS[stage], [], content)
-

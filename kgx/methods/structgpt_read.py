@@ -11,6 +11,7 @@ released ``KnowledgeBase/KG_sparse_api.py`` and ``Solver.serialize_facts``).
   its attribute triples follow the triple that reached it on the same line; the text is cut at a
   word budget (released ``max_llm_input_tokens``, counted in whitespace words), the cut noted.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -56,8 +57,9 @@ class Reading:
         self.attributes = {c: arcs for c, arcs in self.attributes.items() if c in kept}
 
 
-def neighbor_relations(ctx: "Context", entities: list[str], back: dict[str, set[Hop]], limit: int,
-                       stage: str) -> dict[str, list[Hop]]:
+def neighbor_relations(
+    ctx: "Context", entities: list[str], back: dict[str, set[Hop]], limit: int, stage: str
+) -> dict[str, list[Hop]]:
     """Extract_Neighbor_Relations: per current entity, its relations both ways, without the way
     back and the filtered schema relations. An entity that is not a KG id is noted and skipped."""
     out: dict[str, list[Hop]] = {}
@@ -74,8 +76,9 @@ def neighbor_relations(ctx: "Context", entities: list[str], back: dict[str, set[
     return out
 
 
-def extract_triples(ctx: "Context", at: dict[str, list[Hop]], chosen: list[Hop], names: dict[str, str],
-                    limit: int) -> Reading:
+def extract_triples(
+    ctx: "Context", at: dict[str, list[Hop]], chosen: list[Hop], names: dict[str, str], limit: int
+) -> Reading:
     """Extract_Triples: the chosen relations at every current entity that has them, each
     (entity, relation) capped at ``limit`` triples; CVT nodes reached are read one hop further."""
     reading = Reading()

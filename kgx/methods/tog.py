@@ -21,6 +21,7 @@ incoming edges are queried with the entity in the object slot, not the predicate
 are bounded; sampling uses the run's seeded generator; and the answer is the answer entities,
 never the {Yes} of the sufficiency check.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -71,8 +72,9 @@ class ToGConfig(MethodConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.at_least(1, "width", "depth", "num_retain_entity", "sample_above", "max_neighbors",
-                      "max_relations", "max_answers")
+        self.at_least(
+            1, "width", "depth", "num_retain_entity", "sample_above", "max_neighbors", "max_relations", "max_answers"
+        )
         if not 0.0 <= self.score_tolerance < 1.0:
             raise ConfigError(f"method.score_tolerance={self.score_tolerance}: must lie in [0, 1)")
         check_temperature("method.temperature_explore", self.temperature_explore)
@@ -114,8 +116,11 @@ def relation_prune(question: Question, path: Path, search: Search, ctx: Context)
     p = ctx.params
     entity = path.end
     try:
-        hops = [Hop(relation, direction) for direction in DIRECTIONS
-                for relation in sorted(ctx.kg.relations(entity, direction, limit=p.max_relations))]
+        hops = [
+            Hop(relation, direction)
+            for direction in DIRECTIONS
+            for relation in sorted(ctx.kg.relations(entity, direction, limit=p.max_relations))
+        ]
     except ValueError as exc:  # a topic entity that is not a KG id
         ctx.trace.note("relation_prune", f"cannot explore {entity}: {exc}", entity=entity)
         return []
@@ -129,16 +134,26 @@ def relation_prune(question: Question, path: Path, search: Search, ctx: Context)
         ctx.trace.note("relation_prune", f"{p.prune} scores", entity=entity, scores=ranked)
         return [(by_label[label], s) for (label, _), s in zip(ranked, shares([s for _, s in ranked]))]
     prompt = relation_prompt(question.text, search.name(entity), labels, k)
-    chosen, total = kit.ask(ctx, "relation_prune", messages("relation_prune", prompt, p.exemplars),
-                            schema=scored_schema("relations", "relation", labels, 1, k),
-                            temperature=p.temperature_explore, validate=relation_scores(labels),
-                            fallback=([(label, 1.0 / k) for label in labels[:k]], 1.0),
-                            note=f"no usable scores: fell back to the first {k} candidates, equal scores",
-                            entity=entity)
+    chosen, total = kit.ask(
+        ctx,
+        "relation_prune",
+        messages("relation_prune", prompt, p.exemplars),
+        schema=scored_schema("relations", "relation", labels, 1, k),
+        temperature=p.temperature_explore,
+        validate=relation_scores(labels),
+        fallback=([(label, 1.0 / k) for label in labels[:k]], 1.0),
+        note=f"no usable scores: fell back to the first {k} candidates, equal scores",
+        entity=entity,
+    )
     if abs(total - 1.0) > p.score_tolerance:
         search.normalised += 1
-        ctx.trace.note("relation_prune", f"relation scores added up to {total:.3f}: normalised", entity=entity,
-                       total=total, scores=chosen)
+        ctx.trace.note(
+            "relation_prune",
+            f"relation scores added up to {total:.3f}: normalised",
+            entity=entity,
+            total=total,
+            scores=chosen,
+        )
     return [(by_label[label], score) for label, score in chosen]
 
 
@@ -152,8 +167,12 @@ def neighbours(path: Path, hop: Hop, search: Search, ctx: Context, random_entiti
     if not random_entities and len(found) < p.sample_above:
         return found
     if keep < len(found):
-        ctx.trace.note("entity_score", f"{len(found)} candidates through {hop.label}: {keep} kept at random",
-                       entity=path.end, relation=hop.label)
+        ctx.trace.note(
+            "entity_score",
+            f"{len(found)} candidates through {hop.label}: {keep} kept at random",
+            entity=path.end,
+            relation=hop.label,
+        )
     return ctx.rng.sample(found, keep)
 
 
@@ -164,8 +183,9 @@ def score_tokens(labels: list[str]) -> int:
     return 40 + sum(15 + len(label) // 3 for label in labels)
 
 
-def entity_score(question: Question, path: Path, candidates: list[Candidate], search: Search,
-                 ctx: Context) -> list[tuple[Candidate, float]]:
+def entity_score(
+    question: Question, path: Path, candidates: list[Candidate], search: Search, ctx: Context
+) -> list[tuple[Candidate, float]]:
     """Each candidate's share within its relation, one score per distinct entity from one call
     for all the relations (the published code calls once per relation)."""
     p = ctx.params
@@ -179,17 +199,26 @@ def entity_score(question: Question, path: Path, candidates: list[Candidate], se
         for group in groups.values():
             ranked = dict(rank(p.prune, question.text, [c.label for c in group], len(group)))
             out.extend(zip(group, shares([ranked[c.label] for c in group])))
-        ctx.trace.note("entity_score", f"{p.prune} shares", entity=path.end,
-                       scores=[(c.hop.label, c.label, s) for c, s in out])
+        ctx.trace.note(
+            "entity_score", f"{p.prune} shares", entity=path.end, scores=[(c.hop.label, c.label, s) for c, s in out]
+        )
         return out
     labels = list(dict.fromkeys(c.label for c in candidates))
-    prompt = entity_prompt(question.text, search.name(path.end),
-                           [(h.label, [c.label for c in g]) for h, g in groups.items()])
-    scores = kit.ask(ctx, "entity_score", messages("entity_score", prompt, p.exemplars),
-                     schema=scored_schema("scores", "entity", labels, len(labels), len(labels)),
-                     temperature=p.temperature_explore, validate=entity_scores(labels),
-                     fallback={label: 1.0 for label in labels}, max_tokens=score_tokens(labels),
-                     note="fell back to equal scores within each relation", entity=path.end)
+    prompt = entity_prompt(
+        question.text, search.name(path.end), [(h.label, [c.label for c in g]) for h, g in groups.items()]
+    )
+    scores = kit.ask(
+        ctx,
+        "entity_score",
+        messages("entity_score", prompt, p.exemplars),
+        schema=scored_schema("scores", "entity", labels, len(labels), len(labels)),
+        temperature=p.temperature_explore,
+        validate=entity_scores(labels),
+        fallback={label: 1.0 for label in labels},
+        max_tokens=score_tokens(labels),
+        note="fell back to equal scores within each relation",
+        entity=path.end,
+    )
     out = []
     for group in groups.values():
         raw = [scores[c.label] for c in group]
@@ -198,13 +227,14 @@ def entity_score(question: Question, path: Path, candidates: list[Candidate], se
     return out
 
 
-def explore(question: Question, path: Path, search: Search, ctx: Context,
-            random_entities: bool) -> list[Path]:
+def explore(question: Question, path: Path, search: Search, ctx: Context, random_entities: bool) -> list[Path]:
     """One frontier entity: its relations pruned, its candidate entities scored (ToG) or sampled
     (ToG-R); every extension scored relation score x entity score."""
-    candidates = [Candidate(path, hop, score, entity)
-                  for hop, score in relation_prune(question, path, search, ctx)
-                  for entity in neighbours(path, hop, search, ctx, random_entities)]
+    candidates = [
+        Candidate(path, hop, score, entity)
+        for hop, score in relation_prune(question, path, search, ctx)
+        for entity in neighbours(path, hop, search, ctx, random_entities)
+    ]
     if not candidates:
         return []
     unnamed = [c.entity for c in candidates if c.entity not in search.names]
@@ -221,9 +251,14 @@ def explore(question: Question, path: Path, search: Search, ctx: Context,
 def reasoning(question: Question, search: Search, depth: int, ctx: Context) -> Optional[Prediction]:
     """The sufficiency check: a prediction when the paths suffice, else None."""
     p = ctx.params
-    reply = kit.ask(ctx, "reasoning", messages("reasoning", triples_prompt(question.text, search.text()), p.exemplars),
-                    schema=kit.sufficiency_schema(p.max_answers), temperature=p.temperature_reason,
-                    note=f"no verdict at depth {depth}; searching on")
+    reply = kit.ask(
+        ctx,
+        "reasoning",
+        messages("reasoning", triples_prompt(question.text, search.text()), p.exemplars),
+        schema=kit.sufficiency_schema(p.max_answers),
+        temperature=p.temperature_reason,
+        note=f"no verdict at depth {depth}; searching on",
+    )
     if reply is None or not reply["sufficient"]:
         return None
     prediction = cot.to_prediction(reply)
@@ -245,9 +280,14 @@ def conclude(question: Question, search: Search, why: str, ctx: Context) -> Pred
         messages_ = messages("answer", triples_prompt(question.text, search.text()), p.exemplars)
         schema, evidence = kit.answer_schema(p.max_answers), search.evidence()
         reason = f"{why}: answered from the paths" if evidence else f"{why}: no paths found"
-    reply = kit.ask(ctx, "answer", messages_, schema=schema, temperature=p.temperature_reason,
-                    fallback=lambda exc: Prediction(answer="", evidence=evidence, status="error",
-                                                    reason=f"{reason}; {exc}"))
+    reply = kit.ask(
+        ctx,
+        "answer",
+        messages_,
+        schema=schema,
+        temperature=p.temperature_reason,
+        fallback=lambda exc: Prediction(answer="", evidence=evidence, status="error", reason=f"{reason}; {exc}"),
+    )
     if isinstance(reply, Prediction):
         return reply
     prediction = cot.to_prediction(reply)

@@ -6,6 +6,7 @@ scores come back as scored selections constrained to the candidates, and the che
 what a schema cannot: a candidate scored twice, one left unscored, relation scores none of which
 is positive. Relation scores that do not add up to 1 are normalised, not refused.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -35,15 +36,16 @@ ANSWER_TASK = (
 
 
 def relation_prompt(question: str, topic: str, labels: list[str], k: int) -> str:
-    return (f"Topic entity: {topic}\nRelations:\n" + "\n".join(f"- {label}" for label in labels)
-            + f"\nChoose up to {k} relations.\nQuestion: {question}")
+    return (
+        f"Topic entity: {topic}\nRelations:\n"
+        + "\n".join(f"- {label}" for label in labels)
+        + f"\nChoose up to {k} relations.\nQuestion: {question}"
+    )
 
 
 def entity_prompt(question: str, topic: str, groups: list[tuple[str, list[str]]]) -> str:
-    blocks = [f"Through {relation}:\n" + "\n".join(f"- {label}" for label in labels)
-              for relation, labels in groups]
-    return (f"Topic entity: {topic}\n" + "\n".join(blocks)
-            + "\nScore every entity listed, once.\nQuestion: " + question)
+    blocks = [f"Through {relation}:\n" + "\n".join(f"- {label}" for label in labels) for relation, labels in groups]
+    return f"Topic entity: {topic}\n" + "\n".join(blocks) + "\nScore every entity listed, once.\nQuestion: " + question
 
 
 def triples_prompt(question: str, triples: str) -> str:
@@ -52,46 +54,99 @@ def triples_prompt(question: str, triples: str) -> str:
 
 # Worked examples written for kgx, one or two per stage, as the published prompts carry them.
 EXAMPLES: dict[str, list[tuple[str, dict[str, Any]]]] = {
-    "relation_prune": [(
-        relation_prompt("Which currency is used in the country whose capital is Nairobi?", "Nairobi",
-                        ["location.location.containedby", "location.location.geolocation",
-                         "location.country.capital (reverse)", "people.person.place_of_birth (reverse)",
-                         "travel.travel_destination.tourist_attractions"], 3),
-        {"relations": [{"relation": "location.country.capital (reverse)", "score": 0.6},
-                       {"relation": "location.location.containedby", "score": 0.3},
-                       {"relation": "people.person.place_of_birth (reverse)", "score": 0.1}]},
-    )],
-    "entity_score": [(
-        entity_prompt("Which film directed by Kathryn Bigelow won the Academy Award for Best Picture?",
-                      "Kathryn Bigelow",
-                      [("film.film.directed_by (reverse)",
-                        ["Point Break", "Strange Days", "The Hurt Locker", "Zero Dark Thirty"])]),
-        {"scores": [{"entity": "Point Break", "score": 0.0}, {"entity": "Strange Days", "score": 0.0},
-                    {"entity": "The Hurt Locker", "score": 0.9}, {"entity": "Zero Dark Thirty", "score": 0.1}]},
-    )],
-    "reasoning": [
-        (triples_prompt("Which currency is used in the country whose capital is Nairobi?",
-                        "1. (Kenya, location.country.capital, Nairobi); "
-                        "(Kenya, location.country.currency_used, Kenyan shilling)"),
-         {"sufficient": True, "reasoning": "Nairobi is the capital of Kenya, and Kenya uses the Kenyan shilling.",
-          "answers": ["Kenyan shilling"]}),
-        (triples_prompt("Which river flows through the capital of Hungary?",
-                        "1. (Hungary, location.country.capital, Budapest)\n"
-                        "2. (Hungary, location.country.official_language, Hungarian language)"),
-         {"sufficient": False, "reasoning": "The triples give Budapest as the capital of Hungary but say "
-                                            "nothing about the rivers through Budapest.", "answers": []}),
+    "relation_prune": [
+        (
+            relation_prompt(
+                "Which currency is used in the country whose capital is Nairobi?",
+                "Nairobi",
+                [
+                    "location.location.containedby",
+                    "location.location.geolocation",
+                    "location.country.capital (reverse)",
+                    "people.person.place_of_birth (reverse)",
+                    "travel.travel_destination.tourist_attractions",
+                ],
+                3,
+            ),
+            {
+                "relations": [
+                    {"relation": "location.country.capital (reverse)", "score": 0.6},
+                    {"relation": "location.location.containedby", "score": 0.3},
+                    {"relation": "people.person.place_of_birth (reverse)", "score": 0.1},
+                ]
+            },
+        )
     ],
-    "answer": [(
-        triples_prompt("Which language is spoken in the country whose capital is Lima?",
-                       "1. (Peru, location.country.capital, Lima); (Peru, location.country.official_language, "
-                       "Spanish Language)"),
-        {"reasoning": "Lima is the capital of Peru, whose official language is Spanish.",
-         "answers": ["Spanish Language"]},
-    )],
+    "entity_score": [
+        (
+            entity_prompt(
+                "Which film directed by Kathryn Bigelow won the Academy Award for Best Picture?",
+                "Kathryn Bigelow",
+                [
+                    (
+                        "film.film.directed_by (reverse)",
+                        ["Point Break", "Strange Days", "The Hurt Locker", "Zero Dark Thirty"],
+                    )
+                ],
+            ),
+            {
+                "scores": [
+                    {"entity": "Point Break", "score": 0.0},
+                    {"entity": "Strange Days", "score": 0.0},
+                    {"entity": "The Hurt Locker", "score": 0.9},
+                    {"entity": "Zero Dark Thirty", "score": 0.1},
+                ]
+            },
+        )
+    ],
+    "reasoning": [
+        (
+            triples_prompt(
+                "Which currency is used in the country whose capital is Nairobi?",
+                "1. (Kenya, location.country.capital, Nairobi); "
+                "(Kenya, location.country.currency_used, Kenyan shilling)",
+            ),
+            {
+                "sufficient": True,
+                "reasoning": "Nairobi is the capital of Kenya, and Kenya uses the Kenyan shilling.",
+                "answers": ["Kenyan shilling"],
+            },
+        ),
+        (
+            triples_prompt(
+                "Which river flows through the capital of Hungary?",
+                "1. (Hungary, location.country.capital, Budapest)\n"
+                "2. (Hungary, location.country.official_language, Hungarian language)",
+            ),
+            {
+                "sufficient": False,
+                "reasoning": "The triples give Budapest as the capital of Hungary but say "
+                "nothing about the rivers through Budapest.",
+                "answers": [],
+            },
+        ),
+    ],
+    "answer": [
+        (
+            triples_prompt(
+                "Which language is spoken in the country whose capital is Lima?",
+                "1. (Peru, location.country.capital, Lima); (Peru, location.country.official_language, "
+                "Spanish Language)",
+            ),
+            {
+                "reasoning": "Lima is the capital of Peru, whose official language is Spanish.",
+                "answers": ["Spanish Language"],
+            },
+        )
+    ],
 }
 
-SYSTEMS = {"relation_prune": RELATION_TASK, "entity_score": ENTITY_TASK, "reasoning": REASONING_TASK,
-           "answer": ANSWER_TASK}
+SYSTEMS = {
+    "relation_prune": RELATION_TASK,
+    "entity_score": ENTITY_TASK,
+    "reasoning": REASONING_TASK,
+    "answer": ANSWER_TASK,
+}
 
 
 def messages(stage: str, content: str, exemplars: bool) -> list[dict[str, str]]:
@@ -100,11 +155,16 @@ def messages(stage: str, content: str, exemplars: bool) -> list[dict[str, str]]:
 
 def scored_schema(field: str, key: str, labels: list[str], low: int, high: int) -> dict[str, Any]:
     """``field``: low to high items {key: one of labels, score: 0..1}, ToG's scored selections."""
-    item = {"type": "object", "required": [key, "score"],
-            "properties": {key: {"enum": labels}, "score": {"type": "number", "minimum": 0, "maximum": 1}}}
-    return {"type": "object", "required": [field], "properties": {field: {
-        "type": "array", "items": item, "minItems": low, "maxItems": high}}}
-
+    item = {
+        "type": "object",
+        "required": [key, "score"],
+        "properties": {key: {"enum": labels}, "score": {"type": "number", "minimum": 0, "maximum": 1}},
+    }
+    return {
+        "type": "object",
+        "required": [field],
+        "properties": {field: {"type": "array", "items": item, "minItems": low, "maxItems": high}},
+    }
 
 
 # --------------------------------------------------------------------------- replies

@@ -4,6 +4,7 @@ Kept apart from the algorithm (``tog.py``) so that it reads as the paper's stage
 here is how paths grow, which of them the LLM sees, and how they become evidence, the
 ``Triples:`` text of the prompts and the explanation graph.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

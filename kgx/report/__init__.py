@@ -6,6 +6,7 @@ lay it out as a ``Grid`` that ``render`` prints; ``plot_*`` write PNGs; ``compar
 pairs two runs by question; ``log_summary`` puts a sweep's summary on its parent run;
 ``html_report`` is one HTML page of runs (``log_run_report`` logs a run's own).
 """
+
 from kgx.report.compare import (
     Comparison,
     compare_runs,
@@ -26,7 +27,23 @@ from kgx.report.sweep_summary import (
 from kgx.report.tables import Grid, cost_table, metric_table
 
 __all__ = [
-    "Comparison", "Grid", "ReportError", "compare_runs", "compare_scores", "cost_table", "describe",
-    "failure_table", "html_report", "load_runs", "log_run_report", "log_summary", "mcnemar_exact",
-    "metric_table", "plot_cost_accuracy", "plot_failures", "plot_param", "render", "write_summary",
+    "Comparison",
+    "Grid",
+    "ReportError",
+    "compare_runs",
+    "compare_scores",
+    "cost_table",
+    "describe",
+    "failure_table",
+    "html_report",
+    "load_runs",
+    "log_run_report",
+    "log_summary",
+    "mcnemar_exact",
+    "metric_table",
+    "plot_cost_accuracy",
+    "plot_failures",
+    "plot_param",
+    "render",
+    "write_summary",
 ]

@@ -11,6 +11,7 @@
 Runs are every FINISHED run of ``--experiment``, or the runs of one sweep with ``--parent`` (its
 run id or its name), or for ``html`` one run with ``--run``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,11 @@ def keys(text: str) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m kgx.report", description=plain(__doc__).splitlines()[0],
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    top = argparse.ArgumentParser(
+        prog="python -m kgx.report",
+        description=plain(__doc__).splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = top.add_subparsers(dest="command", required=True)
 
     table = _runs_command(commands, "table", "a metric by rows x columns, mean +- std over seeds")
@@ -51,8 +55,12 @@ def parser() -> argparse.ArgumentParser:
     failures = _runs_command(commands, "failures", "the failure breakdown (failure.* shares) and a stacked bar chart")
     failures.add_argument("--rows", type=keys, default=["method", "dataset"], help=KEYS_HELP)
     failures.add_argument("--out-dir", type=Path, default=Path("outputs/report"), help="where failures.png goes")
-    failures.add_argument("--list", default=None, metavar="CATEGORY",
-                          help="instead: every question of this category (e.g. not_retrieved), with why")
+    failures.add_argument(
+        "--list",
+        default=None,
+        metavar="CATEGORY",
+        help="instead: every question of this category (e.g. not_retrieved), with why",
+    )
     _output(failures)
 
     plot = _runs_command(commands, "plot", "PNGs: metric against cost, and against swept parameters")
@@ -82,8 +90,12 @@ def _runs_command(commands: argparse._SubParsersAction, name: str, text: str) ->
     sub = commands.add_parser(name, help=text, description=text)
     sub.add_argument("--experiment", default="kgx")
     sub.add_argument("--tracking-uri", default=None, help="default: $MLFLOW_TRACKING_URI, else ./mlruns/mlflow.db")
-    sub.add_argument("--parent", default=None, metavar="NAME_OR_ID",
-                     help="only the runs of this sweep: its parent run id, or its name in --experiment")
+    sub.add_argument(
+        "--parent",
+        default=None,
+        metavar="NAME_OR_ID",
+        help="only the runs of this sweep: its parent run id, or its name in --experiment",
+    )
     return sub
 
 

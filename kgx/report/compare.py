@@ -4,6 +4,7 @@ Two runs on the same questions are paired data. McNemar's exact test looks only 
 questions where they disagree; a bootstrap over questions gives an interval on the difference
 of means. Both need only the per-question scores in each run's ``predictions.jsonl``.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,7 +52,7 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
     n = a_only + b_only
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(a_only, b_only) + 1)) / 2 ** n
+    tail = sum(math.comb(n, i) for i in range(min(a_only, b_only) + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 
@@ -66,23 +67,33 @@ def bootstrap_ci(diffs: list[float], resamples: int = 2000, seed: int = 0) -> tu
     return cuts[0], cuts[-1]
 
 
-def compare_scores(a: dict[str, float], b: dict[str, float], metric: str = "hits1", resamples: int = 2000,
-                   seed: int = 0) -> Comparison:
+def compare_scores(
+    a: dict[str, float], b: dict[str, float], metric: str = "hits1", resamples: int = 2000, seed: int = 0
+) -> Comparison:
     """Compare per-question scores (question id -> score in [0, 1]) on their common ids."""
     common = sorted(a.keys() & b.keys())
     if not common:
         raise ReportError("the two runs have no question id in common")
     right_a = {q: a[q] >= 1.0 for q in common}
     right_b = {q: b[q] >= 1.0 for q in common}
-    counts = [sum(right_a[q] == x and right_b[q] == y for q in common)
-              for x, y in ((True, True), (True, False), (False, True), (False, False))]
+    counts = [
+        sum(right_a[q] == x and right_b[q] == y for q in common)
+        for x, y in ((True, True), (True, False), (False, True), (False, False))
+    ]
     disagree = [(q, "A" if right_a[q] else "B") for q in common if right_a[q] != right_b[q]]
     diffs = [100.0 * (a[q] - b[q]) for q in common]
-    return Comparison(metric, len(common), len(a.keys() - b.keys()), len(b.keys() - a.keys()), *counts,
-                      mean_a=100.0 * statistics.fmean(a[q] for q in common),
-                      mean_b=100.0 * statistics.fmean(b[q] for q in common),
-                      p_value=mcnemar_exact(counts[1], counts[2]), ci=bootstrap_ci(diffs, resamples, seed),
-                      disagree=disagree)
+    return Comparison(
+        metric,
+        len(common),
+        len(a.keys() - b.keys()),
+        len(b.keys() - a.keys()),
+        *counts,
+        mean_a=100.0 * statistics.fmean(a[q] for q in common),
+        mean_b=100.0 * statistics.fmean(b[q] for q in common),
+        p_value=mcnemar_exact(counts[1], counts[2]),
+        ci=bootstrap_ci(diffs, resamples, seed),
+        disagree=disagree,
+    )
 
 
 def question_scores(run_id: str, metric: str = "hits1", uri: Optional[str] = None) -> dict[str, float]:
@@ -95,10 +106,12 @@ def question_scores(run_id: str, metric: str = "hits1", uri: Optional[str] = Non
         return {qid: float(r.scores[metric]) for qid, r in PredictionLog(path).read().latest.items()}
 
 
-def compare_runs(run_a: str, run_b: str, metric: str = "hits1", uri: Optional[str] = None,
-                 resamples: int = 2000, seed: int = 0) -> Comparison:
-    return compare_scores(question_scores(run_a, metric, uri), question_scores(run_b, metric, uri),
-                          metric, resamples, seed)
+def compare_runs(
+    run_a: str, run_b: str, metric: str = "hits1", uri: Optional[str] = None, resamples: int = 2000, seed: int = 0
+) -> Comparison:
+    return compare_scores(
+        question_scores(run_a, metric, uri), question_scores(run_b, metric, uri), metric, resamples, seed
+    )
 
 
 def compare_labels(run_a: str, run_b: str, uri: Optional[str] = None) -> tuple[str, str]:

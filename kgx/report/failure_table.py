@@ -5,6 +5,7 @@ Each run logs ``failure.<category>`` as a share of its questions. The table is o
 method that reads no KG (io, cot, sc) has no ``unreachable``, ``not_retrieved`` or ``lost``,
 and those cells are blank ('-'), with the title saying why, rather than 0.
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -30,30 +31,44 @@ from kgx.report.tables import Grid, aggregate, check_replicates, labels, summary
 
 NOT_APPLICABLE = "reads no KG, so only correct and not_answered apply"
 # From good to bad, the stacking order of the chart; errors and fallbacks last, apart.
-COLORS = {"correct": "#2e7d32", "not_answered": "#f9a825", "lost": "#ef6c00", "not_retrieved": "#c62828",
-          "unreachable": "#6a1b9a", "fallback": "#90a4ae", "error": "#37474f"}
+COLORS = {
+    "correct": "#2e7d32",
+    "not_answered": "#f9a825",
+    "lost": "#ef6c00",
+    "not_retrieved": "#c62828",
+    "unreachable": "#6a1b9a",
+    "fallback": "#90a4ae",
+    "error": "#37474f",
+}
 
 
 def metrics(frame: pl.DataFrame) -> list[str]:
     """The ``failure.*`` metrics some run of ``frame`` logged, in the categories' order."""
     present = [f"failure.{c}" for c in CATEGORIES]
-    return [m for m in present
-            if metric_column(m) in frame.columns and frame[metric_column(m)].null_count() < frame.height]
+    return [
+        m for m in present if metric_column(m) in frame.columns and frame[metric_column(m)].null_count() < frame.height
+    ]
 
 
 def failure_table(frame: pl.DataFrame, rows: Sequence[str] = ("method", "dataset")) -> Grid:
     """Shares of every category by ``rows``: mean +- std over seeds (n = runs)."""
     shown = metrics(frame)
     if not shown:
-        raise ReportError("no run has a failure breakdown (failure.* metrics): runs logged before kgx computed "
-                          "it, or none finished")
+        raise ReportError(
+            "no run has a failure breakdown (failure.* metrics): runs logged before kgx computed it, or none finished"
+        )
     require_keys(frame, rows)
     check_replicates(frame, rows)
     kg_free = ", ".join(sorted({str(v) for v in _without_kg(frame)}))
     note = f"; '-' for {kg_free}: {NOT_APPLICABLE}" if kg_free else ""
-    grid = Grid(title=f"failure breakdown, % of questions: mean +- std over seeds (n = runs){note}",
-                row_keys=list(rows), col_keys=["category"], rows=labels(frame, rows),
-                cols=[(m,) for m in shown], headers=[m.split(".", 1)[1] for m in shown])
+    grid = Grid(
+        title=f"failure breakdown, % of questions: mean +- std over seeds (n = runs){note}",
+        row_keys=list(rows),
+        col_keys=["category"],
+        rows=labels(frame, rows),
+        cols=[(m,) for m in shown],
+        headers=[m.split(".", 1)[1] for m in shown],
+    )
     for line in aggregate(frame, rows, shown).iter_rows(named=True):
         row = tuple(line[param_column(k)] for k in rows)
         for m in shown:

@@ -7,6 +7,7 @@ that comes from a run (questions, answers, evidence, names) is escaped: question
 and ``&``. The browser holds at most ``MAX_QUESTIONS`` questions and embeds at most
 ``MAX_PICTURES`` explanation pictures, so that a long run gives a page a browser can open.
 """
+
 from __future__ import annotations
 
 import base64
@@ -75,19 +76,30 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def page(title: str, subtitle: str, tables: Sequence[tuple[str, object]], figures: Sequence[Path],
-         runs: Sequence[RunQuestions], metric: str) -> str:
+def page(
+    title: str,
+    subtitle: str,
+    tables: Sequence[tuple[str, object]],
+    figures: Sequence[Path],
+    runs: Sequence[RunQuestions],
+    metric: str,
+) -> str:
     """The whole document. ``tables`` are (section title, Grid or error text) pairs: a table the
     runs cannot fill says why in its place rather than leaving the page unwritten."""
     sections = [f'<section id="tables"><h2>{esc(name)}</h2>{_table(grid)}</section>' for name, grid in tables]
     if figures:
         sections.append('<section id="figures"><h2>Figures</h2>' + "".join(map(_figure, figures)) + "</section>")
     sections.append(questions(runs, metric))
-    nav = " ".join(f'<a href="#{a}">{t}</a>' for a, t in (("tables", "Tables"), ("figures", "Figures"),
-                                                            ("questions", "Questions")) if a != "figures" or figures)
-    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
-            f"<style>{STYLE}</style></head><body><h1>{esc(title)}</h1><p class=\"sub\">{esc(subtitle)}</p>"
-            f"<nav>{nav}</nav>{''.join(sections)}<script>{SCRIPT}</script></body></html>\n")
+    nav = " ".join(
+        f'<a href="#{a}">{t}</a>'
+        for a, t in (("tables", "Tables"), ("figures", "Figures"), ("questions", "Questions"))
+        if a != "figures" or figures
+    )
+    return (
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
+        f'<style>{STYLE}</style></head><body><h1>{esc(title)}</h1><p class="sub">{esc(subtitle)}</p>'
+        f"<nav>{nav}</nav>{''.join(sections)}<script>{SCRIPT}</script></body></html>\n"
+    )
 
 
 def _table(grid: object) -> str:
@@ -96,8 +108,10 @@ def _table(grid: object) -> str:
 
 def _figure(path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode()
-    return f'<figure><img alt="{esc(path.stem)}" src="data:image/png;base64,{data}"><figcaption>' \
-           f"{esc(path.name)}</figcaption></figure>"
+    return (
+        f'<figure><img alt="{esc(path.stem)}" src="data:image/png;base64,{data}"><figcaption>'
+        f"{esc(path.name)}</figcaption></figure>"
+    )
 
 
 def questions(runs: Sequence[RunQuestions], metric: str) -> str:
@@ -107,14 +121,28 @@ def questions(runs: Sequence[RunQuestions], metric: str) -> str:
     out = ['<section id="questions"><h2>Questions</h2>']
     if not total:
         return out[0] + '<p class="note">no per-question records (predictions.jsonl) for these runs</p></section>'
-    out.append("<table><tr><th>run</th><th>questions</th><th>ok</th><th>fallback</th><th>error</th>"
-               f"<th>{esc(metric)} = 1</th><th>entities shown without a name</th></tr>")
+    out.append(
+        "<table><tr><th>run</th><th>questions</th><th>ok</th><th>fallback</th><th>error</th>"
+        f"<th>{esc(metric)} = 1</th><th>entities shown without a name</th></tr>"
+    )
     for run in runs:
         status = Counter(r.status for r in run.records)
         right = sum(_right(r, metric) for r in run.records)
-        out.append(f"<tr><td>{esc(run.label)}</td>" + "".join(
-            f'<td class="num">{n}</td>' for n in (len(run.records), status["ok"], status["fallback"],
-                                                  status["error"], right, _unnamed(run.records))) + "</tr>")
+        out.append(
+            f"<tr><td>{esc(run.label)}</td>"
+            + "".join(
+                f'<td class="num">{n}</td>'
+                for n in (
+                    len(run.records),
+                    status["ok"],
+                    status["fallback"],
+                    status["error"],
+                    right,
+                    _unnamed(run.records),
+                )
+            )
+            + "</tr>"
+        )
     out.append("</table>")
     shown = min(total, MAX_QUESTIONS)
     out.append(_filters(runs, metric, shown))
@@ -124,13 +152,15 @@ def questions(runs: Sequence[RunQuestions], metric: str) -> str:
         pairs.sort(key=lambda p: (order[p[1].id], p[0]))
     out += [_question(record, runs[i], i, metric, len(runs) > 1) for i, record in pairs[:shown]]
     if shown < total:
-        out.append(f'<p class="note">the first {shown} of {total} questions are shown; every record is in each '
-                   "run's predictions.jsonl artifact</p>")
+        out.append(
+            f'<p class="note">the first {shown} of {total} questions are shown; every record is in each '
+            "run's predictions.jsonl artifact</p>"
+        )
     return "".join(out) + "</section>"
 
 
 def _unnamed(records: Sequence[Record]) -> str:
-    """"12.5% of 48" (entities shown to the model, kgx.kg.metered), or "-" when none was shown."""
+    """ "12.5% of 48" (entities shown to the model, kgx.kg.metered), or "-" when none was shown."""
     shown, unnamed = sum(r.kg.entities for r in records), sum(r.kg.unnamed for r in records)
     return f"{100 * unnamed / shown:.1f}% of {shown}" if shown else "-"
 
@@ -140,8 +170,10 @@ def _filters(runs: Sequence[RunQuestions], metric: str, shown: int) -> str:
         items = "".join(f'<option value="{esc(v)}">{esc(t)}</option>' for v, t in options)
         return f'<label>{esc(label)} <select name="{name}"><option value="">all</option>{items}</select></label>'
 
-    parts = [select("status", "status", [(s, s) for s in ("ok", "fallback", "error")]),
-             select("result", metric, [("right", "right"), ("wrong", "wrong")])]
+    parts = [
+        select("status", "status", [(s, s) for s in ("ok", "fallback", "error")]),
+        select("result", metric, [("right", "right"), ("wrong", "wrong")]),
+    ]
     found = [c for c in CATEGORIES if any(r.breakdown == c for run in runs for r in run.records)]
     if found:
         parts.append(select("why", "why", [(c, c) for c in found]))
@@ -158,14 +190,18 @@ def _question(record: Record, run: RunQuestions, index: int, metric: str, severa
     right = _right(record, metric)
     prediction = record.prediction
     mark = f'<b class="right">{esc(metric)} ✓</b>' if right else f'<b class="wrong">{esc(metric)} ✗</b>'
-    head = (f'<summary><span class="st {esc(record.status)}">{esc(record.status)}</span> {mark} '
-            f"<code>{esc(record.id)}</code> {esc(record.question)}"
-            f'{f" <span class=run>{esc(run.label)}</span>" if several else ""}</summary>')
-    rows = [("question", esc(record.question)),
-            ("gold", esc(" ; ".join(" | ".join(aliases) for aliases in record.gold))),
-            ("answer", esc(prediction.answer) or "<i>none</i>"),
-            ("answers", esc(", ".join(prediction.answers)) or "<i>none</i>"),
-            ("evidence", _evidence(prediction.evidence))]
+    head = (
+        f'<summary><span class="st {esc(record.status)}">{esc(record.status)}</span> {mark} '
+        f"<code>{esc(record.id)}</code> {esc(record.question)}"
+        f"{f' <span class=run>{esc(run.label)}</span>' if several else ''}</summary>"
+    )
+    rows = [
+        ("question", esc(record.question)),
+        ("gold", esc(" ; ".join(" | ".join(aliases) for aliases in record.gold))),
+        ("answer", esc(prediction.answer) or "<i>none</i>"),
+        ("answers", esc(", ".join(prediction.answers)) or "<i>none</i>"),
+        ("evidence", _evidence(prediction.evidence)),
+    ]
     if prediction.reason:
         rows.append(("reason", esc(prediction.reason)))
     if record.error:
@@ -174,8 +210,9 @@ def _question(record: Record, run: RunQuestions, index: int, metric: str, severa
         rows.append(("why", _why(record)))
     rows.append(("scores", esc(", ".join(f"{k} {v:g}" for k, v in record.scores.items()))))
     kg = record.kg
-    named = (f", {kg.entities} entities shown, {kg.unnamed} without a name ({kg.unnamed_share:.0%})"
-             if kg.entities else "")
+    named = (
+        f", {kg.entities} entities shown, {kg.unnamed} without a name ({kg.unnamed_share:.0%})" if kg.entities else ""
+    )
     on_kg = f"; {kg.queries} KG calls{named}" if kg.queries else ""
     rows.append(("cost", esc(f"{record.calls} LLM calls, {record.tokens} tokens, {record.latency_s:.2f} s{on_kg}")))
     if record.trace:
@@ -183,9 +220,11 @@ def _question(record: Record, run: RunQuestions, index: int, metric: str, severa
     if record.id in run.explained:
         rows.append(("explanation", _picture(record, run)))
     body = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in rows)
-    return (f'<details class="q" data-status="{esc(record.status)}" data-run="{index}" '
-            f'data-result="{"right" if right else "wrong"}" data-why="{esc(record.breakdown)}">'
-            f'{head}<dl>{body}</dl></details>')
+    return (
+        f'<details class="q" data-status="{esc(record.status)}" data-run="{index}" '
+        f'data-result="{"right" if right else "wrong"}" data-why="{esc(record.breakdown)}">'
+        f"{head}<dl>{body}</dl></details>"
+    )
 
 
 def _why(record: Record) -> str:
@@ -217,8 +256,10 @@ def _picture(record: Record, run: RunQuestions) -> str:
     png = run.pictures.get(record.id)
     if png is None:
         return link
-    return f'{link}<br><img class="explain" loading="lazy" alt="explanation of {esc(record.id)}" ' \
-           f'src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+    return (
+        f'{link}<br><img class="explain" loading="lazy" alt="explanation of {esc(record.id)}" '
+        f'src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+    )
 
 
 def _link(root: Optional[str], path: str) -> str:

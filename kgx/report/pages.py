@@ -5,6 +5,7 @@ artifact root. A page logged as an artifact links relative to itself (it may be 
 any server, or from a copy of the store); a page written elsewhere links to the runs' artifact
 URIs when they are local files, the only kind a browser opens, and otherwise names the paths.
 """
+
 from __future__ import annotations
 
 import posixpath
@@ -26,8 +27,14 @@ def from_folder(run_id: str, label: str, out_dir: Path, records: Sequence[Record
     ones kgx.run.execute wrote beside the records, and links go up from ``report/``."""
     explained = {r.id for r in records if (out_dir / explanation_path(r.id)).exists()}
     shown = [r.id for r in records if r.id in explained][:MAX_PICTURES]
-    return RunQuestions(run_id, label, list(records), "../", explained,
-                        {qid: (out_dir / explanation_path(qid)).read_bytes() for qid in shown})
+    return RunQuestions(
+        run_id,
+        label,
+        list(records),
+        "../",
+        explained,
+        {qid: (out_dir / explanation_path(qid)).read_bytes() for qid in shown},
+    )
 
 
 def from_mlflow(mlflow: Any, frame: pl.DataFrame, page_uri: Optional[str]) -> list[RunQuestions]:
@@ -43,8 +50,7 @@ def from_mlflow(mlflow: Any, frame: pl.DataFrame, page_uri: Optional[str]) -> li
             logged = [a.path for a in _listing(mlflow, run_id, "explanations") if a.path in wanted]
             pictures = {wanted[path]: download(mlflow, run_id, path, tmp).read_bytes() for path in logged[:budget]}
         budget -= len(pictures)
-        runs.append(RunQuestions(run_id, label, records, _href(root, page_uri), {wanted[p] for p in logged},
-                                 pictures))
+        runs.append(RunQuestions(run_id, label, records, _href(root, page_uri), {wanted[p] for p in logged}, pictures))
     return runs
 
 
@@ -71,4 +77,3 @@ def _href(root: str, page_uri: Optional[str]) -> Optional[str]:
     if (page.scheme, page.netloc) != (target.scheme, target.netloc):
         return None
     return posixpath.relpath(target.path, page.path) + "/"
-

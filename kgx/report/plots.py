@@ -4,6 +4,7 @@ One panel per dataset (different datasets have different scales). Each point is 
 replicate runs (seeds) with std error bars. Figures are drawn on matplotlib's ``Figure``
 directly, not pyplot, so no display backend or global figure state is involved.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,8 +33,13 @@ LEGEND_ROWS = 22  # as many as fit beside a panel; more series get another legen
 LEGEND_WIDTH = 2.5  # inches the figure widens by per legend column
 
 
-def plot_cost_accuracy(frame: pl.DataFrame, out_dir: Path, metric: str = "hits1", cost: str = "total_tokens_per_q",
-                       by: Sequence[str] = ("method",)) -> Path:
+def plot_cost_accuracy(
+    frame: pl.DataFrame,
+    out_dir: Path,
+    metric: str = "hits1",
+    cost: str = "total_tokens_per_q",
+    by: Sequence[str] = ("method",),
+) -> Path:
     """``metric`` (y) against ``cost`` (x), one labelled point per ``by`` value (the papers'
     cost-effectiveness figure, e.g. KnowPath Fig. 4). Keys that vary within a ``by`` value
     (``method.n``) split it into several points, so that no point mixes configurations."""
@@ -48,14 +54,22 @@ def plot_cost_accuracy(frame: pl.DataFrame, out_dir: Path, metric: str = "hits1"
     style = _styles(list({_name(p, by, series) for p in means.iter_rows(named=True)}))
     for ax, (panel,) in zip(axes, labels(frame, [PANEL])):
         for point in means.filter(pl.col(param_column(PANEL)) == panel).iter_rows(named=True):
-            ax.errorbar(point[f"{cost}:mean"], point[f"{metric}:mean"], xerr=point[f"{cost}:std"],
-                        yerr=point[f"{metric}:std"], capsize=3, linestyle="none", **style[_name(point, by, series)])
+            ax.errorbar(
+                point[f"{cost}:mean"],
+                point[f"{metric}:mean"],
+                xerr=point[f"{cost}:std"],
+                yerr=point[f"{metric}:std"],
+                capsize=3,
+                linestyle="none",
+                **style[_name(point, by, series)],
+            )
         _axes(ax, panel, cost, metric)
     return _save(fig, out_dir / f"{metric}_vs_{cost}.png")
 
 
-def plot_param(frame: pl.DataFrame, out_dir: Path, param: str, metric: str = "hits1",
-               by: Sequence[str] = ("method",)) -> Path:
+def plot_param(
+    frame: pl.DataFrame, out_dir: Path, param: str, metric: str = "hits1", by: Sequence[str] = ("method",)
+) -> Path:
     """``metric`` against a swept ``param``, one line per ``by`` value (KnowPath Fig. 5, LMP
     Fig. 3). Runs without the param (a method that lacks the knob) are left out; numeric
     values are placed to scale, anything else evenly."""
@@ -71,8 +85,13 @@ def plot_param(frame: pl.DataFrame, out_dir: Path, param: str, metric: str = "hi
     for ax, (panel,) in zip(axes, labels(frame, [PANEL])):
         points = means.filter(pl.col(param_column(PANEL)) == panel).iter_rows(named=True)
         for name, line in _lines(sorted(points, key=lambda p: position[p[param_column(param)]]), by, series).items():
-            ax.errorbar([position[p[param_column(param)]] for p in line], [p[f"{metric}:mean"] for p in line],
-                        yerr=[p[f"{metric}:std"] or 0.0 for p in line], capsize=3, **style[name])
+            ax.errorbar(
+                [position[p[param_column(param)]] for p in line],
+                [p[f"{metric}:mean"] for p in line],
+                yerr=[p[f"{metric}:std"] or 0.0 for p in line],
+                capsize=3,
+                **style[name],
+            )
         _ticks(ax, position, values)
         _axes(ax, panel, full_key(param), metric)
     return _save(fig, out_dir / f"{metric}_vs_{full_key(param)}.png")
@@ -82,8 +101,10 @@ def _styles(names: list[str]) -> dict[str, dict]:
     """A colour and marker per series, the same in every panel, labelled once in the legend.
     Names go in a legend rather than beside the points: points close together would overlap."""
     markers = "osD^vP*X"
-    return {name: {"color": f"C{i % 10}", "marker": markers[i // 10 % len(markers)], "label": name}
-            for i, name in enumerate(sorted(names, key=natural_key))}
+    return {
+        name: {"color": f"C{i % 10}", "marker": markers[i // 10 % len(markers)], "label": name}
+        for i, name in enumerate(sorted(names, key=natural_key))
+    }
 
 
 def _ticks(ax: Axes, position: dict, values: list) -> None:
@@ -95,8 +116,12 @@ def _ticks(ax: Axes, position: dict, values: list) -> None:
         ax.set_xscale("log")
         ax.minorticks_off()
     crowded = sum(len(str(v)) for v in values) > 24
-    ax.set_xticks(list(position.values()), [str(v) for v in values], rotation=30 if crowded else 0,
-                  ha="right" if crowded else "center")
+    ax.set_xticks(
+        list(position.values()),
+        [str(v) for v in values],
+        rotation=30 if crowded else 0,
+        ha="right" if crowded else "center",
+    )
 
 
 def _lines(points: list[dict], by: Sequence[str], series: Sequence[str]) -> dict[str, list[dict]]:
@@ -110,8 +135,9 @@ def _name(point: dict, by: Sequence[str], series: Sequence[str]) -> str:
     """``cot``, or ``sc, method.n=5`` when a key beyond ``by`` separates configurations (a
     method without that key, whose value is absent, is just its name)."""
     values = [str(point[param_column(k)]) for k in by]
-    return ", ".join(values + [f"{k}={point[param_column(k)]}" for k in series[len(by):]
-                               if point[param_column(k)] is not None])
+    return ", ".join(
+        values + [f"{k}={point[param_column(k)]}" for k in series[len(by) :] if point[param_column(k)] is not None]
+    )
 
 
 def _panels(frame: pl.DataFrame) -> tuple[Figure, list[Axes]]:

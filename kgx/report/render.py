@@ -3,6 +3,7 @@
 CSV is the long form, one line per cell with ``mean``, ``std`` and ``n`` in their own columns,
 so the numbers stay numbers for a spreadsheet or a notebook; missing cells have empty fields.
 """
+
 from __future__ import annotations
 
 import csv
@@ -59,17 +60,22 @@ def markdown(grid: Grid) -> str:
     header, body = _lines(grid, cell_text)
     rule = ["---"] * len(grid.row_keys) + ["---:"] * len(grid.cols)
     rows = [header, rule, *body]
-    return f"{grid.title}\n\n" + "\n".join("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |"
-                                            for r in rows) + "\n"
+    return (
+        f"{grid.title}\n\n" + "\n".join("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows) + "\n"
+    )
 
 
 def latex(grid: Grid) -> str:
     header, body = _lines(grid, lambda c: cell_text(c, r"$\pm$", "--"))
     spec = "l" * len(grid.row_keys) + "r" * len(grid.cols)
-    out = [f"% {grid.title}", rf"\begin{{tabular}}{{{spec}}}", r"\hline",
-           " & ".join(map(escape, header)) + r" \\", r"\hline"]
-    out += [" & ".join(escape(c) if i < len(grid.row_keys) else c for i, c in enumerate(row)) + r" \\"
-            for row in body]
+    out = [
+        f"% {grid.title}",
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\hline",
+        " & ".join(map(escape, header)) + r" \\",
+        r"\hline",
+    ]
+    out += [" & ".join(escape(c) if i < len(grid.row_keys) else c for i, c in enumerate(row)) + r" \\" for row in body]
     return "\n".join([*out, r"\hline", r"\end{tabular}"]) + "\n"
 
 
@@ -99,13 +105,25 @@ def html_table(grid: Grid) -> str:
     header, body = _lines(grid, lambda c: cell_text(c, "±"))
     labels = len(grid.row_keys)
     rows = ["<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in header) + "</tr>"]
-    rows += ["<tr>" + "".join(f"<th>{html.escape(c)}</th>" if i < labels else f'<td class="num">{html.escape(c)}</td>'
-                              for i, c in enumerate(row)) + "</tr>" for row in body]
+    rows += [
+        "<tr>"
+        + "".join(
+            f"<th>{html.escape(c)}</th>" if i < labels else f'<td class="num">{html.escape(c)}</td>'
+            for i, c in enumerate(row)
+        )
+        + "</tr>"
+        for row in body
+    ]
     return f"<table><caption>{html.escape(grid.title.replace('+-', '±'))}</caption>{''.join(rows)}</table>\n"
 
 
-FORMATS: dict[str, Callable[[Grid], str]] = {"term": term, "md": markdown, "csv": csv_long, "latex": latex,
-                                             "html": html_table}
+FORMATS: dict[str, Callable[[Grid], str]] = {
+    "term": term,
+    "md": markdown,
+    "csv": csv_long,
+    "latex": latex,
+    "html": html_table,
+}
 
 
 def render(grid: Grid, fmt: str = "term") -> str:

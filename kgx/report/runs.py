@@ -4,6 +4,7 @@ A frame has one row per FINISHED run: ``run_id``, ``start_time``, ``params.<key>
 resolved config, as strings), ``metrics.<name>`` (floats) and ``tags.<name>``. Reports read this
 frame only, so a notebook can filter it with polars before handing it to a table or a plot.
 """
+
 from __future__ import annotations
 
 import logging
@@ -48,6 +49,7 @@ class ReportError(Exception):
     def wording(self, cli: bool) -> str:
         """The message for a shell user (``cli``) or a Python caller. Only the ``fixes``
         placeholders are replaced, so braces in run names or paths stay as they are."""
+
         def fix(match: re.Match) -> str:
             pair = self.fixes.get(match.group(1))
             return match.group(0) if pair is None else pair[0 if cli else 1]
@@ -78,10 +80,11 @@ def client(uri: Optional[str] = None) -> Any:
     from mlflow.tracking import MlflowClient
 
     uri = uri or default_uri()
-    if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///"):]).exists():
-        raise ReportError(f"no MLflow store at {uri[len('sqlite:///'):]} (tracking URI {uri}); "
-                          "run an experiment first or {uri}",
-                          uri=("pass --tracking-uri", "set KGX_TRACKING_URI or pass uri="))
+    if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///") :]).exists():
+        raise ReportError(
+            f"no MLflow store at {uri[len('sqlite:///') :]} (tracking URI {uri}); run an experiment first or {{uri}}",
+            uri=("pass --tracking-uri", "set KGX_TRACKING_URI or pass uri="),
+        )
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
     return MlflowClient(tracking_uri=uri)
@@ -150,12 +153,16 @@ def resolve_parent(mlflow: Any, experiment: str, parent: str) -> str:
         return named[0].info.run_id
     if named:
         listed = "; ".join(f"{r.info.run_id} ({r.info.run_name}, started {_when(r)})" for r in named)
-        raise ReportError(f"{len(named)} sweeps of experiment '{experiment}' are named '{parent}': {listed}; "
-                          "pass one of these run ids")
+        raise ReportError(
+            f"{len(named)} sweeps of experiment '{experiment}' are named '{parent}': {listed}; "
+            "pass one of these run ids"
+        )
     recent = sorted(sweeps, key=lambda r: r.info.start_time, reverse=True)[:10]
     known = ", ".join(f"{r.info.run_name} ({_when(r)})" for r in recent) or "none"
-    raise ReportError(f"no run id or sweep name '{parent}' in experiment '{experiment}' of {mlflow.tracking_uri}; "
-                      f"recent sweeps there: {known}")
+    raise ReportError(
+        f"no run id or sweep name '{parent}' in experiment '{experiment}' of {mlflow.tracking_uri}; "
+        f"recent sweeps there: {known}"
+    )
 
 
 def _when(run: Any) -> str:
@@ -174,8 +181,9 @@ def load_run(run_id: str, uri: Optional[str] = None) -> pl.DataFrame:
         raise ReportError(f"no run {run_id} in {mlflow.tracking_uri}") from None
 
 
-def _search(mlflow: Any, experiment_id: str, parent: Optional[str], query: str = "attributes.status = 'FINISHED'"
-            ) -> list[Any]:
+def _search(
+    mlflow: Any, experiment_id: str, parent: Optional[str], query: str = "attributes.status = 'FINISHED'"
+) -> list[Any]:
     if parent:
         query += f" and tags.`{PARENT_TAG}` = '{parent}'"
     runs, token = [], None
@@ -198,21 +206,24 @@ def _row(run: Any) -> dict[str, Any]:
 
 
 def latest_per_config(frame: pl.DataFrame) -> pl.DataFrame:
-    return (frame.sort("start_time", descending=True)
-            .unique(subset=f"tags.{IDENTITY_TAG}", keep="first", maintain_order=True))
+    return frame.sort("start_time", descending=True).unique(
+        subset=f"tags.{IDENTITY_TAG}", keep="first", maintain_order=True
+    )
 
 
 def require_keys(frame: pl.DataFrame, keys: Sequence[str]) -> None:
     for key in keys:
         if param_column(key) not in frame.columns:
-            raise ReportError(f"unknown key '{key}': no run has param '{full_key(key)}'; short keys: "
-                              f"{sorted(SHORT_KEYS)}; keys that differ between runs: {varying_keys(frame, [])}")
+            raise ReportError(
+                f"unknown key '{key}': no run has param '{full_key(key)}'; short keys: "
+                f"{sorted(SHORT_KEYS)}; keys that differ between runs: {varying_keys(frame, [])}"
+            )
 
 
 def require_metric(frame: pl.DataFrame, name: str) -> None:
     column = metric_column(name)
     if column not in frame.columns or frame[column].null_count() == frame.height:
-        known = sorted(c[len("metrics."):] for c in frame.columns if c.startswith("metrics."))
+        known = sorted(c[len("metrics.") :] for c in frame.columns if c.startswith("metrics."))
         raise ReportError(f"no run has a value for metric '{name}'; metrics: {known}")
 
 
@@ -221,15 +232,18 @@ def varying_keys(frame: pl.DataFrame, fixed: Sequence[str]) -> list[str]:
     share the ``fixed`` keys. Averaging over such a key would mix different configurations, so
     a table refuses to and a sweep summary lays the key out as a row key instead."""
     fixed_columns = [param_column(k) for k in fixed]
-    candidates = [c for c in frame.columns if c.startswith("params.") and c not in fixed_columns
-                  and not c.startswith(f"params.{REPLICATE_GROUP}")]
+    candidates = [
+        c
+        for c in frame.columns
+        if c.startswith("params.") and c not in fixed_columns and not c.startswith(f"params.{REPLICATE_GROUP}")
+    ]
     if not candidates:
         return []
     if fixed_columns:
         counts = frame.group_by(fixed_columns).agg(pl.col(c).n_unique() for c in candidates)
     else:
         counts = frame.select(pl.col(c).n_unique() for c in candidates)
-    return [c[len("params."):] for c in candidates if counts[c].max() > 1]
+    return [c[len("params.") :] for c in candidates if counts[c].max() > 1]
 
 
 def separating_keys(frame: pl.DataFrame, fixed: Sequence[str]) -> list[str]:
@@ -268,11 +282,14 @@ def run_labels(frame: pl.DataFrame, most: int = 3) -> list[str]:
     method = param_column("method")
     if method not in frame.columns:
         frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias(method))
-    keys = [c for c in frame.columns if c.startswith("params.") and c != method and _shown(c[len("params."):])]
+    keys = [c for c in frame.columns if c.startswith("params.") and c != method and _shown(c[len("params.") :])]
     spread = frame.group_by(method).agg(pl.col(c).drop_nulls().n_unique() for c in keys)
     method_group = method.rsplit(".", 1)[0] + "."
-    differing = [c[len("params."):] for c in keys
-                 if (spread[c].max() if c.startswith(method_group) else frame[c].n_unique()) > 1]
+    differing = [
+        c[len("params.") :]
+        for c in keys
+        if (spread[c].max() if c.startswith(method_group) else frame[c].n_unique()) > 1
+    ]
     named = {k.rsplit(".", 1)[0] for k in differing if k.endswith(".name")}
     differing = [k for k in differing if k.endswith(".name") or k.rsplit(".", 1)[0] not in named]
     names = []

@@ -5,6 +5,7 @@ A sweep knows its parent run but not how its runs should be laid out, so the lay
 derived: the keys the sweep varied become row keys (``method.depth`` beside ``method``),
 and every numeric one gets a metric-against-parameter figure.
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -37,14 +38,21 @@ ARTIFACT_DIR = "report"
 PAGE = "index.html"
 
 
-def layout(frame: pl.DataFrame, metric: str = "hits1", rows: Sequence[str] = ("method",),
-           cols: Sequence[str] = ("dataset",), strict: bool = True) -> dict[str, Union[Grid, str]]:
+def layout(
+    frame: pl.DataFrame,
+    metric: str = "hits1",
+    rows: Sequence[str] = ("method",),
+    cols: Sequence[str] = ("dataset",),
+    strict: bool = True,
+) -> dict[str, Union[Grid, str]]:
     """The ``metric`` table (rows x cols, the swept keys added to the rows), the cost table and,
     when the runs have one, the failure breakdown. Not ``strict``: a table the runs cannot fill
     is the reason, for a page to show."""
     swept = separating_keys(frame, [*rows, *cols])
-    builders = {f"Main table: {metric}": lambda: metric_table(frame, [*rows, *swept], cols, metric),
-                "Cost": lambda: cost_table(frame, [*rows, *swept, *cols])}
+    builders = {
+        f"Main table: {metric}": lambda: metric_table(frame, [*rows, *swept], cols, metric),
+        "Cost": lambda: cost_table(frame, [*rows, *swept, *cols]),
+    }
     if failure_metrics(frame):
         builders["Why questions were missed"] = lambda: failure_table(frame, [*rows, *swept, *cols])
     grids: dict[str, Union[Grid, str]] = {}
@@ -58,20 +66,39 @@ def layout(frame: pl.DataFrame, metric: str = "hits1", rows: Sequence[str] = ("m
     return grids
 
 
-def figures(frame: pl.DataFrame, out_dir: Path, metric: str = "hits1", rows: Sequence[str] = ("method",),
-            cols: Sequence[str] = ("dataset",), cost: str = "total_tokens_per_q") -> list[Path]:
+def figures(
+    frame: pl.DataFrame,
+    out_dir: Path,
+    metric: str = "hits1",
+    rows: Sequence[str] = ("method",),
+    cols: Sequence[str] = ("dataset",),
+    cost: str = "total_tokens_per_q",
+) -> list[Path]:
     """The accuracy-cost figure, one figure per numeric swept key and the failure breakdown's
     bars, written to ``out_dir``."""
     swept = separating_keys(frame, [*rows, *cols])
     breakdown = [plot_failures(frame, out_dir, [*rows, *swept, *cols])] if failure_metrics(frame) else []
-    return [plot_cost_accuracy(frame, out_dir, metric, cost, by=rows)] + [
-        plot_param(frame, out_dir, key, metric, by=rows) for key in swept
-        if numeric(frame[param_column(key)].drop_nulls().to_list())] + breakdown
+    return (
+        [plot_cost_accuracy(frame, out_dir, metric, cost, by=rows)]
+        + [
+            plot_param(frame, out_dir, key, metric, by=rows)
+            for key in swept
+            if numeric(frame[param_column(key)].drop_nulls().to_list())
+        ]
+        + breakdown
+    )
 
 
-def write_summary(frame: pl.DataFrame, out_dir: Path, metric: str = "hits1", rows: Sequence[str] = ("method",),
-                  cols: Sequence[str] = ("dataset",), cost: str = "total_tokens_per_q",
-                  runs: Sequence[RunQuestions] = (), title: str = "runs") -> list[Path]:
+def write_summary(
+    frame: pl.DataFrame,
+    out_dir: Path,
+    metric: str = "hits1",
+    rows: Sequence[str] = ("method",),
+    cols: Sequence[str] = ("dataset",),
+    cost: str = "total_tokens_per_q",
+    runs: Sequence[RunQuestions] = (),
+    title: str = "runs",
+) -> list[Path]:
     """``table.md``/``table.csv`` (``metric`` by rows x cols), ``cost.md``/``cost.csv``,
     ``failures.md``/``failures.csv`` (when the runs have a breakdown), the
     figures, and ``index.html`` (all of them, and the questions of ``runs``) in ``out_dir``."""
@@ -87,9 +114,14 @@ def write_summary(frame: pl.DataFrame, out_dir: Path, metric: str = "hits1", row
     return [*files, *drawn, out_dir / PAGE]
 
 
-def log_summary(parent_run_id: str, tracking_uri: Optional[str] = None, metric: str = "hits1",
-                rows: Sequence[str] = ("method",), cols: Sequence[str] = ("dataset",),
-                cost: str = "total_tokens_per_q") -> list[str]:
+def log_summary(
+    parent_run_id: str,
+    tracking_uri: Optional[str] = None,
+    metric: str = "hits1",
+    rows: Sequence[str] = ("method",),
+    cols: Sequence[str] = ("dataset",),
+    cost: str = "total_tokens_per_q",
+) -> list[str]:
     """Summarise the FINISHED children of ``parent_run_id`` into artifacts ``report/...`` of
     the parent run; returns the artifact paths. Raises ReportError when there is nothing to
     summarise (no finished child) or the metric is unknown."""
@@ -98,15 +130,23 @@ def log_summary(parent_run_id: str, tracking_uri: Optional[str] = None, metric: 
     parent = mlflow.get_run(parent_run_id).info
     runs = from_mlflow(mlflow, frame, f"{parent.artifact_uri}/{ARTIFACT_DIR}")
     with tempfile.TemporaryDirectory() as tmp:
-        files = write_summary(frame, Path(tmp), metric, rows, cols, cost, runs,
-                              f"sweep {parent.run_name} ({parent_run_id})")
+        files = write_summary(
+            frame, Path(tmp), metric, rows, cols, cost, runs, f"sweep {parent.run_name} ({parent_run_id})"
+        )
         mlflow.log_artifacts(parent_run_id, tmp, ARTIFACT_DIR)
     return [f"{ARTIFACT_DIR}/{f.name}" for f in files]
 
 
-def html_report(experiment: str = "kgx", uri: Optional[str] = None, parent: Optional[str] = None,
-                run: Optional[str] = None, metric: str = "hits1", rows: Sequence[str] = ("method",),
-                cols: Sequence[str] = ("dataset",), cost: str = "total_tokens_per_q") -> str:
+def html_report(
+    experiment: str = "kgx",
+    uri: Optional[str] = None,
+    parent: Optional[str] = None,
+    run: Optional[str] = None,
+    metric: str = "hits1",
+    rows: Sequence[str] = ("method",),
+    cols: Sequence[str] = ("dataset",),
+    cost: str = "total_tokens_per_q",
+) -> str:
     """The page of one ``run``, of a sweep (``parent``: its id or name) or of ``experiment``,
     to be saved outside the store: it links the runs' artifacts by their own URIs."""
     frame = load_run(run, uri) if run else load_runs(experiment, uri, parent)
@@ -114,8 +154,14 @@ def html_report(experiment: str = "kgx", uri: Optional[str] = None, parent: Opti
     title = f"run {run}" if run else f"sweep {parent}" if parent else f"experiment {experiment}"
     with tempfile.TemporaryDirectory() as tmp:
         shown = figures(frame, Path(tmp), metric, rows, cols, cost) if frame.height > 1 else []
-        return page(title, count(frame.height, "run"), list(layout(frame, metric, rows, cols, strict=False).items()),
-                    shown, runs, metric)
+        return page(
+            title,
+            count(frame.height, "run"),
+            list(layout(frame, metric, rows, cols, strict=False).items()),
+            shown,
+            runs,
+            metric,
+        )
 
 
 def log_run_report(run_id: str, uri: str, out_dir: Path, records: Sequence[Record], metric: str = "hits1") -> str:
@@ -124,9 +170,14 @@ def log_run_report(run_id: str, uri: str, out_dir: Path, records: Sequence[Recor
     point says nothing), so the page costs no plotting: it is cheap for a long run."""
     frame = load_run(run_id, uri)
     (label,) = run_labels(frame)
-    text = page(f"run {frame['run_name'][0]}", f"{label}, run id {run_id}, {count(len(records), 'question')}",
-                list(layout(frame, metric, strict=False).items()), [],
-                [from_folder(run_id, label, out_dir, records)], metric)
+    text = page(
+        f"run {frame['run_name'][0]}",
+        f"{label}, run id {run_id}, {count(len(records), 'question')}",
+        list(layout(frame, metric, strict=False).items()),
+        [],
+        [from_folder(run_id, label, out_dir, records)],
+        metric,
+    )
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / PAGE).write_text(text)
         client(uri).log_artifact(run_id, str(Path(tmp) / PAGE), ARTIFACT_DIR)

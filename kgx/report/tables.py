@@ -4,6 +4,7 @@ A cell aggregates the runs that share its row and column keys. Those runs must d
 nothing but the ``run.`` group (the seed and execution settings); otherwise the mean would
 mix configurations, and the table says which key to add to the rows instead.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -67,13 +68,13 @@ class Grid:
 def aggregate(frame: pl.DataFrame, keys: Sequence[str], metrics: Sequence[str]) -> pl.DataFrame:
     """One line per distinct value of ``keys``: ``<metric>:mean``, ``:std`` and ``:n`` for each
     metric. Runs without the metric are left out of its figures, so ``n`` can differ by metric."""
-    frame = frame.with_columns(pl.lit(None, dtype=pl.Float64).alias(metric_column(m))
-                               for m in metrics if metric_column(m) not in frame.columns)
+    frame = frame.with_columns(
+        pl.lit(None, dtype=pl.Float64).alias(metric_column(m)) for m in metrics if metric_column(m) not in frame.columns
+    )
     figures = []
     for m in metrics:
         column = pl.col(metric_column(m))
-        figures += [column.mean().alias(f"{m}:mean"), column.std().alias(f"{m}:std"),
-                    column.count().alias(f"{m}:n")]
+        figures += [column.mean().alias(f"{m}:mean"), column.std().alias(f"{m}:std"), column.count().alias(f"{m}:n")]
     return frame.group_by([param_column(k) for k in keys]).agg(figures)
 
 
@@ -81,9 +82,12 @@ def check_replicates(frame: pl.DataFrame, rows: Sequence[str], cols: Sequence[st
     mixed = varying_keys(frame, [*rows, *cols])
     if mixed:
         split = ",".join([*rows, *separating_keys(frame, [*rows, *cols])])
-        raise ReportError(f"runs in one cell differ in {mixed}, so a mean over them would mix configurations; "
-                          "lay them out by more keys (e.g. {rows}) or report one sweep with {parent}",
-                          rows=(f"--rows {split}", f"rows={split.split(',')}"), parent=("--parent", "parent="))
+        raise ReportError(
+            f"runs in one cell differ in {mixed}, so a mean over them would mix configurations; "
+            "lay them out by more keys (e.g. {rows}) or report one sweep with {parent}",
+            rows=(f"--rows {split}", f"rows={split.split(',')}"),
+            parent=("--parent", "parent="),
+        )
 
 
 def metric_table(frame: pl.DataFrame, rows: Sequence[str], cols: Sequence[str], metric: str) -> Grid:
@@ -93,11 +97,18 @@ def metric_table(frame: pl.DataFrame, rows: Sequence[str], cols: Sequence[str], 
     check_replicates(frame, rows, cols)
     title = f"{metric} by {' x '.join(rows)} / {' x '.join(cols)}: mean +- std over seeds (n = runs)"
     columns = labels(frame, cols)
-    grid = Grid(title=title, row_keys=list(rows), col_keys=list(cols), rows=labels(frame, rows), cols=columns,
-                headers=[" / ".join(str(v) for v in col) for col in columns], metric=metric)
+    grid = Grid(
+        title=title,
+        row_keys=list(rows),
+        col_keys=list(cols),
+        rows=labels(frame, rows),
+        cols=columns,
+        headers=[" / ".join(str(v) for v in col) for col in columns],
+        metric=metric,
+    )
     for line in aggregate(frame, [*rows, *cols], [metric]).iter_rows(named=True):
         key = tuple(line[param_column(k)] for k in [*rows, *cols])
-        grid.cells[key[:len(rows)], key[len(rows):]] = summary_cell(line, metric)
+        grid.cells[key[: len(rows)], key[len(rows) :]] = summary_cell(line, metric)
     return grid
 
 
@@ -111,9 +122,14 @@ def cost_table(frame: pl.DataFrame, rows: Sequence[str] = ("method", "dataset"))
     if metric_column("cost_usd") in frame.columns and frame[metric_column("cost_usd")].null_count() < frame.height:
         metrics.append("cost_usd")
     check_replicates(frame, rows)
-    grid = Grid(title="cost: mean +- std over seeds (n = runs)", row_keys=list(rows),
-                col_keys=["metric"], rows=labels(frame, rows), cols=[(m,) for m in metrics],
-                headers=[COST_METRICS[m] for m in metrics])
+    grid = Grid(
+        title="cost: mean +- std over seeds (n = runs)",
+        row_keys=list(rows),
+        col_keys=["metric"],
+        rows=labels(frame, rows),
+        cols=[(m,) for m in metrics],
+        headers=[COST_METRICS[m] for m in metrics],
+    )
     for line in aggregate(frame, rows, metrics).iter_rows(named=True):
         row = tuple(line[param_column(k)] for k in rows)
         for m in metrics:

@@ -3,6 +3,7 @@
 The usage of a run is the sum of its records' usage objects (``Usage`` and ``KGUsage`` add up),
 so every figure below is one sum or one mean over typed fields.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -55,29 +56,31 @@ def summarize(records: Sequence[Record], wall_s: float, spent: Sequence[Record] 
     paid = used + sum((r.usage for r in spent), Usage())
     kg = sum((r.kg for r in records), KGUsage())
     latencies = [r.latency_s for r in records]
-    out.update({
-        "llm_calls_per_q": mean(used.calls),
-        "input_tokens_per_q": mean(used.input_tokens),
-        "output_tokens_per_q": mean(used.output_tokens),
-        "total_tokens_per_q": mean(used.total_tokens),
-        "latency_s_per_q": mean(sum(latencies)),
-        "latency_s_p95": p95(latencies),
-        "cost_usd": float("nan") if paid.cost is None else paid.cost,
-        "billed_calls": float(paid.billed_calls),
-        "cached_calls": float(used.cached_calls),
-        "billed_tokens": float(paid.billed_input_tokens + paid.billed_output_tokens),
-        "parse_failures": float(used.parse_failures),
-        "truncated": float(used.truncated),
-        "retries": float(used.retries),
-        "kg_queries_per_q": mean(kg.queries),
-        "kg_latency_s_per_q": mean(kg.latency_s),
-        "kg_capped_per_q": mean(kg.capped),
-        "fallback_rate": 100.0 * mean(sum(r.status == "fallback" for r in records)),
-        "errors": float(sum(r.failed for r in records)),
-        "errors.infra": float(sum(bool(r.failure and r.failure.infra) for r in records)),
-        "n_questions": float(n),
-        "wall_s": wall_s,
-    })
+    out.update(
+        {
+            "llm_calls_per_q": mean(used.calls),
+            "input_tokens_per_q": mean(used.input_tokens),
+            "output_tokens_per_q": mean(used.output_tokens),
+            "total_tokens_per_q": mean(used.total_tokens),
+            "latency_s_per_q": mean(sum(latencies)),
+            "latency_s_p95": p95(latencies),
+            "cost_usd": float("nan") if paid.cost is None else paid.cost,
+            "billed_calls": float(paid.billed_calls),
+            "cached_calls": float(used.cached_calls),
+            "billed_tokens": float(paid.billed_input_tokens + paid.billed_output_tokens),
+            "parse_failures": float(used.parse_failures),
+            "truncated": float(used.truncated),
+            "retries": float(used.retries),
+            "kg_queries_per_q": mean(kg.queries),
+            "kg_latency_s_per_q": mean(kg.latency_s),
+            "kg_capped_per_q": mean(kg.capped),
+            "fallback_rate": 100.0 * mean(sum(r.status == "fallback" for r in records)),
+            "errors": float(sum(r.failed for r in records)),
+            "errors.infra": float(sum(bool(r.failure and r.failure.infra) for r in records)),
+            "n_questions": float(n),
+            "wall_s": wall_s,
+        }
+    )
     out.update(name_figures(kg, n))
     out.update(reach_figures(records))
     out.update(shares(records))
@@ -107,8 +110,11 @@ def name_figures(kg: KGUsage, n: int) -> dict[str, float]:
     shown, pooled over questions); nothing for a run that showed none (io, cot, sc)."""
     if not kg.entities:
         return {}
-    return {"entities_shown_per_q": kg.entities / n, "unnamed_entity_share": 100.0 * kg.unnamed / kg.entities,
-            "bare_entity_share": 100.0 * kg.bare / kg.entities}
+    return {
+        "entities_shown_per_q": kg.entities / n,
+        "unnamed_entity_share": 100.0 * kg.unnamed / kg.entities,
+        "bare_entity_share": 100.0 * kg.bare / kg.entities,
+    }
 
 
 def reach_figures(records: Sequence[Record]) -> dict[str, float]:

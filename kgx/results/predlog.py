@@ -5,6 +5,7 @@ one that counts, so nothing a run paid for is ever overwritten. Reading it back 
 crash or a full disk leaves behind: a torn last line is cut off, and a damaged line (NUL bytes,
 not JSON, no id) is moved to a side file, named in one warning, and its question computed again.
 """
+
 from __future__ import annotations
 
 import json
@@ -80,8 +81,11 @@ class PredictionLog:
         tmp.replace(self.path)
         where = ", ".join(f"{self.path}:{lineno} ({problem})" for lineno, _, problem in damaged[:5])
         more = f" and {len(damaged) - 5} more" if len(damaged) > 5 else ""
-        print(f"kgx: warning: damaged lines in the prediction log: {where}{more}; moved to {side}; "
-              f"their questions are answered again", file=sys.stderr)
+        print(
+            f"kgx: warning: damaged lines in the prediction log: {where}{more}; moved to {side}; "
+            f"their questions are answered again",
+            file=sys.stderr,
+        )
 
     def set_aside(self) -> Optional[Path]:
         """Move an earlier log out of the way (``run.force``) without deleting it."""

@@ -5,6 +5,7 @@ so the run's totals are their sums (``Usage.__add__``) rather than re-sums of di
 that every reader has to know. On disk it stays the JSON line kgx has always written, so logs of
 earlier versions resume.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
@@ -70,11 +71,22 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "id": self.id, "question": self.question, "gold": self.gold, "prediction": self.prediction.to_dict(),
-            "scores": self.scores, "status": self.status, "error": self.error.to_dict() if self.error else None,
-            "calls": self.calls, "tokens": self.tokens, "latency_s": self.latency_s, "usage": self.usage.to_dict(),
-            "stages": {stage: u.to_dict() for stage, u in self.stages.items()}, "kg": self.kg.to_dict(),
-            "trace": self.trace, "breakdown": self.breakdown, "shown": self.shown,
+            "id": self.id,
+            "question": self.question,
+            "gold": self.gold,
+            "prediction": self.prediction.to_dict(),
+            "scores": self.scores,
+            "status": self.status,
+            "error": self.error.to_dict() if self.error else None,
+            "calls": self.calls,
+            "tokens": self.tokens,
+            "latency_s": self.latency_s,
+            "usage": self.usage.to_dict(),
+            "stages": {stage: u.to_dict() for stage, u in self.stages.items()},
+            "kg": self.kg.to_dict(),
+            "trace": self.trace,
+            "breakdown": self.breakdown,
+            "shown": self.shown,
             "reach": None if self.reach is None else {key: getattr(self.reach, key) for key in REACH_KEPT},
             "left_at": self.left_at,
         }
@@ -85,14 +97,22 @@ class Record:
         anything else malformed raises RecordError naming the field."""
         try:
             return cls(
-                id=data["id"], question=data.get("question", ""), gold=data.get("gold", []),
-                prediction=_typed(Prediction, data["prediction"]), scores=dict(data.get("scores", {})),
-                status=data["status"], usage=_typed(Usage, data.get("usage", {})),
+                id=data["id"],
+                question=data.get("question", ""),
+                gold=data.get("gold", []),
+                prediction=_typed(Prediction, data["prediction"]),
+                scores=dict(data.get("scores", {})),
+                status=data["status"],
+                usage=_typed(Usage, data.get("usage", {})),
                 stages={stage: _typed(Usage, u) for stage, u in data.get("stages", {}).items()},
-                kg=_typed(KGUsage, data.get("kg", {})), latency_s=float(data.get("latency_s", 0.0)),
-                trace=data.get("trace", ""), error=Failure.from_dict(data["error"]) if data.get("error") else None,
-                reach=_typed(Reach, data["reach"]) if data.get("reach") else None, shown=data.get("shown"),
-                left_at=data.get("left_at"))
+                kg=_typed(KGUsage, data.get("kg", {})),
+                latency_s=float(data.get("latency_s", 0.0)),
+                trace=data.get("trace", ""),
+                error=Failure.from_dict(data["error"]) if data.get("error") else None,
+                reach=_typed(Reach, data["reach"]) if data.get("reach") else None,
+                shown=data.get("shown"),
+                left_at=data.get("left_at"),
+            )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise RecordError(f"not a prediction record ({type(exc).__name__}: {exc})") from None
 

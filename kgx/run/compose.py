@@ -2,6 +2,7 @@
 
 Lives in the run layer because it needs the method registry (``kgx.methods``), which sits above
 the config schemas of ``kgx.core.config``."""
+
 from __future__ import annotations
 
 import secrets

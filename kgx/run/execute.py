@@ -8,6 +8,7 @@ with every question's transcript as an MLflow trace (kgx.track.transcripts) buil
 question that ended in an error is not finished: the run is FAILED, and a rerun computes that
 question again.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -46,8 +47,9 @@ if TYPE_CHECKING:
     from kgx.llm.client import LLMClient
 
 
-def answer_one(question: Question, spec: RunSpec, client: "LLMClient", kg: Any, out_dir: Path,
-               reacher: Optional[Reacher] = None) -> Record:
+def answer_one(
+    question: Question, spec: RunSpec, client: "LLMClient", kg: Any, out_dir: Path, reacher: Optional[Reacher] = None
+) -> Record:
     """Run the method on one question; any exception becomes a ``status=error`` record whose
     ``error`` says whether the infrastructure or the method failed (kgx.core.faults). Reachability
     comes first (the oracle backbone is driven by its gold paths), on the KG itself, not metered
@@ -61,8 +63,13 @@ def answer_one(question: Question, spec: RunSpec, client: "LLMClient", kg: Any, 
     seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
     from kgx.llm.question import QuestionLLM  # with litellm: imported once input is known good
 
-    ctx = methods.Context(llm=QuestionLLM(client, meter, trace, gold=gold), params=spec.method, rng=random.Random(seed),
-                          trace=trace, kg=metered_kg)
+    ctx = methods.Context(
+        llm=QuestionLLM(client, meter, trace, gold=gold),
+        params=spec.method,
+        rng=random.Random(seed),
+        trace=trace,
+        kg=metered_kg,
+    )
     failure: Optional[Failure] = None
     start = time.perf_counter()
     try:
@@ -72,11 +79,22 @@ def answer_one(question: Question, spec: RunSpec, client: "LLMClient", kg: Any, 
         prediction = Prediction(answer="", status="error", reason=f"{type(exc).__name__}: {exc}")
         trace.error = traceback.format_exc()
     latency = time.perf_counter() - start
-    record = Record(id=question.id, question=question.text, gold=question.answers, prediction=prediction,
-                    scores=metrics.score(question, prediction), status=prediction.status, usage=meter.total(),
-                    stages=dict(meter.stages), kg=metered_kg.usage, latency_s=latency,
-                    trace=str(Path("traces") / f"{file_name(question.id)}.json"), error=failure, reach=reach,
-                    shown=None if failure else breakdown.shown(trace, question.answers))
+    record = Record(
+        id=question.id,
+        question=question.text,
+        gold=question.answers,
+        prediction=prediction,
+        scores=metrics.score(question, prediction),
+        status=prediction.status,
+        usage=meter.total(),
+        stages=dict(meter.stages),
+        kg=metered_kg.usage,
+        latency_s=latency,
+        trace=str(Path("traces") / f"{file_name(question.id)}.json"),
+        error=failure,
+        reach=reach,
+        shown=None if failure else breakdown.shown(trace, question.answers),
+    )
     if reach is not None:
         trace.note("reach", breakdown.describe(reach), **reach.to_dict())
         if record.breakdown == "not_retrieved":
@@ -92,8 +110,9 @@ def kg_key(spec: RunSpec) -> str:
     return json.dumps(asdict(spec.kg), sort_keys=True, default=str)
 
 
-def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
-            parent_id: Optional[str] = None) -> Outcome:
+def execute(
+    spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None, parent_id: Optional[str] = None
+) -> Outcome:
     """Run ``spec``; a config that already has a FINISHED MLflow run is not run again
     (``run.force`` overrides). ``parent_id`` makes the MLflow run a child of a sweep's run.
     One invocation per config at a time: a second one is refused (locks.Busy), naming the first."""
@@ -123,9 +142,14 @@ def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
             client.prepare()
             client.preflight()
         tags = {
-            "method": spec.method.name, "dataset": spec.dataset.name, "llm": spec.llm.model,
-            "llm_config": spec.llm.name, "kg": spec.kg.name, "git_commit": git_commit(Path(__file__).parent),
-            "config_hash": folder.digest, "output_dir": str(folder.path),
+            "method": spec.method.name,
+            "dataset": spec.dataset.name,
+            "llm": spec.llm.model,
+            "llm_config": spec.llm.name,
+            "kg": spec.kg.name,
+            "git_commit": git_commit(Path(__file__).parent),
+            "config_hash": folder.digest,
+            "output_dir": str(folder.path),
             # How each backbone was asked for structured output (what llm.structured_output=auto chose).
             "structured_output": ", ".join(f"{name}={mode}" for name, mode in client.structured_modes().items()),
             **({PARENT_TAG: parent_id} if parent_id else {}),
@@ -133,9 +157,15 @@ def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
         name = run_name or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"
         with folder.mlflow_run(tracker, name, run_params(spec.resolved()), tags) as run_id:
             reacher = Reacher(kg, kg_key(spec), Path(spec.run.cache_dir)) if spec.method.horizon() else None
-            loop = answer_all(plan.todo, lambda q: answer_one(q, spec, client, kg, folder.path, reacher), spec.workers,
-                              folder.log, Progress(len(questions), list(plan.done.values()), spec.run.progress),
-                              Breaker(spec.run.max_consecutive_errors), folder.clock(plan))
+            loop = answer_all(
+                plan.todo,
+                lambda q: answer_one(q, spec, client, kg, folder.path, reacher),
+                spec.workers,
+                folder.log,
+                Progress(len(questions), list(plan.done.values()), spec.run.progress),
+                Breaker(spec.run.max_consecutive_errors),
+                folder.clock(plan),
+            )
             if reacher is not None:
                 reacher.close()
             outcome = conclude(questions, plan, loop, folder.path, run_id, client.invocation)
@@ -153,8 +183,9 @@ def execute(spec: RunSpec, launch_dir: Path, run_name: Optional[str] = None,
     return outcome
 
 
-def conclude(questions: list[Question], plan: Plan, loop: LoopResult, out_dir: Path, run_id: str,
-             invocation: int) -> Outcome:
+def conclude(
+    questions: list[Question], plan: Plan, loop: LoopResult, out_dir: Path, run_id: str, invocation: int
+) -> Outcome:
     """The run's records in dataset order and its figures. A question the loop did not reach keeps
     its earlier error record: it is still unanswered."""
     records = [r for q in questions if (r := loop.new.get(q.id) or plan.done.get(q.id) or plan.earlier.get(q.id))]
@@ -164,24 +195,49 @@ def conclude(questions: list[Question], plan: Plan, loop: LoopResult, out_dir: P
     summary["unanswered"] = float(unreached)
     summary["invocations"] = float(invocation)
     billed = sum(r.usage.billed_calls for r in loop.new.values())
-    return Outcome(summary, records, out_dir, run_id, len(loop.new), billed, len(plan.done), loop.interrupted,
-                   failures=[f for r in records if (f := r.failure)], tripped=loop.tripped, not_started=unreached,
-                   retried=sum(1 for qid in loop.new if qid in plan.earlier))
+    return Outcome(
+        summary,
+        records,
+        out_dir,
+        run_id,
+        len(loop.new),
+        billed,
+        len(plan.done),
+        loop.interrupted,
+        failures=[f for r in records if (f := r.failure)],
+        tripped=loop.tripped,
+        not_started=unreached,
+        retried=sum(1 for qid in loop.new if qid in plan.earlier),
+    )
 
 
 def _log_artifacts(tracker: Any, out_dir: Path, records: list[Record]) -> None:
     import polars as pl
 
     if records:
-        flat = [{
-            "id": r.id, "question": r.question, "gold": json.dumps(r.gold), "answer": r.prediction.answer,
-            "answers": r.prediction.answers, "status": r.status, **r.scores, "calls": r.calls, "tokens": r.tokens,
-            "input_tokens": r.usage.input_tokens, "output_tokens": r.usage.output_tokens,
-            "latency_s": r.latency_s, "trace": r.trace, "breakdown": r.breakdown,
-            "reachable": None if r.reach is None else r.reach.reachable,
-            "left_at": None if r.left_at is None else r.left_at["depth"],
-            "entities_shown": r.kg.entities, "unnamed_shown": r.kg.unnamed,
-        } for r in records]
+        flat = [
+            {
+                "id": r.id,
+                "question": r.question,
+                "gold": json.dumps(r.gold),
+                "answer": r.prediction.answer,
+                "answers": r.prediction.answers,
+                "status": r.status,
+                **r.scores,
+                "calls": r.calls,
+                "tokens": r.tokens,
+                "input_tokens": r.usage.input_tokens,
+                "output_tokens": r.usage.output_tokens,
+                "latency_s": r.latency_s,
+                "trace": r.trace,
+                "breakdown": r.breakdown,
+                "reachable": None if r.reach is None else r.reach.reachable,
+                "left_at": None if r.left_at is None else r.left_at["depth"],
+                "entities_shown": r.kg.entities,
+                "unnamed_shown": r.kg.unnamed,
+            }
+            for r in records
+        ]
         # Every row decides the columns' types: a column empty in the first 100 rows (left_at, when the
         # first question the method loses comes later) would be typed Null and fail at the first value.
         pl.DataFrame(flat, infer_schema_length=None).write_parquet(out_dir / "predictions.parquet")

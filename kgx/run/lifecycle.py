@@ -7,6 +7,7 @@ A rerun reads that log back: answered questions are kept, questions whose last r
 error are planned again, and what every invocation paid for stays counted. One invocation per
 config runs at a time (a lock file in the folder), and the MLflow run is never left RUNNING.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -76,8 +77,11 @@ class RunFolder:
     def __init__(self, spec: RunSpec):
         self.spec = spec
         self.digest = config_hash(spec)
-        self.path = (Path(spec.run.output_dir) if spec.run.output_dir else Path("outputs") / "runs"
-                     / f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}-{self.digest}")
+        self.path = (
+            Path(spec.run.output_dir)
+            if spec.run.output_dir
+            else Path("outputs") / "runs" / f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}-{self.digest}"
+        )
         self.log = PredictionLog(self.path / "predictions.jsonl")
 
     def lock(self) -> contextlib.AbstractContextManager:
@@ -128,5 +132,13 @@ class RunFolder:
 def skipped(run: Any, out_dir: Path) -> Outcome:
     """The outcome of an earlier FINISHED run of the same config."""
     summary = dict(run.data.metrics)
-    return Outcome(summary, [], Path(run.data.tags.get("output_dir", out_dir)), run.info.run_id, 0, 0,
-                   int(summary.get("n_questions", 0)), skipped=True)
+    return Outcome(
+        summary,
+        [],
+        Path(run.data.tags.get("output_dir", out_dir)),
+        run.info.run_id,
+        0,
+        0,
+        int(summary.get("n_questions", 0)),
+        skipped=True,
+    )

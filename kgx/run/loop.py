@@ -4,6 +4,7 @@ Two things stop it before the last question: Ctrl-C (no question starts after it
 flight are not logged) and the :class:`~kgx.core.faults.Breaker` when the same failure repeats (an
 outage). Either way every finished question is on disk, and a rerun resumes.
 """
+
 from __future__ import annotations
 
 import os
@@ -56,8 +57,10 @@ class Progress:
         if not self.n or not self.enabled:
             return
         errors = f" errors={self.errors}" if self.errors else ""
-        self.bar.set_postfix_str(f"hits@1={100 * self.hits / self.n:.1f} tok={self.tokens} "
-                                 f"cost=${self.cost:.4f}{'+?' if self.unpriced else ''}{errors}")
+        self.bar.set_postfix_str(
+            f"hits@1={100 * self.hits / self.n:.1f} tok={self.tokens} "
+            f"cost=${self.cost:.4f}{'+?' if self.unpriced else ''}{errors}"
+        )
 
     def close(self) -> None:
         self.bar.close()
@@ -116,8 +119,9 @@ class Workers:
     interpreter lock just to report that it started. Daemon threads: Ctrl-C does not wait for
     questions in flight (they are not logged; a rerun does them)."""
 
-    def __init__(self, n: int, answer: Answer, todo: Iterator[Question], finished: SimpleQueue[Finished],
-                 breaker: Breaker):
+    def __init__(
+        self, n: int, answer: Answer, todo: Iterator[Question], finished: SimpleQueue[Finished], breaker: Breaker
+    ):
         self.answer = answer
         self.finished = finished
         self.breaker = breaker
@@ -175,8 +179,15 @@ class Finished:
         return self.record
 
 
-def answer_all(todo: list[Question], answer: Answer, workers: int, log: PredictionLog, progress: Progress,
-               breaker: Breaker, clock: WallClock) -> LoopResult:
+def answer_all(
+    todo: list[Question],
+    answer: Answer,
+    workers: int,
+    log: PredictionLog,
+    progress: Progress,
+    breaker: Breaker,
+    clock: WallClock,
+) -> LoopResult:
     """Answer ``todo`` with ``workers`` questions in flight (kgx.run.loop.Workers), logging them as
     they finish: a stop (the breaker, Ctrl-C) leaves at most ``workers - 1`` questions running,
     and memory does not grow with the number of questions. Finished questions arrive on a queue

@@ -17,6 +17,7 @@ so a dataset on the wrong KG (``dataset=cwq`` on the default demo KG) would look
 
 The prompting baselines (``PROMPT_ONLY``) never read the KG, so their runs skip all of this.
 """
+
 from __future__ import annotations
 
 import sys
@@ -61,9 +62,11 @@ def check(spec: RunSpec, questions: list[Question], kg: SparqlKG) -> list[Questi
     if absent:
         hit = sum(1 for q in questions if any(t in absent for t in q.topic_entities))
         shown = _listed([f"{t} ({name})" for t, name in topics.items() if t in absent])
-        text = (f"dataset '{spec.dataset.name}' on kg '{spec.kg.name}': {hit} of {len(questions)} questions start "
-                f"from topic entities the KG does not hold ({shown}); every KG method answers those from the "
-                f"model's own knowledge (status fallback)")
+        text = (
+            f"dataset '{spec.dataset.name}' on kg '{spec.kg.name}': {hit} of {len(questions)} questions start "
+            f"from topic entities the KG does not hold ({shown}); every KG method answers those from the "
+            f"model's own knowledge (status fallback)"
+        )
         if allowed or spec.kg.name == spec.dataset.kg or kg_chosen():
             warn(text)
         else:
@@ -81,8 +84,10 @@ def resolve_names(questions: list[Question], kg: SparqlKG) -> tuple[list[Questio
     ids = named(kg, wanted)
     ambiguous = [n for n in wanted if len(ids.get(n, [])) > 1]
     if ambiguous:
-        warn(f"{len(ambiguous)} topic entity names belong to several KG entities; the first id is used "
-             f"({_listed([f'{n} -> {ids[n][0]}' for n in ambiguous])})")
+        warn(
+            f"{len(ambiguous)} topic entity names belong to several KG entities; the first id is used "
+            f"({_listed([f'{n} -> {ids[n][0]}' for n in ambiguous])})"
+        )
     resolved, unknown = [], {}
     for q in questions:
         names = q.meta.get(TOPIC_NAMES)
@@ -118,26 +123,37 @@ def _listed(items: list[Any]) -> str:
 
 def _fix(spec: RunSpec) -> str:
     if spec.dataset.kg and spec.dataset.kg != spec.kg.name:
-        return (f"Its KG: kg={spec.dataset.kg}. Or kg.allow_missing_topics=true (or kg={spec.kg.name} on the "
-                f"command line) to run on this KG anyway")
-    return ("Choose the KG that holds them (your own KB: kg=custom kg.sources=[FILE.tsv]), or "
-            "kg.allow_missing_topics=true to run anyway")
+        return (
+            f"Its KG: kg={spec.dataset.kg}. Or kg.allow_missing_topics=true (or kg={spec.kg.name} on the "
+            f"command line) to run on this KG anyway"
+        )
+    return (
+        "Choose the KG that holds them (your own KB: kg=custom kg.sources=[FILE.tsv]), or "
+        "kg.allow_missing_topics=true to run anyway"
+    )
 
 
 def _unknown_names(spec: RunSpec, unknown: list[Unknown], total: int, allowed: bool) -> None:
     """Stop (or, when allowed, warn) naming the unknown names, the questions they came from and
     the names the KG has instead; when the KG knows none of them, the KG is the likelier mistake."""
-    shown = [f"'{u.name}' (question {u.question}; "
-             + (f"near: {', '.join(u.near)})" if u.near else "no near match)") for u in unknown]
+    shown = [
+        f"'{u.name}' (question {u.question}; " + (f"near: {', '.join(u.near)})" if u.near else "no near match)")
+        for u in unknown
+    ]
     where = f" ({spec.dataset.path})" if spec.dataset.path else ""
-    text = (f"dataset '{spec.dataset.name}'{where} on kg '{spec.kg.name}': {len(unknown)} of its {total} topic "
-            f"entity names name no entity of the KG: {_listed(shown)}")
+    text = (
+        f"dataset '{spec.dataset.name}'{where} on kg '{spec.kg.name}': {len(unknown)} of its {total} topic "
+        f"entity names name no entity of the KG: {_listed(shown)}"
+    )
     if allowed:
         warn(f"{text}; their questions have no topic entity there")
         return
-    fix = (f"The KG has none of them. {_fix(spec)}" if len(unknown) == total else
-           "Spell them as the KG names them, or set kg.allow_missing_topics=true to run anyway (those questions "
-           "fall back to the model's own knowledge)")
+    fix = (
+        f"The KG has none of them. {_fix(spec)}"
+        if len(unknown) == total
+        else "Spell them as the KG names them, or set kg.allow_missing_topics=true to run anyway (those questions "
+        "fall back to the model's own knowledge)"
+    )
     raise ConfigError(f"{text}. {fix}")
 
 
@@ -145,6 +161,8 @@ def _check_depth(spec: RunSpec, questions: list[Question]) -> None:
     depth: Optional[int] = getattr(spec.method, "depth", None)
     hops = [h for q in questions if isinstance(h := q.meta.get("hops"), int)]
     if isinstance(depth, int) and hops and max(hops) > depth:
-        warn(f"questions of dataset '{spec.dataset.name}' reach up to {max(hops)} hops from their topic entities "
-             f"(meta hops) but method.depth={depth}: set method.depth={max(hops)} for {spec.method.name} to walk "
-             f"that far")
+        warn(
+            f"questions of dataset '{spec.dataset.name}' reach up to {max(hops)} hops from their topic entities "
+            f"(meta hops) but method.depth={depth}: set method.depth={max(hops)} for {spec.method.name} to walk "
+            f"that far"
+        )

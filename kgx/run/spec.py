@@ -4,6 +4,7 @@
 resolving per-stage backbones and refusing what Hydra lets through silently: a ``+method.<key>``
 the method does not have, and a ``llm.stages.<stage>`` the method never calls.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -76,9 +77,14 @@ class RunSpec:
 
     def identity(self) -> dict[str, Any]:
         """What the run's results depend on: :meth:`resolved` without execution fields."""
-        return {"run": identity(self.run), "method": identity(self.method), "dataset": identity(self.dataset),
-                "llm": identity(self.llm), "kg": identity(self.kg),
-                "llm_stages": {k: identity(v) for k, v in self.stages.items()}}
+        return {
+            "run": identity(self.run),
+            "method": identity(self.method),
+            "dataset": identity(self.dataset),
+            "llm": identity(self.llm),
+            "kg": identity(self.kg),
+            "llm_stages": {k: identity(v) for k, v in self.stages.items()},
+        }
 
 
 def to_run_spec(cfg: DictConfig) -> RunSpec:
@@ -88,8 +94,9 @@ def to_run_spec(cfg: DictConfig) -> RunSpec:
     except MissingMandatoryValue as exc:
         raise ConfigError(f"{exc.full_key}: a value is required (e.g. {exc.full_key}=...)") from exc
     except InterpolationValidationError as exc:  # kg=subgraph's sources: ${dataset.path} on a dataset without one
-        raise ConfigError(f"{exc.full_key}: {str(exc).splitlines()[0]}; set the value it refers to "
-                          f"(or {exc.full_key} itself)") from exc
+        raise ConfigError(
+            f"{exc.full_key}: {str(exc).splitlines()[0]}; set the value it refers to (or {exc.full_key} itself)"
+        ) from exc
     method = obj.method
     if not isinstance(method, MethodConfig):
         raise ConfigError("method: choose one of conf/method (e.g. method=cot)")
@@ -105,8 +112,9 @@ def check_method_keys(node: DictConfig, method: MethodConfig) -> None:
     known = [f.name for f in fields(method)]
     unknown = [key for key in node.keys() if key not in known]
     if unknown:
-        raise ConfigError(f"method.{unknown[0]}: {method.name} has no such setting; its settings: "
-                          f"{', '.join(known[1:])}")
+        raise ConfigError(
+            f"method.{unknown[0]}: {method.name} has no such setting; its settings: {', '.join(known[1:])}"
+        )
 
 
 def check_stages(method: MethodConfig, stages: dict[str, Any]) -> None:
@@ -116,5 +124,6 @@ def check_stages(method: MethodConfig, stages: dict[str, Any]) -> None:
     valid = registered(method.name).stages
     for stage in stages:
         if stage not in valid:
-            raise ConfigError(f"llm.stages.{stage}: {method.name} has no stage '{stage}'; its stages: "
-                              f"{', '.join(valid)}")
+            raise ConfigError(
+                f"llm.stages.{stage}: {method.name} has no stage '{stage}'; its stages: {', '.join(valid)}"
+            )

@@ -6,6 +6,7 @@ Its id reaches the jobs through a file in the sweep directory. A job that
 crashes is recorded as a FAILED child and does not stop the others; rerunning the sweep
 skips every job whose config already has a FINISHED run, so only the failed ones run again.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -68,7 +69,7 @@ def current_job() -> Job:
 def short(key: str) -> str:
     """An override key as a name shows it: ``run.seed`` is ``seed``, ``+sweeps`` is ``sweeps``."""
     bare = key.lstrip("+~")
-    return bare[len("run."):] if bare.startswith("run.") else bare
+    return bare[len("run.") :] if bare.startswith("run.") else bare
 
 
 def swept_keys(jobs: list[list[str]]) -> list[str]:
@@ -180,7 +181,7 @@ def log_table(tracker: Tracker, parent_id: str, children: list[Any], varying: li
     now = int(time.time() * 1000)
     metrics = [Metric(k, v, now, 0) for k, v in cells.items() if not math.isnan(v)]
     for i in range(0, len(metrics), 500):
-        tracker.client.log_batch(parent_id, metrics=metrics[i:i + 500])
+        tracker.client.log_batch(parent_id, metrics=metrics[i : i + 500])
     text = render(table)
     tracker.client.set_tag(parent_id, "best", best)
     tracker.client.set_tag(parent_id, "mlflow.note.content", f"Best: {best}\n\n{text}")
@@ -214,18 +215,24 @@ class SweepTracking(Callback):
             tracker.client.update_run(self.parent_id, status="RUNNING")
         else:
             self.parent_id = tracker.client.create_run(tracker.experiment_id, run_name=name).info.run_id
-            for tag, value in {"sweep": name, "sweep_key": key, "sweep_jobs": str(jobs),
-                               "sweep_overrides": " ".join(overrides)}.items():
+            for tag, value in {
+                "sweep": name,
+                "sweep_key": key,
+                "sweep_jobs": str(jobs),
+                "sweep_overrides": " ".join(overrides),
+            }.items():
                 tracker.client.set_tag(self.parent_id, tag, value)
             swept = config.hydra.sweeper.get("params")
             params = OmegaConf.to_container(swept) if swept else {}
-            tracker.client.log_dict(self.parent_id, {"sweep": name, "params": params, "overrides": overrides},
-                                    "sweep.json")
+            tracker.client.log_dict(
+                self.parent_id, {"sweep": name, "params": params, "overrides": overrides}, "sweep.json"
+            )
         parallel = max(1, int(config.hydra.launcher.get("n_jobs") or 1))
         path = _sweep_file(config.hydra.sweep.dir)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"parent_run_id": self.parent_id, "parallel_jobs": parallel,
-                                    "varying": self.varying}))
+        path.write_text(
+            json.dumps({"parent_run_id": self.parent_id, "parallel_jobs": parallel, "varying": self.varying})
+        )
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from kgx.report import (  # plotting libraries: only when a sweep ends
@@ -234,15 +241,17 @@ class SweepTracking(Callback):
         )
 
         tracker = _tracker(config)
-        latest = {c.info.run_name: c for c in sorted(tracker.children(self.parent_id),
-                                                      key=lambda c: c.info.start_time)}
+        latest = {c.info.run_name: c for c in sorted(tracker.children(self.parent_id), key=lambda c: c.info.start_time)}
         children = list(latest.values())  # a job rerun after a failure counts once, as it ended
         failed = [c for c in children if c.info.status == "FAILED"]
         done = [c for c in children if c.info.status == "FINISHED"]
         tracker.client.set_tag(self.parent_id, "children_finished", str(len(done)))
         tracker.client.set_tag(self.parent_id, "children_failed", str(len(failed)))
-        tracker.client.set_tag(self.parent_id, "failed_jobs", "; ".join(
-            f"{c.info.run_name}: {c.data.tags.get('error', c.info.status)}" for c in failed)[:5000] or "none")
+        tracker.client.set_tag(
+            self.parent_id,
+            "failed_jobs",
+            "; ".join(f"{c.info.run_name}: {c.data.tags.get('error', c.info.status)}" for c in failed)[:5000] or "none",
+        )
         try:
             summary = log_summary(self.parent_id, tracker.uri)
         except ReportError as exc:  # no finished child: nothing to tabulate
@@ -250,10 +259,14 @@ class SweepTracking(Callback):
             tracker.client.set_tag(self.parent_id, "report", str(exc)[:5000])
         table = log_table(tracker, self.parent_id, done, self.varying)
         tracker.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
-        print(f"sweep {self.name}: {len(done)} finished, {len(failed)} failed; "
-              f"mlflow parent run {self.parent_id} with {len(summary)} report artifacts")
+        print(
+            f"sweep {self.name}: {len(done)} finished, {len(failed)} failed; "
+            f"mlflow parent run {self.parent_id} with {len(summary)} report artifacts"
+        )
         if table:
             print(table)
         if failed:  # SystemExit, not an exception: Hydra turns callback exceptions into warnings
-            raise SystemExit(f"kgx: error: {len(failed)} sweep jobs failed (tag failed_jobs of the parent run); "
-                             f"rerun the same command to run only them again")
+            raise SystemExit(
+                f"kgx: error: {len(failed)} sweep jobs failed (tag failed_jobs of the parent run); "
+                f"rerun the same command to run only them again"
+            )

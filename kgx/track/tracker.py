@@ -4,6 +4,7 @@ MLflow 3 refuses a plain file store, so the default is a sqlite database under `
 the launch directory with artifacts beside it. Secrets never reach MLflow: the config holds
 only the names of the environment variables that carry keys.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -32,10 +33,18 @@ TEMPLATE_ENV = "KGX_MLFLOW_TEMPLATE"
 
 # The figures a comparison starts from: the columns the dashboard shows (kgx.ui) and the
 # figures a sweep's parent run carries for its best configuration (kgx.run.sweep).
-HEADLINE = ("hits1", "hits1_tog", "f1", "answer_recall", "errors", "llm_calls_per_q", "total_tokens_per_q",
-            "cost_usd")
-PERCENT = {"hits1", "hits1_tog", "hit_any", "f1", "em", "answer_recall", "partial_match", "complete_match",
-           "fallback_rate"}
+HEADLINE = ("hits1", "hits1_tog", "f1", "answer_recall", "errors", "llm_calls_per_q", "total_tokens_per_q", "cost_usd")
+PERCENT = {
+    "hits1",
+    "hits1_tog",
+    "hit_any",
+    "f1",
+    "em",
+    "answer_recall",
+    "partial_match",
+    "complete_match",
+    "fallback_rate",
+}
 KEY_PARAMS = ("method.name", "dataset.name", "llm.name", "run.seed")
 # MLflow 3's runs table loads a saved view from the experiment tag ``mlflow.sharedViewState.<key>``
 # when its URL carries ``viewStateShareKey=<key>`` (and no search facets of its own).
@@ -99,8 +108,11 @@ def shown(name: str, value: float) -> str:
 
 def dashboard_view() -> dict[str, Any]:
     """The runs-table view kgx.ui opens on: run name, key params and the headline figures."""
-    return {"selectedColumns": [f"params.`{k}`" for k in KEY_PARAMS] + [f"metrics.`{m}`" for m in HEADLINE],
-            "orderByKey": "attributes.start_time", "orderByAsc": False}
+    return {
+        "selectedColumns": [f"params.`{k}`" for k in KEY_PARAMS] + [f"metrics.`{m}`" for m in HEADLINE],
+        "orderByKey": "attributes.start_time",
+        "orderByAsc": False,
+    }
 
 
 def present(client: Any, experiment_id: str) -> None:
@@ -115,8 +127,9 @@ def runs_url(base: str, experiment_id: str) -> str:
 
 def git_commit(where: Path) -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True,
-                              text=True, timeout=10, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
@@ -131,7 +144,7 @@ class Tracker:
         self.uri = tracking_uri(run, launch_dir)
         # MLflow creates and migrates a new sqlite database on first use; two processes doing
         # that at once leave it broken, so its first use happens under a lock beside it.
-        db = Path(self.uri[len("sqlite:///"):]) if self.uri.startswith("sqlite:///") else None
+        db = Path(self.uri[len("sqlite:///") :]) if self.uri.startswith("sqlite:///") else None
         guard = waiting(Path(f"{db}.lock")) if db else contextlib.nullcontext()
         with guard:
             if db:
@@ -153,8 +166,7 @@ class Tracker:
         present(self.client, created)
         return created
 
-    def start(self, name: str, params: dict[str, str], tags: dict[str, str],
-              resume_id: Optional[str]) -> str:
+    def start(self, name: str, params: dict[str, str], tags: dict[str, str], resume_id: Optional[str]) -> str:
         """Resume ``resume_id`` if it exists in this store, else create a new run."""
         from mlflow.entities import Param, RunTag
 
@@ -169,7 +181,7 @@ class Tracker:
             self.run_id = self.client.create_run(self.experiment_id, run_name=name).info.run_id
             items = [Param(k, v[:6000]) for k, v in params.items()]
             for i in range(0, len(items), 100):
-                self.client.log_batch(self.run_id, params=items[i:i + 100])
+                self.client.log_batch(self.run_id, params=items[i : i + 100])
         self.client.log_batch(self.run_id, tags=[RunTag(k, v) for k, v in {**RUN_TYPE, **tags}.items()])
         return self.run_id
 
@@ -178,13 +190,15 @@ class Tracker:
         runs = self.client.search_runs(
             [self.experiment_id],
             filter_string=f"tags.config_hash = '{config_hash}' and attributes.status = 'FINISHED'",
-            max_results=1, order_by=["attributes.end_time DESC"],
+            max_results=1,
+            order_by=["attributes.end_time DESC"],
         )
         return runs[0] if runs else None
 
     def children(self, parent_id: str) -> list[Any]:
-        return self.client.search_runs([self.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{parent_id}'",
-                                       max_results=10_000)
+        return self.client.search_runs(
+            [self.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{parent_id}'", max_results=10_000
+        )
 
     def record_failure(self, name: str, error: str, tags: dict[str, str]) -> str:
         """A FAILED run for a job that crashed before it could log one, so the sweep knows."""
@@ -211,15 +225,16 @@ class Tracker:
         elif path.exists():
             self.client.log_artifact(self.run_id, str(path), artifact_path)
 
-    def log_outcome(self, status: str, failures: list[Failure], tripped: Optional[Failure],
-                    unanswered: int) -> None:
+    def log_outcome(self, status: str, failures: list[Failure], tripped: Optional[Failure], unanswered: int) -> None:
         """Mark a run's figures for what they are: ``result`` is ``partial`` unless every
         question has an answer; ``errors`` says what the errors were and ``stopped_early`` why
         the run stopped before its last question."""
-        tags = {"result": "complete" if status == "FINISHED" else "partial",
-                "errors": describe(failures) or "none",
-                "stopped_early": (f"{tripped.signature}: {tripped.message}"[:5000] if tripped else "no"),
-                "unanswered": str(unanswered)}
+        tags = {
+            "result": "complete" if status == "FINISHED" else "partial",
+            "errors": describe(failures) or "none",
+            "stopped_early": (f"{tripped.signature}: {tripped.message}"[:5000] if tripped else "no"),
+            "unanswered": str(unanswered),
+        }
         from mlflow.entities import RunTag
 
         self.client.log_batch(self.run_id, tags=[RunTag(k, v) for k, v in tags.items()])

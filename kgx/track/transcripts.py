@@ -21,6 +21,7 @@ whose transcript was lost (a killed invocation) is logged late, and a question c
 after an error gets a second trace, of the new attempt. No secrets reach a trace: a trace file
 holds prompts, replies and KG arguments, never a key or a header.
 """
+
 from __future__ import annotations
 
 import base64
@@ -87,21 +88,38 @@ class Tree:
     def trace_id(self) -> str:
         return f"tr-{self.otel_id:032x}"
 
-    def add(self, name: str, kind: str, start: int, end: int, parent: Optional[int] = None,
-            inputs: Any = None, outputs: Any = None, attributes: Optional[dict[str, Any]] = None,
-            error: str = "", events: Optional[list[dict[str, Any]]] = None) -> int:
+    def add(
+        self,
+        name: str,
+        kind: str,
+        start: int,
+        end: int,
+        parent: Optional[int] = None,
+        inputs: Any = None,
+        outputs: Any = None,
+        attributes: Optional[dict[str, Any]] = None,
+        error: str = "",
+        events: Optional[list[dict[str, Any]]] = None,
+    ) -> int:
         """Append a finished span and return its id, for its children's ``parent``."""
         span_id = secrets.randbits(64) or 1
         attrs = {REQUEST_ID: dump(self.trace_id), SPAN_TYPE: dump(kind)}
         for key, value in ((INPUTS, inputs), (OUTPUTS, outputs), *(attributes or {}).items()):
             if value is not None:
                 attrs[key] = dump(value)
-        self.spans.append({
-            "trace_id": _b64(self.otel_id, 16), "span_id": _b64(span_id, 8),
-            "parent_span_id": _b64(parent, 8) if parent else None, "name": name,
-            "start_time_unix_nano": start, "end_time_unix_nano": end, "events": events or [],
-            "status": {"code": ERROR if error else OK, "message": error[:1000]}, "attributes": attrs,
-        })
+        self.spans.append(
+            {
+                "trace_id": _b64(self.otel_id, 16),
+                "span_id": _b64(span_id, 8),
+                "parent_span_id": _b64(parent, 8) if parent else None,
+                "name": name,
+                "start_time_unix_nano": start,
+                "end_time_unix_nano": end,
+                "events": events or [],
+                "status": {"code": ERROR if error else OK, "message": error[:1000]},
+                "attributes": attrs,
+            }
+        )
         return span_id
 
 
@@ -129,11 +147,17 @@ def build(record: Record, question: Optional[Question], data: dict[str, Any], en
     start = end - ns(record.latency_s)
     calls_end = start + sum(ns(e.get("latency_s", 0.0)) for e in events)
     tree = Tree()
-    root = tree.add(record.id, "AGENT", start, max(end, calls_end),
-                    inputs={"question": record.question, "topic_entities": question.topic_entities if question else {}},
-                    outputs={"answer": record.prediction.answer, "answers": record.prediction.answers},
-                    attributes=_root_attributes(record), error=record.prediction.reason if record.failed else "",
-                    events=_exception(record, data.get("error", ""), end))
+    root = tree.add(
+        record.id,
+        "AGENT",
+        start,
+        max(end, calls_end),
+        inputs={"question": record.question, "topic_entities": question.topic_entities if question else {}},
+        outputs={"answer": record.prediction.answer, "answers": record.prediction.answers},
+        attributes=_root_attributes(record),
+        error=record.prediction.reason if record.failed else "",
+        events=_exception(record, data.get("error", ""), end),
+    )
     cursor = start
     for stage, run in stages(events):
         cursor = _stage(tree, root, stage, run, cursor)
@@ -142,15 +166,25 @@ def build(record: Record, question: Optional[Question], data: dict[str, Any], en
 
 def _root_attributes(record: Record) -> dict[str, Any]:
     failure = record.failure
-    tags = {"mlflow.traceName": record.id, "attempt": attempt_key(record),
-            "status": record.status, **({"error": failure.kind} if failure else {}),
-            **{name: f"{record.scores[name]:g}" for name in TAGGED_SCORES if name in record.scores}}
+    tags = {
+        "mlflow.traceName": record.id,
+        "attempt": attempt_key(record),
+        "status": record.status,
+        **({"error": failure.kind} if failure else {}),
+        **{name: f"{record.scores[name]:g}" for name in TAGGED_SCORES if name in record.scores},
+    }
     return {
         **{TRACE_TAG + (k if k.startswith("mlflow.") else PREFIX + k): v for k, v in tags.items()},
-        "kgx.status": record.status, "kgx.gold": record.gold, "kgx.scores": record.scores,
-        "kgx.error": failure.to_dict() if failure else None, "kgx.reason": record.prediction.reason or None,
-        "kgx.evidence": record.prediction.evidence or None, "kgx.stats": record.prediction.stats or None,
-        "kgx.latency_s": record.latency_s, "kgx.usage": record.usage.to_dict(), "kgx.kg": record.kg.to_dict(),
+        "kgx.status": record.status,
+        "kgx.gold": record.gold,
+        "kgx.scores": record.scores,
+        "kgx.error": failure.to_dict() if failure else None,
+        "kgx.reason": record.prediction.reason or None,
+        "kgx.evidence": record.prediction.evidence or None,
+        "kgx.stats": record.prediction.stats or None,
+        "kgx.latency_s": record.latency_s,
+        "kgx.usage": record.usage.to_dict(),
+        "kgx.kg": record.kg.to_dict(),
     }
 
 
@@ -159,9 +193,17 @@ def _exception(record: Record, traceback: str, when: int) -> list[dict[str, Any]
     failure = record.failure
     if failure is None or not traceback:
         return []
-    return [{"name": "exception", "time_unix_nano": when, "attributes": {
-        "exception.type": failure.exception, "exception.message": failure.message,
-        "exception.stacktrace": traceback}}]
+    return [
+        {
+            "name": "exception",
+            "time_unix_nano": when,
+            "attributes": {
+                "exception.type": failure.exception,
+                "exception.message": failure.message,
+                "exception.stacktrace": traceback,
+            },
+        }
+    ]
 
 
 def _stage(tree: Tree, root: int, stage: str, run: list[dict[str, Any]], cursor: int) -> int:
@@ -169,9 +211,21 @@ def _stage(tree: Tree, root: int, stage: str, run: list[dict[str, Any]], cursor:
     A method's notes (a fallback, a discarded choice) become events of the stage span."""
     end = cursor + sum(ns(e.get("latency_s", 0.0)) for e in run)
     notes = [e for e in run if e.get("kind") == "note"]
-    parent = tree.add(stage, "CHAIN", cursor, end, root, events=[
-        {"name": note.get("message", "")[:1000], "time_unix_nano": cursor,
-         "attributes": {"kgx.stage": stage, "kgx.data": dump(note.get("data", {}))}} for note in notes])
+    parent = tree.add(
+        stage,
+        "CHAIN",
+        cursor,
+        end,
+        root,
+        events=[
+            {
+                "name": note.get("message", "")[:1000],
+                "time_unix_nano": cursor,
+                "attributes": {"kgx.stage": stage, "kgx.data": dump(note.get("data", {}))},
+            }
+            for note in notes
+        ],
+    )
     for event in run:
         if event.get("kind") in ("llm", "kg"):
             took = ns(event.get("latency_s", 0.0))
@@ -184,32 +238,72 @@ def _llm(tree: Tree, parent: int, e: dict[str, Any], start: int, end: int) -> No
     """An LLM call in OpenAI's request and reply form, which the MLflow UI shows as a chat."""
     reply = None
     if e.get("response") or not e.get("error"):
-        reply = {"choices": [{"index": 0, "finish_reason": "length" if e.get("truncated") else "stop",
-                              "message": {"role": "assistant", "content": e.get("response", "")}}]}
+        reply = {
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "length" if e.get("truncated") else "stop",
+                    "message": {"role": "assistant", "content": e.get("response", "")},
+                }
+            ]
+        }
     tokens_in, tokens_out = e.get("input_tokens", 0), e.get("output_tokens", 0)
     attempt = e.get("attempt", 0)
-    tree.add("llm" if not attempt else f"llm retry {attempt}", "CHAT_MODEL", start, end, parent,
-             inputs={"model": e.get("model"), "messages": e.get("messages", []),
-                     "temperature": e.get("temperature"), "max_tokens": e.get("max_tokens") or None},
-             outputs=reply, error=e.get("error", ""), attributes={
-                 # kgx's own cost (0 for a cache hit); {} when unknown, which stops the store from
-                 # pricing the call itself (slow, and a guess where kgx knows no price).
-                 COST: {} if e.get("cost_usd") is None else {"total_cost": e["cost_usd"]},
-                 MODEL: e.get("model"), TOKEN_USAGE: {"input_tokens": tokens_in, "output_tokens": tokens_out,
-                                                      "total_tokens": tokens_in + tokens_out},
-                 "kgx.stage": e.get("stage"), "kgx.input_tokens": tokens_in, "kgx.output_tokens": tokens_out,
-                 "kgx.latency_s": e.get("latency_s", 0.0), "kgx.cached": e.get("cached", False),
-                 "kgx.retries": e.get("retries", 0), "kgx.attempt": attempt,
-                 "kgx.parse_failure": e.get("error") if e.get("error") and reply else None,
-                 "kgx.truncated": e.get("truncated", False), "kgx.cost_usd": e.get("cost_usd")})
+    tree.add(
+        "llm" if not attempt else f"llm retry {attempt}",
+        "CHAT_MODEL",
+        start,
+        end,
+        parent,
+        inputs={
+            "model": e.get("model"),
+            "messages": e.get("messages", []),
+            "temperature": e.get("temperature"),
+            "max_tokens": e.get("max_tokens") or None,
+        },
+        outputs=reply,
+        error=e.get("error", ""),
+        attributes={
+            # kgx's own cost (0 for a cache hit); {} when unknown, which stops the store from
+            # pricing the call itself (slow, and a guess where kgx knows no price).
+            COST: {} if e.get("cost_usd") is None else {"total_cost": e["cost_usd"]},
+            MODEL: e.get("model"),
+            TOKEN_USAGE: {
+                "input_tokens": tokens_in,
+                "output_tokens": tokens_out,
+                "total_tokens": tokens_in + tokens_out,
+            },
+            "kgx.stage": e.get("stage"),
+            "kgx.input_tokens": tokens_in,
+            "kgx.output_tokens": tokens_out,
+            "kgx.latency_s": e.get("latency_s", 0.0),
+            "kgx.cached": e.get("cached", False),
+            "kgx.retries": e.get("retries", 0),
+            "kgx.attempt": attempt,
+            "kgx.parse_failure": e.get("error") if e.get("error") and reply else None,
+            "kgx.truncated": e.get("truncated", False),
+            "kgx.cost_usd": e.get("cost_usd"),
+        },
+    )
 
 
 def _kg(tree: Tree, parent: int, e: dict[str, Any], start: int, end: int) -> None:
     capped = e.get("capped_from", 0)
-    tree.add(f"kg.{e.get('operation', '?')}", "TOOL", start, end, parent, inputs=e.get("arguments", {}),
-             outputs={"rows": e.get("rows", 0), **({"capped_from": capped} if capped else {})},
-             error=e.get("error", ""), attributes={"kgx.rows": e.get("rows", 0), "kgx.capped_from": capped or None,
-                                                   "kgx.latency_s": e.get("latency_s", 0.0)})
+    tree.add(
+        f"kg.{e.get('operation', '?')}",
+        "TOOL",
+        start,
+        end,
+        parent,
+        inputs=e.get("arguments", {}),
+        outputs={"rows": e.get("rows", 0), **({"capped_from": capped} if capped else {})},
+        error=e.get("error", ""),
+        attributes={
+            "kgx.rows": e.get("rows", 0),
+            "kgx.capped_from": capped or None,
+            "kgx.latency_s": e.get("latency_s", 0.0),
+        },
+    )
 
 
 def logged(tracker: Any) -> set[str]:
@@ -217,8 +311,13 @@ def logged(tracker: Any) -> set[str]:
     keys: set[str] = set()
     token = None
     while True:
-        page = tracker.client.search_traces(locations=[tracker.experiment_id], run_id=tracker.run_id,
-                                            include_spans=False, max_results=500, page_token=token)
+        page = tracker.client.search_traces(
+            locations=[tracker.experiment_id],
+            run_id=tracker.run_id,
+            include_spans=False,
+            max_results=500,
+            page_token=token,
+        )
         keys.update(t.info.tags.get(PREFIX + "attempt", "") for t in page)
         token = page.token
         if not token:
@@ -228,7 +327,7 @@ def logged(tracker: Any) -> set[str]:
 def due(records: list[Record], questions: list[Question], setting: str, done: set[str]) -> list[Record]:
     """The records, in dataset order, of the first questions ``run.traces`` names that have no
     transcript of their attempt yet."""
-    wanted = {q.id for q in questions[:limit(setting, len(questions))]}
+    wanted = {q.id for q in questions[: limit(setting, len(questions))]}
     return [r for r in records if r.id in wanted and attempt_key(r) not in done]
 
 
@@ -255,8 +354,9 @@ def write(store: Any, tracker: Any, batch: list[Tree]) -> None:
     tracker.client.link_traces_to_run([t.trace_id for t in batch], tracker.run_id)
 
 
-def log(tracker: Any, questions: list[Question], records: list[Record], out_dir: Path, setting: str,
-        progress: bool = False) -> int:
+def log(
+    tracker: Any, questions: list[Question], records: list[Record], out_dir: Path, setting: str, progress: bool = False
+) -> int:
     """Log the transcripts the run is due; returns how many. A failure costs the transcripts,
     never the run: it is named in a warning and the next invocation logs what is missing."""
     from mlflow.tracing.client import TracingClient
@@ -274,6 +374,5 @@ def log(tracker: Any, questions: list[Question], records: list[Record], out_dir:
                 written += len(batch)
                 bar.update(len(batch))
     except Exception as exc:  # the tracking store refused: the answers and figures still count
-        print(f"kgx: warning: {written} transcripts logged, the rest not: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
+        print(f"kgx: warning: {written} transcripts logged, the rest not: {type(exc).__name__}: {exc}", file=sys.stderr)
     return written

@@ -4,6 +4,7 @@ The KG is loaded into an in-memory Oxigraph store and every question is checked 
 entities and gold answers must exist with the stated English names, and each gold answer must be
 reachable from a topic entity within ``meta.hops`` hops (CVT nodes count as a hop, as in Freebase).
 """
+
 from __future__ import annotations
 
 import json
@@ -72,7 +73,7 @@ def iri(mid: str) -> str:
 
 def mid_of(node) -> str | None:
     if isinstance(node, pyoxigraph.NamedNode) and node.value.startswith(NS + "m."):
-        return node.value[len(NS):]
+        return node.value[len(NS) :]
     return None
 
 
@@ -86,11 +87,14 @@ def english_names(store, mid: str) -> list[str]:
 
 
 def all_mids(store) -> set[str]:
-    rows = select(store, f"""
+    rows = select(
+        store,
+        f"""
         SELECT DISTINCT ?x WHERE {{
           {{ ?x ?p ?o }} UNION {{ ?s ?p ?x }}
           FILTER(isIRI(?x) && STRSTARTS(STR(?x), "{NS}m."))
-        }}""")
+        }}""",
+    )
     return {mid_of(r["x"]) for r in rows}
 
 
@@ -102,11 +106,14 @@ def cvt_mids(store) -> set[str]:
 
 def neighbours(store, mid: str) -> set[str]:
     """Entity-valued neighbours of ``mid`` in either direction (literals and schema nodes excluded)."""
-    rows = select(store, f"""
+    rows = select(
+        store,
+        f"""
         SELECT DISTINCT ?n WHERE {{
           {{ {iri(mid)} ?p ?n }} UNION {{ ?n ?p {iri(mid)} }}
           FILTER(isIRI(?n) && STRSTARTS(STR(?n), "{NS}m."))
-        }}""")
+        }}""",
+    )
     return {mid_of(r["n"]) for r in rows}
 
 
@@ -143,7 +150,7 @@ def test_kg_file_uses_full_iris_only():
         assert "#" not in line.split("> ", 2)[0], f"line {lineno}: comment/fragment in subject"
         for ref in re.findall(r"<([^>]*)>", line):
             assert ref.startswith(NS) or ref.startswith(XSD), f"line {lineno}: foreign IRI {ref}"
-        assert not re.search(r'(^|\s)ns:', line), f"line {lineno}: prefixed name"
+        assert not re.search(r"(^|\s)ns:", line), f"line {lineno}: prefixed name"
 
 
 def test_mids_are_freebase_shaped(store):
@@ -164,18 +171,22 @@ def test_every_entity_has_exactly_one_english_name_and_a_type(store):
             problems[mid] = names
     assert not problems, problems
     untyped = [
-        mid for mid in sorted(entities)
+        mid
+        for mid in sorted(entities)
         if not store.query(f"ASK {{ {{ {iri(mid)} {TYPE} ?t }} UNION {{ {iri(mid)} {NOTABLE} ?t }} }}")
     ]
     assert not untyped, untyped
 
 
 def test_type_nodes_are_named(store):
-    rows = select(store, f"""
+    rows = select(
+        store,
+        f"""
         SELECT DISTINCT ?t WHERE {{
           {{ ?x {TYPE} ?t }} UNION {{ ?x {NOTABLE} ?t }}
           FILTER NOT EXISTS {{ ?t {NAME} ?n FILTER(langMatches(lang(?n), "en")) }}
-        }}""")
+        }}""",
+    )
     assert not rows, [r["t"].value for r in rows]
 
 
@@ -199,8 +210,8 @@ def test_some_entities_have_non_english_names(store):
 
 
 def test_typed_literals_present(store):
-    dates = select(store, f'SELECT ?o WHERE {{ ?s ?p ?o FILTER(datatype(?o) = <{XSD}date>) }} LIMIT 5')
-    ints = select(store, f'SELECT ?o WHERE {{ ?s ?p ?o FILTER(datatype(?o) = <{XSD}integer>) }} LIMIT 5')
+    dates = select(store, f"SELECT ?o WHERE {{ ?s ?p ?o FILTER(datatype(?o) = <{XSD}date>) }} LIMIT 5")
+    ints = select(store, f"SELECT ?o WHERE {{ ?s ?p ?o FILTER(datatype(?o) = <{XSD}integer>) }} LIMIT 5")
     assert dates and ints
 
 
@@ -217,8 +228,9 @@ def test_question_count_and_fields(questions):
         assert re.match(r"^demo-\d{3}$", q["id"])
         assert isinstance(q["question"], str) and q["question"].strip()
         assert isinstance(q["topic_entities"], dict) and q["topic_entities"], q["id"]
-        assert q["answers"] and all(isinstance(a, list) and a and all(isinstance(x, str) for x in a)
-                                    for a in q["answers"]), q["id"]
+        assert q["answers"] and all(
+            isinstance(a, list) and a and all(isinstance(x, str) for x in a) for a in q["answers"]
+        ), q["id"]
         assert len(q["answer_ids"]) == len(q["answers"]), q["id"]
         meta = q["meta"]
         assert meta["type"] in QUESTION_TYPES, q["id"]
@@ -243,8 +255,11 @@ def test_case_studies_present(questions):
     found = {}
     for label, (topic, answer) in CASE_STUDIES.items():
         for q in questions:
-            if (topic in q["topic_entities"].values() and q["answers"][0][0] == answer
-                    and q["meta"]["source"].startswith("case study")):
+            if (
+                topic in q["topic_entities"].values()
+                and q["answers"][0][0] == answer
+                and q["meta"]["source"].startswith("case study")
+            ):
                 found[label] = q["id"]
     assert set(found) == set(CASE_STUDIES), set(CASE_STUDIES) - set(found)
     assert sum(q["meta"]["source"].startswith("case study") for q in questions) == len(CASE_STUDIES)
@@ -275,8 +290,10 @@ def test_answer_ids_exist_with_names(store, questions):
                 assert english_names(store, aid) == [aliases[0]], (q["id"], aid, aliases[0])
             else:  # literal answer: the value itself, present as a literal in the KG
                 assert aliases[0] == aid, q["id"]
-                assert select(store, f'SELECT ?s WHERE {{ ?s ?p ?o FILTER(isLiteral(?o) && STR(?o) = "{aid}") }}'), \
-                    (q["id"], aid)
+                assert select(store, f'SELECT ?s WHERE {{ ?s ?p ?o FILTER(isLiteral(?o) && STR(?o) = "{aid}") }}'), (
+                    q["id"],
+                    aid,
+                )
 
 
 def test_answers_reachable_within_hops(store, questions):
@@ -300,7 +317,9 @@ def test_answers_reachable_within_hops(store, questions):
 
 def test_jfk_brothers_position_dates(store):
     """The LMP case study must be decidable from the KG: exactly one brother held a position before 1962-11-06."""
-    rows = select(store, f"""
+    rows = select(
+        store,
+        f"""
         SELECT DISTINCT ?name WHERE {{
           ?jfk <{NS}type.object.name> "John F. Kennedy"@en .
           ?jfk <{NS}people.person.sibling_s> ?rel .
@@ -311,18 +330,24 @@ def test_jfk_brothers_position_dates(store):
           ?pos <{NS}government.government_position_held.from> ?from .
           FILTER(?from < "1962-11-06"^^<{XSD}date>)
           ?sib <{NS}type.object.name> ?name .
-        }}""")
+        }}""",
+    )
     assert [r["name"].value for r in rows] == ["Robert F. Kennedy"]
-    siblings = select(store, f"""
+    siblings = select(
+        store,
+        f"""
         SELECT DISTINCT ?sib WHERE {{
           ?jfk <{NS}type.object.name> "John F. Kennedy"@en .
           ?jfk <{NS}people.person.sibling_s> ?rel . ?rel <{NS}people.sibling_relationship.sibling> ?sib .
-          FILTER(?sib != ?jfk) }}""")
+          FILTER(?sib != ?jfk) }}""",
+    )
     assert len(siblings) == 8
 
 
 def test_league_cup_2002_winner(store):
-    rows = select(store, f"""
+    rows = select(
+        store,
+        f"""
         SELECT ?champ WHERE {{
           ?cup <{NS}type.object.name> "Football League Cup"@en .
           ?ev <{NS}time.event.instance_of_recurring_event> ?cup ;
@@ -330,17 +355,21 @@ def test_league_cup_2002_winner(store):
               <{NS}sports.sports_championship_event.champion> ?team .
           FILTER(YEAR(?d) = 2002)
           ?team <{NS}type.object.name> ?champ .
-        }}""")
+        }}""",
+    )
     assert [r["champ"].value for r in rows] == ["Blackburn Rovers F.C."]
 
 
 def test_canberra_current_majority_party(store):
-    rows = select(store, f"""
+    rows = select(
+        store,
+        f"""
         SELECT ?party WHERE {{
           ?country <{NS}location.country.capital> ?c . ?c <{NS}type.object.name> "Canberra"@en .
           ?country <{NS}government.governmental_jurisdiction.majority_party> ?t .
           ?t <{NS}government.majority_party_tenure.party> ?p .
           FILTER NOT EXISTS {{ ?t <{NS}government.majority_party_tenure.to> ?end }}
           ?p <{NS}type.object.name> ?party .
-        }}""")
+        }}""",
+    )
     assert [r["party"].value for r in rows] == ["Australian Labor Party"]

@@ -1,5 +1,6 @@
 """Every dataset config against the full public files in ``$KGX_DATA_DIR`` (CI sets it to the
 shared data): the counts of the data README, and known records read field by field."""
+
 from __future__ import annotations
 
 import os
@@ -11,13 +12,24 @@ import pytest
 from kgx.datasets import dataset_config, load
 from kgx.kg.name_level import name_id
 
-pytestmark = pytest.mark.skipif(not os.environ.get("KGX_DATA_DIR"),
-                                reason="KGX_DATA_DIR is unset: point it at the shared benchmark data")
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("KGX_DATA_DIR"), reason="KGX_DATA_DIR is unset: point it at the shared benchmark data"
+)
 
 COUNTS = {
-    "cwq": 3531, "grailqa": 1000, "simpleqa": 1000, "webquestions": 2032, "webqsp": 1639,
-    "webqsp_parses": 1000, "metaqa_1hop": 9947, "metaqa_2hop": 14872, "metaqa_3hop": 14274,
-    "pq_2h": 1908, "pq_3h": 5198, "pql_2h": 1594, "pql_3h": 1031,
+    "cwq": 3531,
+    "grailqa": 1000,
+    "simpleqa": 1000,
+    "webquestions": 2032,
+    "webqsp": 1639,
+    "webqsp_parses": 1000,
+    "metaqa_1hop": 9947,
+    "metaqa_2hop": 14872,
+    "metaqa_3hop": 14274,
+    "pq_2h": 1908,
+    "pq_3h": 5198,
+    "pql_2h": 1594,
+    "pql_3h": 1031,
 }
 
 
@@ -46,7 +58,11 @@ def test_cwq_record_answer_names_and_types():
     assert jfk.answers == [["Robert F. Kennedy"], ["Ted Kennedy"]]  # ToG's answer, then PoG's name
     assert sum(not q.topic_entities for q in questions("cwq")) == 11
     assert Counter(q.meta["compositionality_type"] for q in questions("cwq")) == {
-        "conjunction": 1575, "composition": 1546, "comparative": 213, "superlative": 197}
+        "conjunction": 1575,
+        "composition": 1546,
+        "comparative": 213,
+        "superlative": 197,
+    }
 
 
 def test_webqsp_record_and_questions_without_gold():
@@ -73,13 +89,19 @@ def test_grailqa_record_and_levels():
     assert q.meta == {"level": "i.i.d.", "function": "none"}
     assert by_id("grailqa", "2105436005000").answers == [["1"]]  # a count: a value, no mid
     assert Counter(q.meta["level"] for q in questions("grailqa")) == {
-        "zero-shot": 562, "i.i.d.": 240, "compositional": 198}
+        "zero-shot": 562,
+        "i.i.d.": 240,
+        "compositional": 198,
+    }
 
 
 def test_simpleqa_and_webquestions_records():
     q = questions("simpleqa")[0]
-    assert (q.id, q.text, q.answers) == ("simpleqa-00000", "where is the madam satan located",
-                                         [["United States of America"]])
+    assert (q.id, q.text, q.answers) == (
+        "simpleqa-00000",
+        "where is the madam satan located",
+        [["United States of America"]],
+    )
     assert q.topic_entities == {"m.02qkg8m": "Madam Satan"} and q.meta == {"relation": "country"}
     w = questions("webquestions")[0]
     assert (w.id, w.text) == ("webquestions-00000", "what does jamaican people speak?")
@@ -106,8 +128,16 @@ def test_pathquestion_records():
     assert q.text == "which nationality is frederica_of_mecklenburg-strelitz 's couple ?"
     assert q.topic_entities == {name_id("frederica_of_mecklenburg-strelitz"): "frederica_of_mecklenburg-strelitz"}
     assert q.answers == [["united_kingdom", "united kingdom"]]
-    assert q.meta == {"path": ["frederica_of_mecklenburg-strelitz", "spouse", "ernest_augustus_i_of_hanover",
-                               "nationality", "united_kingdom"], "hops": 2}
+    assert q.meta == {
+        "path": [
+            "frederica_of_mecklenburg-strelitz",
+            "spouse",
+            "ernest_augustus_i_of_hanover",
+            "nationality",
+            "united_kingdom",
+        ],
+        "hops": 2,
+    }
     two = by_id("pq_3h", "pq_3h-00013")
     assert two.answers == [["gabriel_de_borbon", "gabriel de borbon"], ["charles_iv_of_spain", "charles iv of spain"]]
     rating = by_id("pql_2h", "pql_2h-00215")

@@ -1,5 +1,6 @@
 """Building stores: name-level files become Freebase-shaped RDF with stable ids; bad lines fail
 the build with file:line (or are counted under skip_bad); the CLI reports what it loaded."""
+
 from __future__ import annotations
 
 import os
@@ -55,10 +56,12 @@ def test_name_ids_are_stable_freebase_shaped_and_keep_raw_mids():
 
 
 def test_tsv_names_become_labelled_ids_and_raw_mids_unnamed_nodes(tmp_path):
-    source = write(tmp_path / "kg.tsv",
-                   "Alice\tpeople.person.places_lived\tm.05kh7j4",
-                   "m.05kh7j4\tpeople.place_lived.location\tParis",
-                   'Alice\tpeople.person.nickname\tAl "the" \\ Ace')
+    source = write(
+        tmp_path / "kg.tsv",
+        "Alice\tpeople.person.places_lived\tm.05kh7j4",
+        "m.05kh7j4\tpeople.place_lived.location\tParis",
+        'Alice\tpeople.person.nickname\tAl "the" \\ Ace',
+    )
     store = store_of(build_store([source], "tsv", tmp_path / "store"))
     alice, paris = name_id("Alice"), name_id("Paris")
     assert names_of(store, alice) == [("Alice", "en")]
@@ -68,14 +71,18 @@ def test_tsv_names_become_labelled_ids_and_raw_mids_unnamed_nodes(tmp_path):
     assert in_of(store, CVT, "people.person.places_lived") == [NS + alice]
     assert out_of(store, CVT, "people.place_lived.location") == [NS + paris]
     assert in_of(store, paris, "people.place_lived.location") == [NS + CVT]
-    nick = out_of(store, alice, "people.person.nickname")[0][len(NS):]
+    nick = out_of(store, alice, "people.person.nickname")[0][len(NS) :]
     assert names_of(store, nick) == [('Al "the" \\ Ace', "en")]
     assert len(store) == 3 + 3  # three edges, three named entities
 
 
 def test_metaqa_relations_map_to_dotted_ids(tmp_path):
-    source = write(tmp_path / "kb.txt", "Jack Frost|starred_actors|Scott MacDonald",
-                   "Jack Frost|directed_by|Troy Miller", "Jack Frost|release_year|1998")
+    source = write(
+        tmp_path / "kb.txt",
+        "Jack Frost|starred_actors|Scott MacDonald",
+        "Jack Frost|directed_by|Troy Miller",
+        "Jack Frost|release_year|1998",
+    )
     store = store_of(build_store([source], "metaqa", tmp_path / "store"))
     film = name_id("Jack Frost")
     assert out_of(store, film, "film.film.starring") == [NS + name_id("Scott MacDonald")]
@@ -89,21 +96,26 @@ def test_pathquestion_bare_and_pql_relations(tmp_path):
     pql = write(tmp_path / "PQL2-KB.txt", "Khanty_people\t__people__ethnicity__languages_spoken\tKhanty_Language")
     store = store_of(build_store([pq, pql], "pathquestion", tmp_path / "store"))
     assert out_of(store, name_id("ludwig_ii_of_bavaria"), "people.person.parents") == [
-        NS + name_id("maximilian_ii_of_bavaria")]
+        NS + name_id("maximilian_ii_of_bavaria")
+    ]
     assert in_of(store, name_id("Khanty_Language"), "people.ethnicity.languages_spoken") == [
-        NS + name_id("Khanty_people")]
+        NS + name_id("Khanty_people")
+    ]
     assert relation_id("pathquestion", "spouse") == "people.person.spouse_s"
 
 
-@pytest.mark.parametrize("fmt, lines, reason", [
-    ("metaqa", ["A|directed_by|B", "A|directed_by"], "expected head|relation|tail"),
-    ("metaqa", ["A|directed_by|B", "A|produced_by|B"], "unknown MetaQA relation 'produced_by'"),
-    ("tsv", ["A\tx.y\tB", "A\tnot a relation\tB"], "relation 'not a relation' is not a dotted Freebase id"),
-    ("tsv", ["A\tx.y\tB", "A\tparents\tB"], "relation 'parents' is not a dotted Freebase id"),
-    ("tsv", ["A\tx.y\tB", "A\tx.y\t "], "expected head<TAB>relation<TAB>tail"),
-    ("pathquestion", ["a\tgender\tb", "a\tfriends\tb"], "unknown PathQuestion relation 'friends'"),
-    ("nt", [f"<{NS}a> <{NS}b> <{NS}c> .", f"<{NS}a> <{NS}b> c ."], ""),
-])
+@pytest.mark.parametrize(
+    "fmt, lines, reason",
+    [
+        ("metaqa", ["A|directed_by|B", "A|directed_by"], "expected head|relation|tail"),
+        ("metaqa", ["A|directed_by|B", "A|produced_by|B"], "unknown MetaQA relation 'produced_by'"),
+        ("tsv", ["A\tx.y\tB", "A\tnot a relation\tB"], "relation 'not a relation' is not a dotted Freebase id"),
+        ("tsv", ["A\tx.y\tB", "A\tparents\tB"], "relation 'parents' is not a dotted Freebase id"),
+        ("tsv", ["A\tx.y\tB", "A\tx.y\t "], "expected head<TAB>relation<TAB>tail"),
+        ("pathquestion", ["a\tgender\tb", "a\tfriends\tb"], "unknown PathQuestion relation 'friends'"),
+        ("nt", [f"<{NS}a> <{NS}b> <{NS}c> .", f"<{NS}a> <{NS}b> c ."], ""),
+    ],
+)
 def test_a_bad_line_fails_the_build_naming_file_and_line(tmp_path, fmt, lines, reason):
     source = write(tmp_path / "kg.src", *lines)
     with pytest.raises(SourceError, match=re.escape(f"{source}:2: {reason}")):
@@ -121,8 +133,9 @@ def test_skip_bad_drops_and_counts_bad_lines(tmp_path):
 
 def test_skip_bad_nt_judges_each_line_alone(tmp_path):
     # The parser's own recovery after an unterminated IRI would swallow the good last line.
-    source = write(tmp_path / "kg.nt", f"<{NS}a> <{NS}b> <{NS}c> .", f"<{NS}a> <{NS}b <{NS}c> .",
-                   f"<{NS}d> <{NS}b> <{NS}c> .")
+    source = write(
+        tmp_path / "kg.nt", f"<{NS}a> <{NS}b> <{NS}c> .", f"<{NS}a> <{NS}b <{NS}c> .", f"<{NS}d> <{NS}b> <{NS}c> ."
+    )
     result = build([source], "nt", tmp_path / "store", skip_bad=True)
     assert (result.skipped, result.triples) == (1, 2)
 
@@ -142,8 +155,12 @@ def test_two_names_sharing_an_id_fail_the_build(tmp_path, monkeypatch):
 
 
 def test_two_builds_give_the_same_triples(tmp_path):
-    source = write(tmp_path / "kb.txt", "Jack Frost|directed_by|Troy Miller", "Jack Frost|has_genre|Comedy",
-                   "Other|has_genre|Comedy")
+    source = write(
+        tmp_path / "kb.txt",
+        "Jack Frost|directed_by|Troy Miller",
+        "Jack Frost|has_genre|Comedy",
+        "Other|has_genre|Comedy",
+    )
     first = store_of(build_store([source], "metaqa", tmp_path / "one"))
     second = store_of(build_store([source], "metaqa", tmp_path / "two"))
     assert sorted(map(str, first)) == sorted(map(str, second))
@@ -159,8 +176,9 @@ def test_a_changed_format_or_skip_bad_rebuilds(tmp_path):
 
 
 def kgx_kg(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kgx.kg", *args], capture_output=True, text=True,
-                          env=kgx_env(), timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "kgx.kg", *args], capture_output=True, text=True, env=kgx_env(), timeout=120
+    )
 
 
 def test_cli_load_prints_what_it_loaded(tmp_path):

@@ -1,5 +1,6 @@
 """A KB of one's own (``kg=custom``): any relation names, declared inverse lines folded into their
 forward edge, and a store keyed by the sources' content."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """The embedded store on the bundled demo KG: both edge directions, names, safe ids, reuse."""
+
 from __future__ import annotations
 
 import pytest
@@ -47,8 +48,10 @@ def test_store_is_built_once_and_rebuilt_when_the_source_changes(tmp_path):
     stamp = (store / MANIFEST).stat().st_mtime_ns
     assert build_store([source], "nt", tmp_path / "store") == store
     assert (store / MANIFEST).stat().st_mtime_ns == stamp
-    source.write_text(source.read_text() + '<http://rdf.freebase.com/ns/m.02> '
-                      '<http://rdf.freebase.com/ns/type.object.name> "B"@en .\n')
+    source.write_text(
+        source.read_text() + "<http://rdf.freebase.com/ns/m.02> "
+        '<http://rdf.freebase.com/ns/type.object.name> "B"@en .\n'
+    )
     assert len(EmbeddedKG(build_store([source], "nt", tmp_path / "store"))) == 2
 
 

@@ -4,6 +4,7 @@ The fake server answers what each test scripts (statuses, Virtuoso's ``X-SPARQL-
 ``X-SQL-State`` headers) and records every request: method, parameters, headers and the client
 port, one per TCP connection.
 """
+
 from __future__ import annotations
 
 import base64
@@ -80,8 +81,13 @@ class FakeSparql:
         self.server.server_close()
 
     def answer(self, handler: BaseHTTPRequestHandler, form: str) -> None:
-        seen = Seen(handler.command, urllib.parse.urlsplit(handler.path).path, urllib.parse.parse_qs(form),
-                    dict(handler.headers.items()), handler.client_address[1])
+        seen = Seen(
+            handler.command,
+            urllib.parse.urlsplit(handler.path).path,
+            urllib.parse.parse_qs(form),
+            dict(handler.headers.items()),
+            handler.client_address[1],
+        )
         with self._lock:
             self.seen.append(seen)
             reply = self.replies[min(len(self.seen), len(self.replies)) - 1]
@@ -103,6 +109,7 @@ def endpoint(url: str, **kw) -> EndpointKG:
 
 # --- settings -------------------------------------------------------------------------------
 
+
 def test_default_graph_goes_as_a_parameter_by_get_and_by_post():
     with FakeSparql((200, {}, results("m.a"))) as fake:
         kg = endpoint(fake.url, default_graph=GRAPH)
@@ -110,7 +117,11 @@ def test_default_graph_goes_as_a_parameter_by_get_and_by_post():
         long_query = QUERY + " #" + "x" * GET_LIMIT
         kg.select(long_query)
     short, long = fake.seen
-    assert (short.method, short.path, short.params) == ("GET", "/sparql", {"query": [QUERY], "default-graph-uri": [GRAPH]})
+    assert (short.method, short.path, short.params) == (
+        "GET",
+        "/sparql",
+        {"query": [QUERY], "default-graph-uri": [GRAPH]},
+    )
     assert (long.method, long.params) == ("POST", {"query": [long_query], "default-graph-uri": [GRAPH]})
     assert long.headers["Content-Type"] == "application/x-www-form-urlencoded"
     assert short.headers["Accept"] == "application/sparql-results+json"
@@ -119,8 +130,13 @@ def test_default_graph_goes_as_a_parameter_by_get_and_by_post():
 def test_headers_and_basic_auth_come_from_the_environment_at_open_time():
     environ = {"FB_KEY": "key-9d2e", "FB_USER": "alice", "FB_PASSWORD": "pw-51c0"}
     with FakeSparql((200, {}, results("m.a"))) as fake:
-        cfg = KGConfig(backend="endpoint", endpoint=fake.url, headers_env={"X-Api-Key": "FB_KEY"},
-                       user_env="FB_USER", password_env="FB_PASSWORD")
+        cfg = KGConfig(
+            backend="endpoint",
+            endpoint=fake.url,
+            headers_env={"X-Api-Key": "FB_KEY"},
+            user_env="FB_USER",
+            password_env="FB_PASSWORD",
+        )
         kg = connect(cfg, environ)
         kg.select(QUERY)
     assert len(fake.seen) == 2  # the ping, then the query
@@ -130,9 +146,14 @@ def test_headers_and_basic_auth_come_from_the_environment_at_open_time():
     assert "pw-51c0" not in repr(kg) and "key-9d2e" not in repr(kg)
 
 
-@pytest.mark.parametrize("environ, missing", [({"FB_USER": "alice"}, "FB_PASSWORD"),
-                                              ({"FB_USER": "alice", "FB_PASSWORD": ""}, "FB_PASSWORD"),
-                                              ({"FB_PASSWORD": "pw"}, "FB_USER")])
+@pytest.mark.parametrize(
+    "environ, missing",
+    [
+        ({"FB_USER": "alice"}, "FB_PASSWORD"),
+        ({"FB_USER": "alice", "FB_PASSWORD": ""}, "FB_PASSWORD"),
+        ({"FB_PASSWORD": "pw"}, "FB_USER"),
+    ],
+)
 def test_a_missing_variable_fails_before_any_request_naming_it(environ, missing):
     with FakeSparql((200, {}, results("m.a"))) as fake:
         cfg = KGConfig(backend="endpoint", endpoint=fake.url, user_env="FB_USER", password_env="FB_PASSWORD")
@@ -141,18 +162,24 @@ def test_a_missing_variable_fails_before_any_request_naming_it(environ, missing)
     assert caught.value.kind == "kg.auth" and fake.seen == []
 
 
-@pytest.mark.parametrize("override, message", [
-    ("kg.endpoint=http://bob:pw-77aa@host:8890/sparql", "kg.endpoint: credentials in the URL"),
-    ("kg.endpoint='http://host:8890/sparql?key=k-3f9a'", r"kg.endpoint=http://host:8890/sparql\?\.\.\.: remove the "
-                                                         r"query string; .* kg.default_graph=IRI"),
-    ("kg.endpoint=ftp://host/sparql", "kg.endpoint=ftp://host/sparql: must be an http:// or https:// URL"),
-    ("kg.default_graph='freebase graph'", "kg.default_graph=freebase graph: must be an absolute IRI"),
-    ("+kg.headers_env.X-Api-Key='Bearer k-3f9a'", "kg.headers_env.X-Api-Key: must be the NAME of an environment"),
-    ("+kg.headers_env.Accept=FB_ACCEPT", "kg.headers_env.Accept: kgx sets this header itself"),
-    ("kg.user_env=FB_USER", "kg.user_env, kg.password_env: basic auth needs both"),
-    ("kg.password_env=pw-77aa", "kg.password_env: must be the NAME of an environment variable"),
-    ("kg.retries=-1", "kg.retries=-1: must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("kg.endpoint=http://bob:pw-77aa@host:8890/sparql", "kg.endpoint: credentials in the URL"),
+        (
+            "kg.endpoint='http://host:8890/sparql?key=k-3f9a'",
+            r"kg.endpoint=http://host:8890/sparql\?\.\.\.: remove the "
+            r"query string; .* kg.default_graph=IRI",
+        ),
+        ("kg.endpoint=ftp://host/sparql", "kg.endpoint=ftp://host/sparql: must be an http:// or https:// URL"),
+        ("kg.default_graph='freebase graph'", "kg.default_graph=freebase graph: must be an absolute IRI"),
+        ("+kg.headers_env.X-Api-Key='Bearer k-3f9a'", "kg.headers_env.X-Api-Key: must be the NAME of an environment"),
+        ("+kg.headers_env.Accept=FB_ACCEPT", "kg.headers_env.Accept: kgx sets this header itself"),
+        ("kg.user_env=FB_USER", "kg.user_env, kg.password_env: basic auth needs both"),
+        ("kg.password_env=pw-77aa", "kg.password_env: must be the NAME of an environment variable"),
+        ("kg.retries=-1", "kg.retries=-1: must be >= 0"),
+    ],
+)
 def test_settings_are_checked_without_echoing_secrets(compose_cfg, override, message):
     base = ["kg=sparql", "kg.endpoint=http://host:8890/sparql"]
     with pytest.raises(ConfigError, match=message) as caught:
@@ -161,9 +188,16 @@ def test_settings_are_checked_without_echoing_secrets(compose_cfg, override, mes
 
 
 def test_the_config_holds_variable_names_only(compose_cfg):
-    spec = to_run_spec(compose_cfg("kg=sparql", "kg.endpoint=http://host:8890/sparql", f"kg.default_graph={GRAPH}",
-                                   "+kg.headers_env.X-Api-Key=FB_KEY", "kg.user_env=FB_USER",
-                                   "kg.password_env=FB_PASSWORD"))
+    spec = to_run_spec(
+        compose_cfg(
+            "kg=sparql",
+            "kg.endpoint=http://host:8890/sparql",
+            f"kg.default_graph={GRAPH}",
+            "+kg.headers_env.X-Api-Key=FB_KEY",
+            "kg.user_env=FB_USER",
+            "kg.password_env=FB_PASSWORD",
+        )
+    )
     params = flatten(spec.resolved())  # what MLflow logs
     assert params["kg.headers_env.X-Api-Key"] == "FB_KEY" and params["kg.password_env"] == "FB_PASSWORD"
     assert params["kg.default_graph"] == GRAPH
@@ -179,20 +213,36 @@ def test_no_secret_reaches_any_file_of_a_whole_run(tmp_path_factory, compose_cfg
     store = build_store([BUNDLED_KG], "nt", tmp_path_factory.mktemp("kg") / "demo")
     direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with OxigraphServer(store) as oxigraph:
+
         def forward(seen: Seen) -> Reply:
             if seen.headers.get("Authorization") != f"Basic {basic}" or seen.headers.get("X-Api-Key") != "key-90cf":
                 return 401, {}, b"unauthorized"
             query = urllib.parse.urlencode({k: v[0] for k, v in seen.params.items()})
-            request = urllib.request.Request(oxigraph.url, data=query.encode(), headers={
-                "Accept": "application/sparql-results+json", "Content-Type": "application/x-www-form-urlencoded"})
+            request = urllib.request.Request(
+                oxigraph.url,
+                data=query.encode(),
+                headers={
+                    "Accept": "application/sparql-results+json",
+                    "Content-Type": "application/x-www-form-urlencoded",
+                },
+            )
             with direct.open(request, timeout=10) as response:
                 return 200, {}, response.read()
 
         with FakeSparql(forward) as fake:
-            spec = to_run_spec(compose_cfg(
-                "method=tog", "llm=scripted", "run.progress=false", "dataset.limit=3", "kg=sparql",
-                f"kg.endpoint={fake.url}", "kg.user_env=KGX_T_USER", "kg.password_env=KGX_T_PASSWORD",
-                "+kg.headers_env.X-Api-Key=KGX_T_KEY"))
+            spec = to_run_spec(
+                compose_cfg(
+                    "method=tog",
+                    "llm=scripted",
+                    "run.progress=false",
+                    "dataset.limit=3",
+                    "kg=sparql",
+                    f"kg.endpoint={fake.url}",
+                    "kg.user_env=KGX_T_USER",
+                    "kg.password_env=KGX_T_PASSWORD",
+                    "+kg.headers_env.X-Api-Key=KGX_T_KEY",
+                )
+            )
             outcome = execute(spec, in_tmp)
     assert outcome.status == "FINISHED" and outcome.summary["errors"] == 0
     assert len(fake.seen) > 10 and all(s.headers["X-Api-Key"] == "key-90cf" for s in fake.seen)
@@ -204,6 +254,7 @@ def test_no_secret_reaches_any_file_of_a_whole_run(tmp_path_factory, compose_cfg
 
 
 # --- transport ------------------------------------------------------------------------------
+
 
 def test_queries_share_one_kept_alive_connection():
     with FakeSparql((200, {}, results("m.a"))) as fake:
@@ -228,8 +279,17 @@ def test_a_redirect_is_followed():
     assert [s.path for s in fake.seen] == ["/sparql", "/moved"]
 
 
-@pytest.mark.parametrize("status, kind, tries", [(404, "kg.not_found", 1), (401, "kg.auth", 1), (403, "kg.auth", 1),
-                                                 (503, "kg.server", 3), (429, "kg.server", 3), (405, "kg.server", 1)])
+@pytest.mark.parametrize(
+    "status, kind, tries",
+    [
+        (404, "kg.not_found", 1),
+        (401, "kg.auth", 1),
+        (403, "kg.auth", 1),
+        (503, "kg.server", 3),
+        (429, "kg.server", 3),
+        (405, "kg.server", 1),
+    ],
+)
 def test_http_failures_have_their_kinds(status, kind, tries):
     with FakeSparql((status, {}, b"nope")) as fake:
         kg = endpoint(fake.url, retries=2)
@@ -267,6 +327,7 @@ def test_an_empty_graph_fails_the_ping():
 
 
 # --- results a server cut -------------------------------------------------------------------
+
 
 def test_a_result_cut_at_max_rows_fails_at_once():
     with FakeSparql((200, {"X-SPARQL-MaxRows": "3"}, results("m.a", "m.b", "m.c"))) as fake:

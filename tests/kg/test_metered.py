@@ -1,4 +1,5 @@
 """Per-question KG metering: every call counted, timed and traced, failures included."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,5 +20,4 @@ def test_calls_are_counted_timed_and_traced(tmp_path):
     assert (kg.usage.queries, kg.usage.errors) == (3, 1) and kg.usage.latency_s > 0
     ops = [(e.operation, e.rows, bool(e.error)) for e in trace.events]
     assert ops == [("neighbors", 1, False), ("names", 1, False), ("relations", 0, True)]
-    assert trace.events[0].arguments == {"entity": "m.0_kk", "relation": "location.country.capital",
-                                         "direction": "out"}
+    assert trace.events[0].arguments == {"entity": "m.0_kk", "relation": "location.country.capital", "direction": "out"}

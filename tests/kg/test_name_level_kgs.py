@@ -1,5 +1,6 @@
 """Name-level datasets meet their KGs: topic entities of MetaQA and PathQuestion questions are
 ids the built KG knows, and gold answers lie where the questions say (shared data needed)."""
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,9 @@ from kgx.core.metrics import normalize
 from kgx.datasets import dataset_config, load
 from kgx.kg import open_kg
 
-pytestmark = pytest.mark.skipif(not os.environ.get("KGX_DATA_DIR"),
-                                reason="KGX_DATA_DIR is unset: point it at the shared benchmark data")
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("KGX_DATA_DIR"), reason="KGX_DATA_DIR is unset: point it at the shared benchmark data"
+)
 CONF = Path(__file__).resolve().parents[2] / "conf" / "kg"
 
 
@@ -29,10 +31,14 @@ def test_topic_entities_are_kg_ids_and_one_hop_answers_are_neighbours(tmp_path_f
     questions = load(dataset_config(dataset))[:30]
     found = 0
     for q in questions:
-        (topic, name), = q.topic_entities.items()
+        ((topic, name),) = q.topic_entities.items()
         assert kg.names([topic]) == {topic: name}
-        reached = {normalize(label) for d in ("out", "in") for r in kg.relations(topic, d)
-                   for label in kg.names(kg.neighbors(topic, r, d)).values()}
+        reached = {
+            normalize(label)
+            for d in ("out", "in")
+            for r in kg.relations(topic, d)
+            for label in kg.names(kg.neighbors(topic, r, d)).values()
+        }
         found += any(normalize(alias) in reached for gold in q.answers for alias in gold)
     if dataset == "metaqa_1hop":
         assert found == len(questions)  # the data README: 1-hop answers are all in the KB

@@ -1,5 +1,6 @@
 """A real ``oxigraph serve`` killed in the middle of a run and started again: the run stops
 within the breaker's budget, keeps what finished, and its rerun ends where a clean run does."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,17 @@ def store(tmp_path_factory):
 def test_the_endpoint_dies_mid_run_and_the_rerun_completes_it(store, compose_cfg, in_tmp):
     server = OxigraphServer(store)
     server.start()
-    args = ("method=tog", "llm=scripted", "run.progress=false", "dataset.limit=40", "kg=sparql",
-            f"kg.endpoint={server.url}", "kg.retries=1", "run.concurrency=2", "llm.latency_s=0.05")
+    args = (
+        "method=tog",
+        "llm=scripted",
+        "run.progress=false",
+        "dataset.limit=40",
+        "kg=sparql",
+        f"kg.endpoint={server.url}",
+        "kg.retries=1",
+        "run.concurrency=2",
+        "llm.latency_s=0.05",
+    )
 
     def run(*extra: str):
         return execute(to_run_spec(compose_cfg(*args, *extra)), in_tmp)
@@ -71,8 +81,7 @@ def test_the_endpoint_dies_mid_run_and_the_rerun_completes_it(store, compose_cfg
     assert again.status == "FINISHED" and again.summary["errors"] == 0
     assert again.retried == len(first.failures) and again.resumed == len(first.records) - len(first.failures)
     assert again.summary["hits1_tog"] == clean.summary["hits1_tog"]
-    assert {r.id: r.prediction.answers for r in again.records} == \
-           {r.id: r.prediction.answers for r in clean.records}
+    assert {r.id: r.prediction.answers for r in again.records} == {r.id: r.prediction.answers for r in clean.records}
 
 
 def test_half_a_second_timeout_means_half_a_second():

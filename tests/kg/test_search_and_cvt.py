@@ -1,5 +1,6 @@
 """Search that an engine with tens of millions of names can answer, in one order on every
 engine; CVT descriptions in English with translations dropped (kgx.kg.sparql)."""
+
 from __future__ import annotations
 
 import pytest
@@ -48,8 +49,7 @@ def kg(tmp_path):
 
 
 def test_cvt_descriptions_name_each_neighbour_once_in_english(kg):
-    assert kg.names(["m.pos"])["m.pos"] == \
-        "(from: 1961-01-21; jurisdiction: Australia; office_holder: Robert Menzies)"
+    assert kg.names(["m.pos"])["m.pos"] == "(from: 1961-01-21; jurisdiction: Australia; office_holder: Robert Menzies)"
     assert kg.names(["m.pos2"])["m.pos2"] == "(jurisdiction: Deutschland)"  # no English name: the one it has
 
 

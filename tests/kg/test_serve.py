@@ -1,6 +1,7 @@
 """A real ``oxigraph serve-read-only`` on the demo store: it answers over HTTP with the same data
 as the embedded store, shares the directory with embedded readers, and is gone after the block;
 ``bench`` and ``check`` work against it with no local copy of the data."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,9 @@ def store(tmp_path_factory):
 
 
 def http_count(url: str) -> int:
-    request = urllib.request.Request(url + "?" + urllib.parse.urlencode({"query": COUNT}),
-                                     headers={"Accept": "application/sparql-results+json"})
+    request = urllib.request.Request(
+        url + "?" + urllib.parse.urlencode({"query": COUNT}), headers={"Accept": "application/sparql-results+json"}
+    )
     with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=10) as response:
         return int(json.load(response)["results"]["bindings"][0]["n"]["value"])
 
@@ -79,15 +81,21 @@ def test_bench_times_both_backends(store):
 
 
 def test_cli_bench_against_a_served_store(store):
-    done = subprocess.run([sys.executable, "-m", "kgx.kg", "bench", "--store", str(store), "--endpoint", "serve",
-                           "--calls", "10"], capture_output=True, text=True, env=kgx_env(), timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "kgx.kg", "bench", "--store", str(store), "--endpoint", "serve", "--calls", "10"],
+        capture_output=True,
+        text=True,
+        env=kgx_env(),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert re.match(r"relations_median_ms=\d+\.\d+ neighbors_median_ms=\d+\.\d+ relations_p95_ms=", done.stdout)
 
 
 def kg_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kgx.kg", *args], capture_output=True, text=True, env=kgx_env(),
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "kgx.kg", *args], capture_output=True, text=True, env=kgx_env(), timeout=120
+    )
 
 
 @pytest.fixture(scope="module")
@@ -122,8 +130,11 @@ def test_cli_check_says_the_demo_looks_like_freebase(server):
     assert lines[2] == 'english  ok   m.0t7whkt is named "A Doll\'s House"@en'
     assert lines[3] == "types    ok   261 entities with common.topic.notable_types, 520 with type.object.type"
     assert re.fullmatch(r"cvt      ok   m\.\w+ is unnamed, shown as \(\w+: .+\)", lines[4])
-    assert re.fullmatch(r"sample   ok   m\.\w+ \(.+\): relations \d+ in [\d.]+ ms, neighbors via [\w.]+ [1-9]\d* in "
-                        r"[\d.]+ ms, names \d+ in [\d.]+ ms", lines[5])
+    assert re.fullmatch(
+        r"sample   ok   m\.\w+ \(.+\): relations \d+ in [\d.]+ ms, neighbors via [\w.]+ [1-9]\d* in "
+        r"[\d.]+ ms, names \d+ in [\d.]+ ms",
+        lines[5],
+    )
     assert re.fullmatch(r'search   ok   ".+" finds \d+ entities in [\d.]+ ms, including m\.\w+', lines[6])
     assert lines[7] == "verdict: looks like Freebase, usable with kg=sparql"
 
@@ -131,8 +142,9 @@ def test_cli_check_says_the_demo_looks_like_freebase(server):
 def test_check_and_queries_reach_a_named_graph_only_with_default_graph(graph_store):
     with OxigraphServer(graph_store) as served:
         assert EndpointKG(served.url, default_graph=GRAPH).names(["m.0_kk"])["m.0_kk"] == "Australia"
-        with pytest.raises(KGUnavailable, match="holds no triple in its default graph; check kg.endpoint and "
-                                                "kg.default_graph"):
+        with pytest.raises(
+            KGUnavailable, match="holds no triple in its default graph; check kg.endpoint and kg.default_graph"
+        ):
             EndpointKG(served.url).ping()
         found = kg_cli("check", "--endpoint", served.url, "--default-graph", GRAPH)
         missed = kg_cli("check", "--endpoint", served.url)
@@ -145,16 +157,19 @@ def test_check_and_queries_reach_a_named_graph_only_with_default_graph(graph_sto
 def test_check_fails_on_a_kg_that_is_not_freebase(tmp_path):
     path = tmp_path / "other"
     other = ox.Store(str(path))
-    other.load(input="<http://example.org/a> <http://example.org/knows> <http://example.org/b> .\n",
-               format=ox.RdfFormat.N_TRIPLES)
+    other.load(
+        input="<http://example.org/a> <http://example.org/knows> <http://example.org/b> .\n",
+        format=ox.RdfFormat.N_TRIPLES,
+    )
     other.flush()
     del other
     with OxigraphServer(path) as served:
         done = kg_cli("check", "--endpoint", served.url)
     assert done.returncode == 1
     assert "names    fail 0 type.object.name labels on 0 entities" in done.stdout
-    assert done.stdout.splitlines()[-1] == ("verdict: does not look like Freebase (failed: names, english, types, "
-                                           "sample)")
+    assert done.stdout.splitlines()[-1] == (
+        "verdict: does not look like Freebase (failed: names, english, types, sample)"
+    )
 
 
 def test_check_refuses_credentials_in_the_url():

@@ -5,6 +5,7 @@ silent cuts (row cap, anytime timeout) are observed on the raw HTTP response.
 Skipped without ``virtuoso-t`` (``apt-get install virtuoso-opensource``), except in CI (the
 environment variable ``CI`` set), where a missing Virtuoso fails: CI must run these.
 """
+
 from __future__ import annotations
 
 import json
@@ -81,8 +82,10 @@ def cutting(virtuoso_installed):
 
 def raw(url: str, query: str, **params: str) -> tuple[int, dict[str, str], bytes]:
     """Status, headers and body of a GET, error statuses included: what any client receives."""
-    request = urllib.request.Request(url + "?" + urllib.parse.urlencode({"query": query, **params}),
-                                     headers={"Accept": "application/sparql-results+json"})
+    request = urllib.request.Request(
+        url + "?" + urllib.parse.urlencode({"query": query, **params}),
+        headers={"Accept": "application/sparql-results+json"},
+    )
     try:
         with _DIRECT.open(request, timeout=60) as response:
             return response.status, dict(response.headers), response.read()
@@ -101,7 +104,7 @@ def entities(store: Path) -> list[str]:
     for quad in ox.Store.read_only(str(store)):
         for term in (quad.subject, quad.object):
             if isinstance(term, ox.NamedNode) and term.value.startswith(NS):
-                found.add(term.value[len(NS):])
+                found.add(term.value[len(NS) :])
     return sorted(fb_id for fb_id in found if FB_ID.match(fb_id))
 
 
@@ -117,18 +120,18 @@ def same_number(embedded: str, virtuoso: str) -> bool:
 
 # -- the server itself --------------------------------------------------------------------------
 
+
 def test_missing_binary_names_the_apt_package(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(FileNotFoundError, match="apt-get install virtuoso-opensource"):
         VirtuosoServer(BUNDLED_KG).start()
 
 
-def test_nt_files_load_into_the_graph_and_nothing_is_left_after_the_block(virtuoso_installed, tmp_path,
-                                                                          monkeypatch):
+def test_nt_files_load_into_the_graph_and_nothing_is_left_after_the_block(virtuoso_installed, tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the instance's directory goes here
     source = tmp_path / "data" / "two.nt"
     source.parent.mkdir()
-    source.write_text(f"<{NS}m.a> <{NS}x.y.z> <{NS}m.b> .\n<{NS}m.a> <{NS}type.object.name> \"A\"@en .\n")
+    source.write_text(f'<{NS}m.a> <{NS}x.y.z> <{NS}m.b> .\n<{NS}m.a> <{NS}type.object.name> "A"@en .\n')
     with VirtuosoServer(source, graph="http://kgx.test/two") as server:
         assert server.url == f"http://127.0.0.1:{server.http_port}/sparql"
         count = f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{server.graph}> {{ ?s ?p ?o }} }}"
@@ -143,7 +146,7 @@ def test_nt_files_load_into_the_graph_and_nothing_is_left_after_the_block(virtuo
 def test_a_file_virtuoso_cannot_parse_stops_it_with_the_loaders_error(virtuoso_installed, tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     bad = tmp_path / "bad.nt"
-    bad.write_text(f"<{NS}m.a> <{NS}x.y.z> \"unterminated .\n")
+    bad.write_text(f'<{NS}m.a> <{NS}x.y.z> "unterminated .\n')
     server = VirtuosoServer(bad)
     with pytest.raises(ServerError, match=r"could not load 1 file\(s\)[\s\S]*bad\.nt: .*TURTLE RDF loader"):
         server.start()
@@ -190,13 +193,25 @@ def test_virtuoso_prints_floats_to_six_digits_and_years_without_padding(server, 
 
 # -- whole runs: every KG method predicts the same against Virtuoso -----------------------------
 
+
 @pytest.mark.parametrize("method", METHODS)
 def test_method_predicts_the_same_on_virtuoso(server, method, compose_cfg, in_tmp):
     def answers(name: str, *kg: str) -> dict[str, list[str]]:
         out = in_tmp / name
-        outcome = execute(to_run_spec(compose_cfg(
-            f"method={method}", "llm=scripted", "run.progress=false", "dataset.limit=8", f"run.output_dir={out}",
-            f"run.tracking_uri=sqlite:///{out}/mlflow.db", *kg)), in_tmp)
+        outcome = execute(
+            to_run_spec(
+                compose_cfg(
+                    f"method={method}",
+                    "llm=scripted",
+                    "run.progress=false",
+                    "dataset.limit=8",
+                    f"run.output_dir={out}",
+                    f"run.tracking_uri=sqlite:///{out}/mlflow.db",
+                    *kg,
+                )
+            ),
+            in_tmp,
+        )
         assert outcome.status == "FINISHED" and outcome.summary["errors"] == 0, (name, outcome.failures)
         return {r.id: r.prediction.answers for r in outcome.records}
 
@@ -206,6 +221,7 @@ def test_method_predicts_the_same_on_virtuoso(server, method, compose_cfg, in_tm
 
 
 # -- a MetaQA slice ------------------------------------------------------------------------------
+
 
 def test_metaqa_two_hop_walks_alike(virtuoso_installed, tmp_path):
     data = os.environ.get("KGX_DATA_DIR")
@@ -246,6 +262,7 @@ def test_metaqa_two_hop_walks_alike(virtuoso_installed, tmp_path):
 
 # -- Virtuoso's silent cuts ----------------------------------------------------------------------
 
+
 def test_a_result_past_max_rows_is_cut_with_http_200(cutting, store):
     query = f"SELECT DISTINCT ?x WHERE {{ ?x {iri(HUB_RELATION)} {iri(HUB)} }} ORDER BY ?x"
     status, headers, body = raw(cutting.url, query)
@@ -283,9 +300,13 @@ def test_kgx_reports_a_query_past_the_time_limit_without_retrying_it(cutting):
 
 def test_the_cli_serves_a_store_on_virtuoso_for_users(virtuoso_installed, store):
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "kgx.kg", "serve", "--engine", "virtuoso", "--store", str(store),
-                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=kgx_env())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgx.kg", "serve", "--engine", "virtuoso", "--store", str(store), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=kgx_env(),
+    )
     try:
         line = proc.stdout.readline()
         assert line.startswith(f"SPARQL query endpoint: http://127.0.0.1:{port}/sparql"), proc.stderr.read()

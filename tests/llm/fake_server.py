@@ -1,4 +1,5 @@
 """A fake OpenAI-compatible chat server on loopback: what a real one answers, without a model."""
+
 from __future__ import annotations
 
 import json
@@ -11,9 +12,14 @@ Answer = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
 def completion(content: str) -> dict[str, Any]:
     """A chat completion replying ``content``, with the usage a server reports."""
-    return {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+    }
 
 
 OK = completion("OK")

@@ -1,5 +1,6 @@
 """The response cache on damaged files: real damage written into real sqlite files, found at open
 or by a read or write mid-run, never raised to the caller, the file kept beside a fresh one."""
+
 from __future__ import annotations
 
 import random
@@ -23,10 +24,12 @@ def response(i: int) -> dict:
 
 def earlier_run(path: Path, n: int = N) -> None:
     """A cache as a finished run leaves it: ``n`` responses, written by another process."""
-    script = ("import sys; from pathlib import Path; from kgx.llm.cache import ResponseCache\n"
-              "c = ResponseCache(Path(sys.argv[1]))\n"
-              "for i in range(int(sys.argv[2])):\n"
-              "    c.put(f'k{i}', {'text': f'answer {i} ' + 'x' * 400, 'input_tokens': i, 'output_tokens': 1})\n")
+    script = (
+        "import sys; from pathlib import Path; from kgx.llm.cache import ResponseCache\n"
+        "c = ResponseCache(Path(sys.argv[1]))\n"
+        "for i in range(int(sys.argv[2])):\n"
+        "    c.put(f'k{i}', {'text': f'answer {i} ' + 'x' * 400, 'input_tokens': i, 'output_tokens': 1})\n"
+    )
     subprocess.run([sys.executable, "-c", script, str(path), str(n)], check=True)
 
 
@@ -35,7 +38,7 @@ def zero_middle_pages(path: Path, pages: int = 3) -> bytes:
     damaged bytes."""
     data = bytearray(path.read_bytes())
     start = len(data) // 2 // PAGE * PAGE
-    data[start:start + pages * PAGE] = bytes(pages * PAGE)
+    data[start : start + pages * PAGE] = bytes(pages * PAGE)
     path.write_bytes(bytes(data))
     return bytes(data)
 
@@ -54,8 +57,9 @@ def only_warning(record: pytest.WarningsRecorder) -> str:
 # ----------------------------------------------------------------------------- damage found at open
 
 
-@pytest.mark.parametrize("content", [random.Random(0).randbytes(3 * PAGE), bytes(3 * PAGE)],
-                         ids=["random bytes", "zeros"])
+@pytest.mark.parametrize(
+    "content", [random.Random(0).randbytes(3 * PAGE), bytes(3 * PAGE)], ids=["random bytes", "zeros"]
+)
 def test_a_file_that_is_not_a_database_is_set_aside_and_a_fresh_cache_starts(tmp_path, content):
     path = tmp_path / "llm.sqlite"
     path.write_bytes(content)
@@ -64,8 +68,9 @@ def test_a_file_that_is_not_a_database_is_set_aside_and_a_fresh_cache_starts(tmp
         cache = ResponseCache(path)
     [kept] = damaged_copies(path)
     assert kept.read_bytes() == content and Path(f"{kept}-wal").read_bytes() == b"left by the damaged file"
-    assert only_warning(record) == (f"LLM response cache {path} is damaged (file is not a database): "
-                                    f"set aside as {kept}; started a fresh cache")
+    assert only_warning(record) == (
+        f"LLM response cache {path} is damaged (file is not a database): set aside as {kept}; started a fresh cache"
+    )
     assert cache.get("k0") is None
     cache.put("k0", response(0))
     assert cache.get("k0") == response(0)
@@ -92,9 +97,11 @@ def test_damage_found_by_a_read_is_a_miss_and_the_file_is_not_used_again(tmp_pat
     hits = [i for i, value in enumerate(got) if value is not None]
     assert 0 < len(hits) < N and all(got[i] == response(i) for i in hits)  # never a wrong response
     [kept] = damaged_copies(path)
-    assert only_warning(recwarn) == (f"LLM response cache {path} is damaged (database disk image is "
-                                     f"malformed): set aside as {kept}; this process no longer uses the "
-                                     "cache; the provider answers instead")
+    assert only_warning(recwarn) == (
+        f"LLM response cache {path} is damaged (database disk image is "
+        f"malformed): set aside as {kept}; this process no longer uses the "
+        "cache; the provider answers instead"
+    )
     assert kept.read_bytes() == damaged and not path.exists()
     assert cache.get(f"k{hits[0]}") is None  # out of use, though this entry was readable
     cache.put("new", response(1))

@@ -1,4 +1,5 @@
 """The LLM client on the scripted backbone: metering, cache, retries, structured output."""
+
 from __future__ import annotations
 
 import litellm
@@ -13,17 +14,30 @@ from kgx.llm.question import QuestionLLM
 from kgx.llm.structured import parse_json
 from kgx.llm.usage import Meter
 
-QUESTION = [{"role": "user", "content": "Question: Which river flows through Canberra?\n"
-                                         "Molonglo River flows through Canberra.\nSydney is a city."}]
+QUESTION = [
+    {
+        "role": "user",
+        "content": "Question: Which river flows through Canberra?\n"
+        "Molonglo River flows through Canberra.\nSydney is a city.",
+    }
+]
 ANSWERS = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
-CHOICE = {"type": "object", "properties": {"relation": {"enum": ["people.person.gender",
-                                                                    "geography.river.cities", "film.film.genre"]}},
-          "required": ["relation"]}
+CHOICE = {
+    "type": "object",
+    "properties": {"relation": {"enum": ["people.person.gender", "geography.river.cities", "film.film.genre"]}},
+    "required": ["relation"],
+}
 
 
 def scripted(**kw) -> LLMConfig:
-    base = dict(name="scripted", model="kgx-scripted/overlap", structured_output=True,
-                input_cost_per_token=1e-6, output_cost_per_token=2e-6, backoff_s=0.0)
+    base = dict(
+        name="scripted",
+        model="kgx-scripted/overlap",
+        structured_output=True,
+        input_cost_per_token=1e-6,
+        output_cost_per_token=2e-6,
+        backoff_s=0.0,
+    )
     return LLMConfig(**{**base, **kw})
 
 
@@ -146,28 +160,37 @@ def test_stage_backbones_are_metered_under_their_stage():
 
 def test_missing_api_key_names_the_variable(monkeypatch):
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
-    backbones = [scripted(), LLMConfig(name="deepseek_v3", model="deepseek/deepseek-chat", api_key_env="DEEPSEEK_API_KEY")]
+    backbones = [
+        scripted(),
+        LLMConfig(name="deepseek_v3", model="deepseek/deepseek-chat", api_key_env="DEEPSEEK_API_KEY"),
+    ]
     with pytest.raises(LLMError, match="DEEPSEEK_API_KEY"):
         check_keys(backbones)
     monkeypatch.setenv("DEEPSEEK_API_KEY", "set")
     check_keys(backbones)
 
 
-@pytest.mark.parametrize("text, value", [
-    ('{"a": 1}', {"a": 1}),
-    ('```json\n{"a": 2}\n```', {"a": 2}),
-    ('Sure! {"a": 3} hope this helps', {"a": 3}),
-    ('{"a": ["one\nline broken"]}', {"a": ["one\nline broken"]}),  # raw newline a small model wrote
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ('{"a": 1}', {"a": 1}),
+        ('```json\n{"a": 2}\n```', {"a": 2}),
+        ('Sure! {"a": 3} hope this helps', {"a": 3}),
+        ('{"a": ["one\nline broken"]}', {"a": ["one\nline broken"]}),  # raw newline a small model wrote
+    ],
+)
 def test_parse_json_finds_the_object(text, value):
     assert parse_json(text, {"type": "object"}) == value
 
 
-@pytest.mark.parametrize("text, message", [
-    ("no json here", "no JSON"),
-    ('{"a": ', "invalid JSON"),
-    ('{"b": 1}', "schema"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("no json here", "no JSON"),
+        ('{"a": ', "invalid JSON"),
+        ('{"b": 1}', "schema"),
+    ],
+)
 def test_parse_json_says_what_is_wrong(text, message):
     with pytest.raises(ValueError, match=message):
         parse_json(text, {"type": "object", "required": ["a"]})
@@ -186,8 +209,9 @@ def test_hosted_backbones_go_through_litellm_and_are_priced(monkeypatch, name, p
     u = meter.total()
     price = litellm.model_cost[cfg.model.split("/")[-1] if name != "deepseek_v3" else cfg.model]
     assert u.billed_calls == 1 and u.unpriced_calls == 0
-    assert u.cost == pytest.approx(u.input_tokens * price["input_cost_per_token"]
-                                   + u.output_tokens * price["output_cost_per_token"])
+    assert u.cost == pytest.approx(
+        u.input_tokens * price["input_cost_per_token"] + u.output_tokens * price["output_cost_per_token"]
+    )
     # gpt-4o-mini takes a JSON schema as response_format; the others get it in the prompt
     assert ("JSON Schema" in trace.events[0].messages[-1]["content"]) == prompted
 
@@ -199,8 +223,9 @@ def test_rate_limit_spaces_billed_calls_but_not_cache_hits(tmp_path):
     cfg = scripted(rpm=2)
     client = LLMClient(cfg, {}, ResponseCache(tmp_path / "c.sqlite"))
     assert client.limiters[cfg.name].rpm == 2
-    client.limiters[cfg.name] = RateLimiter(2, None, clock=lambda: now[0],
-                                            sleep=lambda s: now.__setitem__(0, now[0] + s))
+    client.limiters[cfg.name] = RateLimiter(
+        2, None, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s)
+    )
     llm = QuestionLLM(client, Meter(), Trace())
     for i in range(3):
         llm("answer", [{"role": "user", "content": f"Question: q{i}?"}])
@@ -220,7 +245,9 @@ def test_scripted_booleans_say_yes_when_one_line_outside_the_question_covers_hal
         return json.loads(reply([{"role": "user", "content": content}], schema))["answerable"]
 
     assert answerable("Canberra <- location.country.capital <- Australia\nQuestion: What is the capital of Australia?")
-    assert not answerable("Australia -> location.country.currency_used -> Australian dollar\n"
-                          "Question: Which river flows through the capital of Australia?")
+    assert not answerable(
+        "Australia -> location.country.currency_used -> Australian dollar\n"
+        "Question: Which river flows through the capital of Australia?"
+    )
     assert not answerable("Question: What is the capital of Australia?")
     assert not answerable("Canberra is a city.\nQuestion: Who is it?")  # no content words to cover

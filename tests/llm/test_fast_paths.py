@@ -3,6 +3,7 @@
 Replies are checked by jsonschema-rs and only worded by jsonschema, and the scripted backbone
 counts tokens with litellm's counting built once: both must decide and count exactly as before.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -20,22 +21,67 @@ from kgx.methods.kit import answers_schema
 # min/maxLength, minimum/maximum.
 SCHEMAS = [
     {"type": "object", "properties": {"answers": answers_schema()}, "required": ["answers"]},
-    {"type": "object", "properties": {"choice": {"type": "string", "enum": ["a", "b"]},
-                                      "score": {"type": "number", "minimum": 0, "maximum": 1},
-                                      "depth": {"type": "integer", "minimum": 1, "maximum": 3},
-                                      "done": {"type": "boolean"}},
-     "required": ["choice", "score"]},
+    {
+        "type": "object",
+        "properties": {
+            "choice": {"type": "string", "enum": ["a", "b"]},
+            "score": {"type": "number", "minimum": 0, "maximum": 1},
+            "depth": {"type": "integer", "minimum": 1, "maximum": 3},
+            "done": {"type": "boolean"},
+        },
+        "required": ["choice", "score"],
+    },
     {"type": "array", "items": {"type": "string", "enum": ["x", "y", "z"]}, "minItems": 1, "maxItems": 2},
-    {"type": "object", "properties": {"facts": {"type": "array", "items": {"type": "string", "minLength": 2,
-                                                                          "maxLength": 4}}}},
+    {
+        "type": "object",
+        "properties": {"facts": {"type": "array", "items": {"type": "string", "minLength": 2, "maxLength": 4}}},
+    },
 ]
-VALUES = [None, True, False, 0, 1, 1.0, 2, 0.5, -1, 3, 4, "", "a", "b", "x", "ab", "é€ab", "abcde", [], ["x"],
-          ["x", "y"], ["x", "y", "z"], ["w"], [1], {}, {"answers": []}, {"answers": ["Mark Twain"]},
-          {"answers": [""]}, {"answers": ["x" * 121]}, {"answers": ["a"] * 6}, {"answers": "Mark Twain"},
-          {"choice": "a", "score": 0.5}, {"choice": "c", "score": 0.5}, {"choice": "a", "score": 1.5},
-          {"choice": "a", "score": True}, {"choice": "a", "score": 1, "depth": 1.0},
-          {"choice": "a", "score": 1, "depth": 2.5}, {"choice": "a", "score": 1, "done": 0},
-          {"choice": "a"}, {"facts": ["ab", "abcd"]}, {"facts": ["a"]}, {"facts": ["abcde"]}, {"facts": ["é€"]}]
+VALUES = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    1.0,
+    2,
+    0.5,
+    -1,
+    3,
+    4,
+    "",
+    "a",
+    "b",
+    "x",
+    "ab",
+    "é€ab",
+    "abcde",
+    [],
+    ["x"],
+    ["x", "y"],
+    ["x", "y", "z"],
+    ["w"],
+    [1],
+    {},
+    {"answers": []},
+    {"answers": ["Mark Twain"]},
+    {"answers": [""]},
+    {"answers": ["x" * 121]},
+    {"answers": ["a"] * 6},
+    {"answers": "Mark Twain"},
+    {"choice": "a", "score": 0.5},
+    {"choice": "c", "score": 0.5},
+    {"choice": "a", "score": 1.5},
+    {"choice": "a", "score": True},
+    {"choice": "a", "score": 1, "depth": 1.0},
+    {"choice": "a", "score": 1, "depth": 2.5},
+    {"choice": "a", "score": 1, "done": 0},
+    {"choice": "a"},
+    {"facts": ["ab", "abcd"]},
+    {"facts": ["a"]},
+    {"facts": ["abcde"]},
+    {"facts": ["é€"]},
+]
 
 
 def python_verdict(schema: dict, value: object) -> bool:
@@ -63,10 +109,15 @@ def test_a_refused_reply_is_still_worded_by_jsonschema():
 
 PROMPTS = [
     [{"role": "user", "content": "Question: who directed Garfield?"}],
-    [{"role": "system", "content": "You answer from the facts."},
-     {"role": "user", "content": "Facts:\nGarfield -film.film.directed_by-> Peter Hewitt\nQuestion: who?"}],
-    [{"role": "user", "content": "é€ " * 50}, {"role": "assistant", "content": "{x}"},
-     {"role": "user", "content": "again", "name": "kgx"}],
+    [
+        {"role": "system", "content": "You answer from the facts."},
+        {"role": "user", "content": "Facts:\nGarfield -film.film.directed_by-> Peter Hewitt\nQuestion: who?"},
+    ],
+    [
+        {"role": "user", "content": "é€ " * 50},
+        {"role": "assistant", "content": "{x}"},
+        {"role": "user", "content": "again", "name": "kgx"},
+    ],
     [{"role": "user", "content": "long " * 40_000}],  # past litellm's exact-count limit: extrapolated alike
 ]
 

@@ -1,4 +1,5 @@
 """The grammar kgx builds for the local model: string constants escaped the GBNF way."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """The in-process local model takes a machine-wide lock, so parallel runs queue instead of thrashing."""
+
 from __future__ import annotations
 
 import subprocess
@@ -19,8 +20,9 @@ with open(sys.argv[1], "a") as handle:
 
 
 def probe(path) -> str:
-    return subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def test_another_process_waits_while_a_generation_holds_the_lock(monkeypatch, tmp_path):

@@ -1,5 +1,6 @@
 """The real local backbone (SmolLM2-135M through llama.cpp): run in CI, about a minute.
 The crash probe runs for real too, with its markers in a temp dir so it is not skipped."""
+
 from __future__ import annotations
 
 import random
@@ -20,8 +21,10 @@ from kgx.run.spec import llm_config
 pytestmark = pytest.mark.local_model
 
 LOCAL = replace(llm_config("local"), cache=False, max_tokens=48)
-MESSAGES = [{"role": "system", "content": "Pick the relation that answers the question."},
-            {"role": "user", "content": "Question: What is the capital of Australia?"}]
+MESSAGES = [
+    {"role": "system", "content": "Pick the relation that answers the question."},
+    {"role": "user", "content": "Question: What is the capital of Australia?"},
+]
 RELATIONS = ["location.country.capital", "location.country.currency_used", "people.person.gender"]
 SCHEMA = {"type": "object", "properties": {"relation": {"enum": RELATIONS}}, "required": ["relation"]}
 
@@ -50,7 +53,7 @@ def test_schema_constrains_the_choice_and_usage_is_measured():
 def test_choices_holding_quotes_and_backslashes_are_offered_intact():
     """llama-cpp-python's own converter leaves backslashes unescaped: such a choice (a KG literal
     keeps its quotes) gave an unparsable grammar and a segfault at the first decode."""
-    odd = ['"1961-01-21"', 'C:\\Temp', '"Weird Al" Yankovic']
+    odd = ['"1961-01-21"', "C:\\Temp", '"Weird Al" Yankovic']
     value, usage, _ = ask(schema={"type": "object", "properties": {"value": {"enum": odd}}, "required": ["value"]})
     assert value["value"] in odd and usage.parse_failures == 0
 
@@ -70,8 +73,13 @@ def test_knowpaths_ipg_reply_fits_the_room_it_asks_for():
     """Issue 18: at llm=local's max_tokens of 256 this reply (262 tokens, about 20 s) was cut."""
     [question] = [q for q in load(DatasetConfig()) if q.id == "demo-007"]
     meter, trace = Meter(), Trace()
-    ctx = Context(llm=QuestionLLM(LLMClient(replace(llm_config("local"), cache=False), {}, None), meter, trace),
-                  params=KnowPathConfig(), rng=random.Random(0), trace=trace, kg=None)
+    ctx = Context(
+        llm=QuestionLLM(LLMClient(replace(llm_config("local"), cache=False), {}, None), meter, trace),
+        params=KnowPathConfig(),
+        rng=random.Random(0),
+        trace=trace,
+        kg=None,
+    )
     generate_inference_paths(question, ctx)
     [event] = [e for e in trace.events if e.kind == "llm"]
     assert event.max_tokens == 685 and 256 < event.output_tokens < 685

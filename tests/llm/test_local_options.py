@@ -2,6 +2,7 @@
 distinct settings, each probed first, and a stage's generation limit; a bad model_path fails
 naming the setting. No model runs: llama_cpp.Llama is a fake that reads its model parameters as
 the real one does."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -38,8 +39,10 @@ class FakeLlama:
     def create_chat_completion(self, **request):
         self.calls.append("complete")
         self.requests.append(request)
-        return {"choices": [{"message": {"content": "Canberra"}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8}}
+        return {
+            "choices": [{"message": {"content": "Canberra"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8},
+        }
 
     def close(self):
         pass
@@ -79,14 +82,22 @@ def test_the_knobs_reach_llama_and_each_distinct_setting_loads_once(probed, tmp_
     model = tmp_path / "other.gguf"
     model.write_bytes(b"GGUF\x03\x00")
     handler = local.LocalLlama()
-    custom = options(model_path=str(model), chat_format="chatml", n_ctx=256, n_threads=3, n_batch=64,
-                     use_extra_bufts=True)
+    custom = options(
+        model_path=str(model), chat_format="chatml", n_ctx=256, n_threads=3, n_batch=64, use_extra_bufts=True
+    )
     handler.prepare(custom)
     handler.prepare(custom)
     handler.prepare(options())
-    assert FakeLlama.made[0] == {"model_path": str(model.resolve()), "chat_format": "chatml", "n_ctx": 256,
-                                 "n_threads": 3, "n_threads_batch": 3, "n_batch": 64,
-                                 "model_params.use_extra_bufts": True, "verbose": False}
+    assert FakeLlama.made[0] == {
+        "model_path": str(model.resolve()),
+        "chat_format": "chatml",
+        "n_ctx": 256,
+        "n_threads": 3,
+        "n_threads_batch": 3,
+        "n_batch": 64,
+        "model_params.use_extra_bufts": True,
+        "verbose": False,
+    }
     assert len(FakeLlama.made) == len(probed) == 2
 
 
@@ -94,8 +105,9 @@ def test_a_request_carries_its_options_through_litellm_and_resets_first(probed, 
     providers.install()
     handler = providers._handlers[providers.LOCAL]
     monkeypatch.setattr(handler, "_models", {})
-    reply = litellm.completion(model="kgx-local/test", messages=[{"role": "user", "content": "hi"}],
-                               local=options(n_threads=1, n_ctx=128))
+    reply = litellm.completion(
+        model="kgx-local/test", messages=[{"role": "user", "content": "hi"}], local=options(n_threads=1, n_ctx=128)
+    )
     assert reply.choices[0].message.content == "Canberra" and reply.usage.total_tokens == 8
     [kwargs] = FakeLlama.made
     assert kwargs["n_threads"] == 1 and kwargs["n_ctx"] == 128
@@ -103,27 +115,56 @@ def test_a_request_carries_its_options_through_litellm_and_resets_first(probed, 
     assert model.calls == ["reset", "complete"]
 
 
-@pytest.mark.parametrize("response_format, sent", [
-    ({"type": "json_schema", "json_schema": {"name": "reply", "schema": {"type": "object"}}},
-     {"grammar": gbnf({"type": "object"})}),  # kgx builds the grammar (kgx.llm.local_grammar)
-    ({"type": "json_object", "schema": {"type": "object"}},
-     {"response_format": {"type": "json_object", "schema": {"type": "object"}}}),
-])
-def test_sampling_parameters_and_both_schema_forms_reach_create_chat_completion(probed, monkeypatch,
-                                                                                response_format, sent):
+@pytest.mark.parametrize(
+    "response_format, sent",
+    [
+        (
+            {"type": "json_schema", "json_schema": {"name": "reply", "schema": {"type": "object"}}},
+            {"grammar": gbnf({"type": "object"})},
+        ),  # kgx builds the grammar (kgx.llm.local_grammar)
+        (
+            {"type": "json_object", "schema": {"type": "object"}},
+            {"response_format": {"type": "json_object", "schema": {"type": "object"}}},
+        ),
+    ],
+)
+def test_sampling_parameters_and_both_schema_forms_reach_create_chat_completion(
+    probed, monkeypatch, response_format, sent
+):
     providers.install()
     handler = providers._handlers[providers.LOCAL]
     monkeypatch.setattr(handler, "_models", {})
-    litellm.completion(model="kgx-local/test", messages=[{"role": "user", "content": "hi"}], local=options(),
-                       temperature=0.0, max_tokens=9, response_format=response_format,
-                       repeat_penalty=1.1, top_k=1, min_p=0.0, top_p=0.5, mirostat_mode=0, stop=["\n"])
+    litellm.completion(
+        model="kgx-local/test",
+        messages=[{"role": "user", "content": "hi"}],
+        local=options(),
+        temperature=0.0,
+        max_tokens=9,
+        response_format=response_format,
+        repeat_penalty=1.1,
+        top_k=1,
+        min_p=0.0,
+        top_p=0.5,
+        mirostat_mode=0,
+        stop=["\n"],
+    )
     [model] = handler._models.values()
     [request] = model.requests
     if "grammar" in request:
         request["grammar"] = request["grammar"]._grammar  # the GBNF text llama.cpp is given
-    assert request == {"messages": [{"role": "user", "content": "hi"}], "temperature": 0.0, "max_tokens": 9,
-                       "seed": 0, "repeat_penalty": 1.1, "top_k": 1, "min_p": 0.0, "top_p": 0.5,
-                       "mirostat_mode": 0, "stop": ["\n"], **sent}
+    assert request == {
+        "messages": [{"role": "user", "content": "hi"}],
+        "temperature": 0.0,
+        "max_tokens": 9,
+        "seed": 0,
+        "repeat_penalty": 1.1,
+        "top_k": 1,
+        "min_p": 0.0,
+        "top_p": 0.5,
+        "mirostat_mode": 0,
+        "stop": ["\n"],
+        **sent,
+    }
 
 
 @pytest.mark.parametrize("content", [None, b"not a model"])

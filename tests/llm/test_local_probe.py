@@ -1,5 +1,6 @@
 """The crash probe: a llama.cpp build that dies by a signal stops the run with a message that says
 what crashed and what to try, instead of a bare exit 139; a probe that passed is not run again."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,8 +10,7 @@ import pytest
 from kgx.llm import local
 
 PASSES = "print('ok')"
-CRASHES = ("import os, signal\nprint('at the first decode', flush=True)\n"
-           "os.kill(os.getpid(), signal.SIGSEGV)")
+CRASHES = "import os, signal\nprint('at the first decode', flush=True)\nos.kill(os.getpid(), signal.SIGSEGV)"
 FAILS = "import sys\nsys.exit('llama_model_load: error loading model')"
 
 
@@ -20,8 +20,16 @@ def kwargs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setattr(local, "MACHINE_LOCK", tmp_path / "llm.lock")
     model = tmp_path / "model.gguf"
     model.write_bytes(b"GGUF fake")
-    return {"model_path": str(model), "chat_format": None, "n_ctx": 512, "n_threads": 1,
-            "n_threads_batch": 1, "n_batch": 64, "use_extra_bufts": False, "verbose": False}
+    return {
+        "model_path": str(model),
+        "chat_format": None,
+        "n_ctx": 512,
+        "n_threads": 1,
+        "n_threads_batch": 1,
+        "n_batch": 64,
+        "use_extra_bufts": False,
+        "verbose": False,
+    }
 
 
 def test_a_signal_death_names_the_component_the_signal_the_cpu_and_the_remedies(kwargs, monkeypatch):

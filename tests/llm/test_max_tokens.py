@@ -2,6 +2,7 @@
 max(llm.max_tokens, that) within what the model allows, the cache key changes only when the limit
 does, and a reply the provider cut at the limit is named, counted and asked again with twice the
 room. On the scripted backbone (which cuts at max_tokens) and a fake OpenAI-compatible server."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -19,15 +20,27 @@ from kgx.llm.usage import Meter, Usage
 from kgx.run.spec import llm_config
 from tests.llm.fake_server import FakeServer, completion
 
-QUESTION = [{"role": "user", "content": "Question: Which river flows through Canberra?\n"
-                                         "Molonglo River flows through Canberra."}]
+QUESTION = [
+    {"role": "user", "content": "Question: Which river flows through Canberra?\nMolonglo River flows through Canberra."}
+]
 ANSWERS = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 REPLY = {"answer": "Molonglo River flows through Canberra."}  # 13 tokens as the scripted model writes it
 
 
 def scripted(**kw: Any) -> LLMConfig:
-    return LLMConfig(**{**dict(name="scripted", model="kgx-scripted/overlap", structured_output=True,
-                               input_cost_per_token=0.0, output_cost_per_token=0.0, backoff_s=0.0), **kw})
+    return LLMConfig(
+        **{
+            **dict(
+                name="scripted",
+                model="kgx-scripted/overlap",
+                structured_output=True,
+                input_cost_per_token=0.0,
+                output_cost_per_token=0.0,
+                backoff_s=0.0,
+            ),
+            **kw,
+        }
+    )
 
 
 def bound(cfg: LLMConfig, cache: ResponseCache | None = None):
@@ -49,7 +62,8 @@ def test_a_cut_reply_is_named_counted_and_asked_again_with_twice_the_room():
     assert events[1].error.startswith("truncated at max_tokens=8 (")
     assert [n.message for n in trace.notes("answer")] == [
         "reply truncated at max_tokens=4: the retry asks for max_tokens=8",
-        "reply truncated at max_tokens=8: the retry asks for max_tokens=16"]
+        "reply truncated at max_tokens=8: the retry asks for max_tokens=16",
+    ]
     usage = meter.stages["answer"]
     assert (usage.calls, usage.truncated, usage.parse_failures) == (3, 2, 2)
     assert events[0].output_tokens == 4  # the provider's count of what it sent
@@ -110,13 +124,15 @@ def test_what_the_model_allows_caps_the_stage_and_the_doubling():
     with pytest.raises(OutputError, match="truncated at max_tokens=3"):
         llm("answer", QUESTION, schema=ANSWERS, max_tokens=100)
     assert [e.max_tokens for e in calls(trace)] == [3, 3]
-    assert trace.notes()[0].message == ("reply truncated at max_tokens=3: the retry cannot ask for more: "
-                                        "the model allows no more")
+    assert trace.notes()[0].message == (
+        "reply truncated at max_tokens=3: the retry cannot ask for more: the model allows no more"
+    )
 
 
 @pytest.fixture
 def server():
     """A served model whose replies stop at max_tokens=32 ("length"), as a server reports it."""
+
     def answer(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         reply = completion('{"answer": "Molonglo' + ('"}' if body["max_tokens"] >= 100 else ""))
         if body["max_tokens"] < 100:
@@ -129,8 +145,16 @@ def server():
 
 
 def served(url: str, **kw: Any) -> LLMConfig:
-    return replace(llm_config("llama3_8b"), api_base=url, structured_output="json_schema", cache=False,
-                   max_retries=0, timeout_s=10.0, max_tokens=32, **kw)
+    return replace(
+        llm_config("llama3_8b"),
+        api_base=url,
+        structured_output="json_schema",
+        cache=False,
+        max_retries=0,
+        timeout_s=10.0,
+        max_tokens=32,
+        **kw,
+    )
 
 
 def test_the_request_sends_the_larger_of_the_default_and_the_stage_limit(server):

@@ -13,6 +13,7 @@ default (on), whose AMX buffers crash on some Xeon VMs. So it runs here as ``pyt
 llama_cpp.server`` does, after the model parameters' default is turned off as kgx's local model
 does it: the same model parameters on both sides, and no crash where the local model has none.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,8 +39,13 @@ START_TIMEOUT_S = 120.0
 SAME_SETTINGS = ("dataset.limit=3", "run.concurrency=1", "llm.retry_temperature_step=0.0")
 # llm=vllm as llm=local is set: its max_tokens and parse_retries, and create_chat_completion's
 # repeat_penalty instead of the server's 1.1.
-SERVED = ("llm=vllm", "llm.structured_output=auto", "llm.max_tokens=256", "llm.parse_retries=2",
-          "+llm.extra.repeat_penalty=1.0")
+SERVED = (
+    "llm=vllm",
+    "llm.structured_output=auto",
+    "llm.max_tokens=256",
+    "llm.parse_retries=2",
+    "+llm.extra.repeat_penalty=1.0",
+)
 
 
 # ``python -m llama_cpp.server`` (argv as given) with use_extra_bufts off, as kgx.llm.local.load_llama.
@@ -69,9 +75,26 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-c", SERVER_CODE, "--model", str(gguf_path()), "--host", "127.0.0.1",
-             "--port", str(port), "--n_ctx", "4096", "--n_threads", threads, "--n_threads_batch", threads],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-c",
+                SERVER_CODE,
+                "--model",
+                str(gguf_path()),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "4096",
+                "--n_threads",
+                threads,
+                "--n_threads_batch",
+                threads,
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"},  # as kgx's local model runs
         )
     url = f"http://127.0.0.1:{port}/v1"
@@ -135,7 +158,9 @@ def test_a_served_model_answers_as_the_same_model_in_process(run, in_tmp, server
     assert by_id(served, "input_tokens") == by_id(local, "input_tokens")
     assert by_id(served, "output_tokens") == by_id(local, "output_tokens")
     latency = {name: sum(r.latency_s for r in out.records) for name, out in (("served", served), ("local", local))}
-    print(f"\n{method}: run {served_s:.1f} s served, {local_s:.1f} s in-process; question latency "
-          f"{latency['served']:.1f} s served, {latency['local']:.1f} s in-process; tokens in/out "
-          f"{sum(by_id(served, 'input_tokens').values())}/{sum(by_id(served, 'output_tokens').values())} served, "
-          f"{sum(by_id(local, 'input_tokens').values())}/{sum(by_id(local, 'output_tokens').values())} in-process")
+    print(
+        f"\n{method}: run {served_s:.1f} s served, {local_s:.1f} s in-process; question latency "
+        f"{latency['served']:.1f} s served, {latency['local']:.1f} s in-process; tokens in/out "
+        f"{sum(by_id(served, 'input_tokens').values())}/{sum(by_id(served, 'output_tokens').values())} served, "
+        f"{sum(by_id(local, 'input_tokens').values())}/{sum(by_id(local, 'output_tokens').values())} in-process"
+    )

@@ -1,6 +1,7 @@
 """``llm=oracle``: the gold relation chains of the datasets, the hint built from them and the reach
 paths, the provider's choices, verdicts and answers on the methods' own prompts, and whole
 questions on the demo KG, where the oracle answers what the scripted double cannot."""
+
 from __future__ import annotations
 
 import os
@@ -45,8 +46,9 @@ SCRIPTED = LLMConfig(name="scripted", model="kgx-scripted/overlap", structured_o
 CAPITAL, CURRENCY = "location.country.capital", "location.country.currency_used"
 YEN = ["Japanese yen", "Yen", "JPY"]
 # Demo-015 (Tokyo <-capital- Japan -currency_used-> Japanese yen) as the runner hands it over.
-TOKYO_GOLD = GoldHint([YEN], [(CAPITAL, "in"), (CURRENCY, "out")], ["Japan", "Japanese yen", "m.0kiv", "m.0dsn7"],
-                      ["Tokyo"])
+TOKYO_GOLD = GoldHint(
+    [YEN], [(CAPITAL, "in"), (CURRENCY, "out")], ["Japan", "Japanese yen", "m.0kiv", "m.0dsn7"], ["Tokyo"]
+)
 
 
 def ask(cfg: LLMConfig, messages, schema, gold=None, stages=None, cache=None):
@@ -76,12 +78,18 @@ def step(source: str, relation: str, direction: str, target: str) -> SimpleNames
 # --------------------------------------------------------------------------- gold chains
 
 
-@pytest.mark.parametrize("name, qtype, expected", [
-    ("metaqa_1hop", "actor_to_movie", [("film.film.starring", "in")]),
-    ("metaqa_2hop", "actor_to_movie_to_director", [("film.film.starring", "in"), ("film.film.directed_by", "out")]),
-    ("metaqa_3hop", "movie_to_director_to_movie_to_language",
-     [("film.film.directed_by", "out"), ("film.film.directed_by", "in"), ("film.film.language", "out")]),
-])
+@pytest.mark.parametrize(
+    "name, qtype, expected",
+    [
+        ("metaqa_1hop", "actor_to_movie", [("film.film.starring", "in")]),
+        ("metaqa_2hop", "actor_to_movie_to_director", [("film.film.starring", "in"), ("film.film.directed_by", "out")]),
+        (
+            "metaqa_3hop",
+            "movie_to_director_to_movie_to_language",
+            [("film.film.directed_by", "out"), ("film.film.directed_by", "in"), ("film.film.language", "out")],
+        ),
+    ],
+)
 def test_metaqa_question_types_become_relation_chains_of_the_kg(name, qtype, expected):
     shared_data()
     question = first(name)
@@ -109,13 +117,24 @@ def test_wc2014_inverse_relations_are_their_forward_relation_walked_backwards(tm
 
 
 def test_the_hint_takes_the_chain_and_the_entities_of_the_paths_that_follow_it():
-    question = Question("q", "which person directed the movies starred by Ann", {"m.ann": "Ann"},
-                        [["Bo"]], {"qtype": "actor_to_movie_to_director", "hops": 2})
-    follows = [step("m.ann", "film.film.starring", "in", "m.film"), step("m.film", "film.film.directed_by", "out", "m.bo")]
-    shortcut = [step("m.ann", "film.film.written_by", "in", "m.other"),
-                step("m.other", "film.film.directed_by", "out", "m.bo")]
-    reach = SimpleNamespace(paths=[shortcut, follows], names={"m.film": "Film", "m.other": "Other", "m.bo": "Bo"},
-                            gold_ids=["m.bo"])
+    question = Question(
+        "q",
+        "which person directed the movies starred by Ann",
+        {"m.ann": "Ann"},
+        [["Bo"]],
+        {"qtype": "actor_to_movie_to_director", "hops": 2},
+    )
+    follows = [
+        step("m.ann", "film.film.starring", "in", "m.film"),
+        step("m.film", "film.film.directed_by", "out", "m.bo"),
+    ]
+    shortcut = [
+        step("m.ann", "film.film.written_by", "in", "m.other"),
+        step("m.other", "film.film.directed_by", "out", "m.bo"),
+    ]
+    reach = SimpleNamespace(
+        paths=[shortcut, follows], names={"m.film": "Film", "m.other": "Other", "m.bo": "Bo"}, gold_ids=["m.bo"]
+    )
     hint = gold_hint(question, reach, "metaqa")
     assert hint.relations == [("film.film.starring", "in"), ("film.film.directed_by", "out")]
     assert hint.entities == ["Film", "Bo", "m.film", "m.bo"]  # not the shortcut's Other, not the topic
@@ -124,26 +143,36 @@ def test_the_hint_takes_the_chain_and_the_entities_of_the_paths_that_follow_it()
     # Without a chain the reach paths give the relations; without reach only the dataset's own path.
     plain = replace(question, meta={})
     assert gold_hint(plain, reach, "metaqa").relations == [
-        ("film.film.written_by", "in"), ("film.film.directed_by", "out"), ("film.film.starring", "in")]
+        ("film.film.written_by", "in"),
+        ("film.film.directed_by", "out"),
+        ("film.film.starring", "in"),
+    ]
     pq = Question("p", "q", {}, [["uk"]], {"path": ["fred", "spouse", "ernest", "nationality", "uk"], "hops": 2})
     assert gold_hint(pq, None, "pathquestion") == GoldHint(
-        [["uk"]], [("people.person.spouse_s", "out"), ("people.person.nationality", "out")], ["ernest", "uk"], ["fred"])
+        [["uk"]], [("people.person.spouse_s", "out"), ("people.person.nationality", "out")], ["ernest", "uk"], ["fred"]
+    )
 
 
 # --------------------------------------------------------------------------- choices
 
 
-def relation_call(labels: list[str], k: int = 2, question: str = "Which currency is used in the country whose "
-                                                                 "capital is Tokyo?", topic: str = "Tokyo"):
+def relation_call(
+    labels: list[str],
+    k: int = 2,
+    question: str = "Which currency is used in the country whose capital is Tokyo?",
+    topic: str = "Tokyo",
+):
     prompt = tog_prompts.relation_prompt(question, topic, labels, k)
-    return tog_prompts.messages("relation_prune", prompt, True), tog_prompts.scored_schema("relations", "relation",
-                                                                                             labels, 1, k)
+    return tog_prompts.messages("relation_prune", prompt, True), tog_prompts.scored_schema(
+        "relations", "relation", labels, 1, k
+    )
 
 
 def test_a_relation_choice_takes_the_gold_relation_the_scripted_model_passes_over():
     labels = ["film.film.directed_by (reverse)", "film.film.starring (reverse)", "film.film.written_by (reverse)"]
-    messages, schema = relation_call(labels, 1, "which person directed the movies starred by John Krasinski",
-                                     "John Krasinski")
+    messages, schema = relation_call(
+        labels, 1, "which person directed the movies starred by John Krasinski", "John Krasinski"
+    )
     gold = GoldHint([["Sam Mendes"]], [("film.film.starring", "in"), ("film.film.directed_by", "out")], [])
     scripted, _ = ask(SCRIPTED, messages, schema)
     oracle, _ = ask(ORACLE, messages, schema, gold=gold)
@@ -163,17 +192,24 @@ def test_a_relation_in_the_wrong_direction_is_no_gold_and_nothing_is_invented():
 
 def test_bare_relations_match_either_direction_where_no_direction_is_shown():
     offers = {"Tokyo": ["location.location.containedby", CAPITAL, "location.location.geolocation"]}
-    messages = knowpath_prompts.relations("Which currency is used in the country whose capital is Tokyo?",
-                                          ["Tokyo"], None, [("Tokyo", ["Tokyo"], offers["Tokyo"])], 2)
+    messages = knowpath_prompts.relations(
+        "Which currency is used in the country whose capital is Tokyo?",
+        ["Tokyo"],
+        None,
+        [("Tokyo", ["Tokyo"], offers["Tokyo"])],
+        2,
+    )
     reply, _ = ask(ORACLE, messages, kit.choice_schema(offers, 1, 2), gold=TOKYO_GOLD)
     assert reply == {"Tokyo": [CAPITAL]}
 
 
 def test_entity_scores_go_to_the_entities_on_the_gold_path():
     labels = ["Kyoto", "Japan", "Honshu"]
-    prompt = tog_prompts.entity_prompt("Which currency is used in the country whose capital is Tokyo?", "Tokyo",
-                                       [(f"{CAPITAL} (reverse)", ["Japan"]),
-                                        ("location.location.containedby", ["Kyoto", "Honshu"])])
+    prompt = tog_prompts.entity_prompt(
+        "Which currency is used in the country whose capital is Tokyo?",
+        "Tokyo",
+        [(f"{CAPITAL} (reverse)", ["Japan"]), ("location.location.containedby", ["Kyoto", "Honshu"])],
+    )
     messages = tog_prompts.messages("entity_score", prompt, True)
     schema = tog_prompts.scored_schema("scores", "entity", labels, 3, 3)
     reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_GOLD)
@@ -218,8 +254,9 @@ def test_a_gold_answer_in_a_worked_example_is_not_shown():
 def test_answers_are_the_gold_answers_shown_else_an_honest_miss():
     gold = GoldHint([["English Language", "English"], ["French Language", "French"]], [], [])
     schema = {"type": "object", "properties": {"answers": kit.answers_schema(5)}, "required": ["answers"]}
-    shown = lmp_prompts.answer("What languages are official in Canada?",
-                               "Canada:\n1. Canada's official language: English.", "hits")
+    shown = lmp_prompts.answer(
+        "What languages are official in Canada?", "Canada:\n1. Canada's official language: English.", "hits"
+    )
     reply, _ = ask(ORACLE, shown, schema, gold=gold)
     assert reply == {"answers": ["English Language"]}
     unseen = lmp_prompts.answer("What languages are official in Canada?", "Canada:\n1. Its capital is Ottawa.", "hits")
@@ -229,11 +266,18 @@ def test_answers_are_the_gold_answers_shown_else_an_honest_miss():
 
 def test_fact_summaries_are_the_facts_and_keep_the_gold_names_they_were_given():
     members = ", ".join(f"Province {i}" for i in range(30))  # the gold name at the end of a long fact
-    facts = [f"The entity Japan has relation location.location.contains with following entities: {members}, "
-             f"Japanese yen.", f"The entity Japan has relation {CAPITAL} with following entities: Tokyo."]
+    facts = [
+        f"The entity Japan has relation location.location.contains with following entities: {members}, Japanese yen.",
+        f"The entity Japan has relation {CAPITAL} with following entities: Tokyo.",
+    ]
     messages = lmp_prompts.transform("What currency is used in Japan?", "Japan", facts, [])
-    schema = {"type": "object", "required": ["facts"], "properties": {"facts": {
-        "type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": 2, "maxItems": 2}}}
+    schema = {
+        "type": "object",
+        "required": ["facts"],
+        "properties": {
+            "facts": {"type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": 2, "maxItems": 2}
+        },
+    }
     scripted, _ = ask(SCRIPTED, messages, schema)
     oracle, _ = ask(ORACLE, messages, schema, gold=GoldHint([YEN], [], []))
     assert all("Japanese yen" not in s for s in scripted["facts"])
@@ -261,13 +305,16 @@ def test_the_client_wants_gold_when_any_backbone_is_the_oracle():
 def test_only_the_oracle_receives_the_gold(monkeypatch):
     seen: list[dict] = []
     for handler in (ScriptedLLM, OracleLLM):
+
         def spy(self, *args, original=handler.completion, **kwargs):
             seen.append(dict(kwargs["optional_params"]))
             return original(self, *args, **kwargs)
 
         monkeypatch.setattr(handler, "completion", spy)
     meter, trace = Meter(), Trace()
-    llm = QuestionLLM(LLMClient(SCRIPTED, {"reasoning": ORACLE}, None, sleep=lambda s: None), meter, trace, gold=TOKYO_GOLD)
+    llm = QuestionLLM(
+        LLMClient(SCRIPTED, {"reasoning": ORACLE}, None, sleep=lambda s: None), meter, trace, gold=TOKYO_GOLD
+    )
     messages, schema = reasoning_call("1. (Japan, location.country.currency_used, Japanese yen)")
     assert llm("answer", messages, schema=schema)["answers"] != ["Japanese yen"]  # the scripted double
     assert llm("reasoning", messages, schema=schema)["answers"] == ["Japanese yen"]

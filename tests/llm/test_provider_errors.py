@@ -1,5 +1,6 @@
 """What a real OpenAI-compatible server's refusals become, through litellm over HTTP on loopback:
 requests that cannot succeed are not retried, outages are, and both name the backbone."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -24,8 +25,7 @@ def server(request):
 
 
 def client(url: str) -> LLMClient:
-    cfg = replace(llm_config("llama3_8b"), api_base=url, max_retries=3, backoff_s=0.0, cache=False,
-                  timeout_s=10.0)
+    cfg = replace(llm_config("llama3_8b"), api_base=url, max_retries=3, backoff_s=0.0, cache=False, timeout_s=10.0)
     return LLMClient(cfg, {}, None, sleep=lambda s: None)
 
 
@@ -34,16 +34,26 @@ def ask(c: LLMClient):
 
 
 # litellm 1.106 itself resends a 422 once with unsupported params dropped; kgx never retries.
-@pytest.mark.parametrize("server, kind, sent", [
-    ((401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}), "llm.auth", 1),
-    ((403, {"error": {"message": "not allowed", "type": "permission_error"}}), "llm.auth", 1),
-    ((404, {"error": {"message": "The model `x` does not exist", "type": "invalid_request_error"}}),
-     "llm.not_found", 1),
-    ((400, {"error": {"message": "bad field", "type": "invalid_request_error"}}), "llm.bad_request", 1),
-    ((422, {"error": {"message": "unprocessable", "type": "invalid_request_error"}}), "llm.bad_request", 2),
-    ((500, {"error": {"message": "1 validation error for ChatCompletionRequest", "type": "server_error"}}),
-     "llm.bad_request", 1),
-], indirect=["server"])
+@pytest.mark.parametrize(
+    "server, kind, sent",
+    [
+        ((401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}), "llm.auth", 1),
+        ((403, {"error": {"message": "not allowed", "type": "permission_error"}}), "llm.auth", 1),
+        (
+            (404, {"error": {"message": "The model `x` does not exist", "type": "invalid_request_error"}}),
+            "llm.not_found",
+            1,
+        ),
+        ((400, {"error": {"message": "bad field", "type": "invalid_request_error"}}), "llm.bad_request", 1),
+        ((422, {"error": {"message": "unprocessable", "type": "invalid_request_error"}}), "llm.bad_request", 2),
+        (
+            (500, {"error": {"message": "1 validation error for ChatCompletionRequest", "type": "server_error"}}),
+            "llm.bad_request",
+            1,
+        ),
+    ],
+    indirect=["server"],
+)
 def test_requests_that_cannot_succeed_are_sent_once(server, kind, sent):
     with pytest.raises(LLMError) as caught:
         ask(client(server.url))
@@ -51,8 +61,7 @@ def test_requests_that_cannot_succeed_are_sent_once(server, kind, sent):
     assert server.url in str(caught.value) or "no completion came back" in str(caught.value)
 
 
-@pytest.mark.parametrize("server", [(503, {"error": {"message": "overloaded", "type": "server_error"}})],
-                         indirect=True)
+@pytest.mark.parametrize("server", [(503, {"error": {"message": "overloaded", "type": "server_error"}})], indirect=True)
 def test_an_outage_is_retried_then_named(server):
     with pytest.raises(LLMError, match="after 4 attempts.*overloaded") as caught:
         ask(client(server.url))

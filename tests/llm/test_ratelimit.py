@@ -1,4 +1,5 @@
 """Rate limits per minute, on a fake clock: requests, tokens, and the share of a parallel sweep."""
+
 from __future__ import annotations
 
 from kgx.llm.ratelimit import RateLimiter, share

@@ -6,6 +6,7 @@ Skipped without ``redis-server`` (``apt-get install redis-server``) or the redis
 (``pip install 'kgx[redis]'``), except in CI (the environment variable ``CI`` set), where either
 missing fails: CI must run these.
 """
+
 from __future__ import annotations
 
 import json
@@ -75,9 +76,24 @@ def start_redis(redis_installed, tmp_path) -> Iterator:
         port = free_port()
         work = tmp_path / f"redis-{port}"
         work.mkdir()
-        process = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                                    "--appendonly", "no", "--dir", str(work), *options],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(work),
+                *options,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         started.append(process)
         with socket.socket() as probe:
             deadline = time.time() + 30
@@ -100,8 +116,9 @@ def server(start_redis) -> Server:
 
 def kgx(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     cwd.mkdir(parents=True, exist_ok=True)
-    return subprocess.run([sys.executable, "-m", "kgx", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env or kgx_env(), timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "kgx", *args], cwd=cwd, capture_output=True, text=True, env=env or kgx_env(), timeout=300
+    )
 
 
 def machine(root: Path, name: str, url: str) -> list[str]:
@@ -197,13 +214,16 @@ def test_a_missing_redis_package_names_the_extra(monkeypatch):
         RedisCache("redis://127.0.0.1:6379/0")
 
 
-@pytest.mark.parametrize("url, shown", [
-    ("redis://:pw@host:6379/0", "redis://:***@host:6379/0"),
-    ("rediss://default:p%40ss@host/2", "rediss://default:***@host/2"),
-    ("redis://token@host", "redis://***@host"),
-    ("redis://host:6379/0?password=pw&socket_timeout=1", "redis://host:6379/0?password=***&socket_timeout=1"),
-    ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
-])
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("redis://:pw@host:6379/0", "redis://:***@host:6379/0"),
+        ("rediss://default:p%40ss@host/2", "rediss://default:***@host/2"),
+        ("redis://token@host", "redis://***@host"),
+        ("redis://host:6379/0?password=pw&socket_timeout=1", "redis://host:6379/0?password=***&socket_timeout=1"),
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+    ],
+)
 def test_masked_url_hides_the_password(url, shown):
     assert masked_url(url) == shown
 
@@ -227,13 +247,20 @@ def test_a_password_never_reaches_output_logs_or_mlflow(start_redis, tmp_path):
     assert run.data.params["run.cache_url"] == shown
     assert server.client(PASSWORD).dbsize() > 0
 
-    wrong = kgx(tmp_path / "b", *machine(tmp_path, "b", f"redis://:{PASSWORD}x@127.0.0.1:{server.port}/0"),
-                "dataset.limit=2")
+    wrong = kgx(
+        tmp_path / "b", *machine(tmp_path, "b", f"redis://:{PASSWORD}x@127.0.0.1:{server.port}/0"), "dataset.limit=2"
+    )
     assert wrong.returncode != 0
     assert f"kgx: error: run.cache_url={shown}: cannot use the Redis response cache" in wrong.stderr
 
-    for text in (done.stdout, done.stderr, wrong.stdout, wrong.stderr, json.dumps(run.data.params),
-                 json.dumps(run.data.tags)):
+    for text in (
+        done.stdout,
+        done.stderr,
+        wrong.stdout,
+        wrong.stderr,
+        json.dumps(run.data.params),
+        json.dumps(run.data.tags),
+    ):
         assert PASSWORD not in text
     for path in (tmp_path / "a").rglob("*"):  # config.json, Hydra's files, the MLflow store, artifacts
         if path.is_file():
@@ -255,10 +282,15 @@ def test_an_outage_mid_run_is_one_warning_and_every_call_then_misses(server, rec
 
 def test_a_server_killed_mid_run_leaves_every_question_answered(server, tmp_path):
     questions = 12
-    args = [*machine(tmp_path, "a", server.url), f"dataset.limit={questions}", "llm.latency_s=0.4",
-            "run.concurrency=2"]
-    proc = subprocess.Popen([sys.executable, "-m", "kgx", *args], cwd=tmp_path, env=kgx_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    args = [*machine(tmp_path, "a", server.url), f"dataset.limit={questions}", "llm.latency_s=0.4", "run.concurrency=2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgx", *args],
+        cwd=tmp_path,
+        env=kgx_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     done_before = 0
     deadline = time.time() + 120
     while time.time() < deadline and not done_before:
@@ -271,4 +303,6 @@ def test_a_server_killed_mid_run_leaves_every_question_answered(server, tmp_path
     assert 0 < done_before < questions
     assert f"over {questions} questions (0 errors)" in out and f"{questions} answered, 0 resumed" in out
     assert err.count("CacheUnavailable") == 1 and f"LLM response cache {server.url} failed" in err
-    assert the_run(tmp_path).data.metrics["billed_calls"] == the_run(tmp_path).data.metrics["llm_calls_per_q"] * questions
+    assert (
+        the_run(tmp_path).data.metrics["billed_calls"] == the_run(tmp_path).data.metrics["llm_calls_per_q"] * questions
+    )

@@ -2,6 +2,7 @@
 finds the first form a server accepts and enforces, at pre-flight, once per backbone; forms a
 server rejects move on, a refused key or an unknown model stops the run; questions then use the
 form found. Also the config side: the modes, old true/false, api_base from the environment."""
+
 from __future__ import annotations
 
 import socket
@@ -22,9 +23,16 @@ from tests.llm.fake_server import FakeServer, completion
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 QUESTION = [{"role": "user", "content": "Question: Which river flows through Canberra?"}]
-VALIDATION = (500, {"error": {"message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
-                              "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}",
-                              "type": "internal_server_error"}})
+VALIDATION = (
+    500,
+    {
+        "error": {
+            "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+            "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}",
+            "type": "internal_server_error",
+        }
+    },
+)
 
 
 def enforced(body: dict[str, Any]) -> dict[str, Any]:
@@ -76,20 +84,24 @@ def serve():
 
 
 def backbone(url: str, **kw: Any) -> LLMConfig:
-    return replace(llm_config("llama3_8b"), api_base=url, cache=False, max_retries=2, backoff_s=0.0,
-                   timeout_s=10.0, **kw)
+    return replace(
+        llm_config("llama3_8b"), api_base=url, cache=False, max_retries=2, backoff_s=0.0, timeout_s=10.0, **kw
+    )
 
 
 def ask(client: LLMClient) -> Any:
     return QuestionLLM(client, Meter(), Trace())("answer", QUESTION, schema=SCHEMA)
 
 
-@pytest.mark.parametrize("answer, mode, probes, form", [
-    (vllm, "json_schema", 1, "json_schema"),
-    (llama_cpp, "json_object_schema", 2, "json_object"),
-    (ignores, "prompted", 3, None),
-    (refuses, "prompted", 3, None),
-])
+@pytest.mark.parametrize(
+    "answer, mode, probes, form",
+    [
+        (vllm, "json_schema", 1, "json_schema"),
+        (llama_cpp, "json_object_schema", 2, "json_object"),
+        (ignores, "prompted", 3, None),
+        (refuses, "prompted", 3, None),
+    ],
+)
 def test_auto_keeps_the_first_form_the_server_accepts_and_enforces(serve, answer, mode, probes, form):
     server = serve(answer)
     client = LLMClient(backbone(server.url), {}, None)
@@ -109,8 +121,10 @@ def test_stage_backbones_on_one_server_are_probed_once(serve):
     stages = {"select": replace(cfg, name="selector"), "answer": replace(cfg, structured_output="json_schema")}
     client = LLMClient(cfg, stages, None)
     assert client.preflight() == 2 == server.requests
-    assert client.structured_modes() == {"llama3_8b": "json_object_schema,json_schema",
-                                         "selector": "json_object_schema"}
+    assert client.structured_modes() == {
+        "llama3_8b": "json_object_schema,json_schema",
+        "selector": "json_object_schema",
+    }
 
 
 def test_without_preflight_the_first_question_probes(serve):
@@ -120,10 +134,13 @@ def test_without_preflight_the_first_question_probes(serve):
     assert server.requests == 3 and server.bodies[-1]["response_format"]["type"] == "json_object"
 
 
-@pytest.mark.parametrize("status, message, kind", [
-    (401, "Incorrect API key provided", "llm.auth"),
-    (404, "The model `llama3` does not exist", "llm.not_found"),
-])
+@pytest.mark.parametrize(
+    "status, message, kind",
+    [
+        (401, "Incorrect API key provided", "llm.auth"),
+        (404, "The model `llama3` does not exist", "llm.not_found"),
+    ],
+)
 def test_a_refused_key_or_an_unknown_model_stops_the_probe(serve, status, message, kind):
     server = serve(lambda _: (status, {"error": {"message": message, "type": "invalid_request_error"}}))
     with pytest.raises(LLMError, match="pre-flight request failed") as caught:
@@ -153,8 +170,11 @@ def test_a_plain_request_the_server_rejects_stops_the_run(serve):
 
 def test_a_named_form_is_sent_as_is_and_sampling_parameters_reach_the_body(serve):
     server = serve(llama_cpp)
-    cfg = backbone(server.url, structured_output="json_object_schema",
-                   extra={"repeat_penalty": 1.0, "top_k": 1, "min_p": 0.0, "top_p": 1.0})
+    cfg = backbone(
+        server.url,
+        structured_output="json_object_schema",
+        extra={"repeat_penalty": 1.0, "top_k": 1, "min_p": 0.0, "top_p": 1.0},
+    )
     client = LLMClient(cfg, {}, None)
     assert client.preflight() == 1 and "response_format" not in server.bodies[0]  # the plain OK request
     assert ask(client) == {"answer": "Molonglo River"}
@@ -163,26 +183,43 @@ def test_a_named_form_is_sent_as_is_and_sampling_parameters_reach_the_body(serve
     assert (body["repeat_penalty"], body["top_k"], body["min_p"], body["top_p"]) == (1.0, 1, 0.0, 1.0)
 
 
-@pytest.mark.parametrize("value, mode", [(True, "json_schema"), (False, "prompted"), ("True", "json_schema"),
-                                         ("false", "prompted"), ("auto", "auto"), (None, None)])
+@pytest.mark.parametrize(
+    "value, mode",
+    [
+        (True, "json_schema"),
+        (False, "prompted"),
+        ("True", "json_schema"),
+        ("false", "prompted"),
+        ("auto", "auto"),
+        (None, None),
+    ],
+)
 def test_old_true_false_configs_still_mean_a_form(value, mode):
     assert LLMConfig(structured_output=value).structured_output == mode
 
 
 def test_an_unknown_form_names_the_field_and_the_choices():
-    with pytest.raises(ConfigError, match="llm.structured_output=json: choose one of json_schema, "
-                                          "json_object_schema, prompted, auto"):
+    with pytest.raises(
+        ConfigError, match="llm.structured_output=json: choose one of json_schema, json_object_schema, prompted, auto"
+    ):
         LLMConfig(structured_output="json")
 
 
-@pytest.mark.parametrize("override, mode", [("llm.structured_output=true", "json_schema"),
-                                            ("llm.structured_output=json_object_schema", "json_object_schema")])
+@pytest.mark.parametrize(
+    "override, mode",
+    [("llm.structured_output=true", "json_schema"), ("llm.structured_output=json_object_schema", "json_object_schema")],
+)
 def test_forms_compose_from_the_command_line(compose_cfg, override, mode):
     assert to_run_spec(compose_cfg("llm=vllm", override)).llm.structured_output == mode
 
 
-@pytest.mark.parametrize("option, variable, default", [("vllm", "HOSTED_VLLM_API_BASE", "http://localhost:8000/v1"),
-                                                       ("ollama", "OLLAMA_API_BASE", "http://localhost:11434")])
+@pytest.mark.parametrize(
+    "option, variable, default",
+    [
+        ("vllm", "HOSTED_VLLM_API_BASE", "http://localhost:8000/v1"),
+        ("ollama", "OLLAMA_API_BASE", "http://localhost:11434"),
+    ],
+)
 def test_api_base_comes_from_the_environment_else_localhost(compose_cfg, monkeypatch, option, variable, default):
     monkeypatch.delenv(variable, raising=False)
     cfg = compose_cfg(f"llm={option}")

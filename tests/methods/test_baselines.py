@@ -1,4 +1,5 @@
 """The LLM-only baselines: prompts, answer format, and self-consistency's vote."""
+
 from __future__ import annotations
 
 import random
@@ -44,8 +45,10 @@ def test_cot_answer_keeps_the_reasoning_and_the_braced_answer():
 
 
 def test_self_consistency_takes_the_majority_after_normalisation():
-    samples = [{"reasoning": "r", "answers": a} for a in (["Sydney"], ["canberra"], ["The Canberra."],
-                                                            ["Sydney"], ["Canberra"])]
+    samples = [
+        {"reasoning": "r", "answers": a}
+        for a in (["Sydney"], ["canberra"], ["The Canberra."], ["Sydney"], ["Canberra"])
+    ]
     llm = FakeLLM(answer=samples)
     p = get("sc")(Q, ctx(llm, SCConfig(n=5, temperature=0.7)))
     assert p.answers == ["canberra"] and p.reason == "majority 3/5"

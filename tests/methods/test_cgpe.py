@@ -2,6 +2,7 @@
 matching rules and with the scripted backbone: clues, initial nodes, the four matching steps,
 termination and merging, the ablation switches, fallbacks, caps, the per-stage backbones and the
 configs that run it."""
+
 from __future__ import annotations
 
 import random
@@ -48,16 +49,24 @@ def demo(tmp_path_factory):
 def chain(tmp_path_factory):
     """Alpha -x.chain.next-> Beta -x.chain.next-> Gamma: Beta is the middle of the chain."""
     src = tmp_path_factory.mktemp("src") / "chain.nt"
-    src.write_text(triple("m.a", "type.object.name", '"Alpha"@en') + triple("m.b", "type.object.name", '"Beta"@en')
-                   + triple("m.c", "type.object.name", '"Gamma"@en') + triple("m.a", "x.chain.next", "m.b")
-                   + triple("m.b", "x.chain.next", "m.c"))
+    src.write_text(
+        triple("m.a", "type.object.name", '"Alpha"@en')
+        + triple("m.b", "type.object.name", '"Beta"@en')
+        + triple("m.c", "type.object.name", '"Gamma"@en')
+        + triple("m.a", "x.chain.next", "m.b")
+        + triple("m.b", "x.chain.next", "m.c")
+    )
     return EmbeddedKG(build_store([src], "nt", tmp_path_factory.mktemp("kg") / "chain"))
 
 
-def matcher(clues: list[str] | list[list[str]], keep: Callable[[str], bool] = lambda o: True,
-            score: Callable[[str], int] = lambda o: 5,
-            match: Optional[Callable[[str, list[str]], Optional[str]]] = None,
-            answers: tuple[str, ...] = ("Canberra",), check_schema: bool = True) -> FakeLLM:
+def matcher(
+    clues: list[str] | list[list[str]],
+    keep: Callable[[str], bool] = lambda o: True,
+    score: Callable[[str], int] = lambda o: 5,
+    match: Optional[Callable[[str, list[str]], Optional[str]]] = None,
+    answers: tuple[str, ...] = ("Canberra",),
+    check_schema: bool = True,
+) -> FakeLLM:
     """The LLM double answering by rules: the clues (a list of replies: one per try, the last
     repeated), then each matching step decided by a rule over the option text, then the answers."""
     match = match or (lambda option, unused: unused[0])
@@ -87,13 +96,16 @@ def stages(llm: FakeLLM) -> Counter[str]:
 
 def context(llm, kg, **params) -> Context:
     trace = Trace()
-    return Context(llm=llm, params=CGPEConfig(**params), rng=random.Random(0), trace=trace,
-                   kg=MeteredKG(kg, trace))
+    return Context(llm=llm, params=CGPEConfig(**params), rng=random.Random(0), trace=trace, kg=MeteredKG(kg, trace))
 
 
 def capital_matcher(**kw) -> FakeLLM:
-    return matcher(["capital", "Australia"], keep=lambda o: "country.capital" in o,
-                   score=lambda o: 9 if "Canberra" in o else 0, **kw)
+    return matcher(
+        ["capital", "Australia"],
+        keep=lambda o: "country.capital" in o,
+        score=lambda o: 9 if "Canberra" in o else 0,
+        **kw,
+    )
 
 
 # --------------------------------------------------------------------------- the algorithm
@@ -112,7 +124,10 @@ def test_question_phrases_are_the_clue_candidates():
     assert "The Lord of the Rings" in phrases("Who directed The Lord of the Rings?", 8)
     assert list(phrases("what movies did Ginger Rogers act in", 8))[:3] == ["movies", "Ginger Rogers", "act"]
     assert list(phrases("which nationality is frederica_of_mecklenburg-strelitz 's couple ?", 8)) == [
-        "nationality", "frederica_of_mecklenburg-strelitz", "couple"]
+        "nationality",
+        "frederica_of_mecklenburg-strelitz",
+        "couple",
+    ]
 
 
 def test_full_pipeline_follows_fuzzy_rough_and_exact_matching_to_the_answer(demo):
@@ -145,12 +160,17 @@ def test_character_matching_takes_the_next_node_without_the_llm(demo):
     p = get("cgpe")(Question(id="q", text="Is Canberra in Australia?"), ctx)
     assert stages(llm) == {"clue_extraction": 1, "answer": 1}
     assert [n.data["matched"] for n in ctx.trace.notes() if n.message == "character matching"] == [
-        [{"node": "m.0_kk", "clue": "Australia"}]]
+        [{"node": "m.0_kk", "clue": "Australia"}]
+    ]
     assert p.reason == "clue_coverage" and p.evidence == [
-        "(Canberra, location.location.containedby, Australia)", "(Australia, location.country.capital, Canberra)",
-        "(Australia, location.location.contains, Canberra)"]
+        "(Canberra, location.location.containedby, Australia)",
+        "(Australia, location.country.capital, Canberra)",
+        "(Australia, location.location.contains, Canberra)",
+    ]
     assert [(e["source"], e["label"]) for e in ctx.trace.explanation["edges"]] == [
-        ("m.04k0", "location.location.containedby"), ("m.0_kk", "location.country.capital; location.location.contains")]
+        ("m.04k0", "location.location.containedby"),
+        ("m.0_kk", "location.country.capital; location.location.contains"),
+    ]
 
 
 def test_without_character_matching_the_llm_matches_a_named_neighbour(demo):
@@ -171,20 +191,26 @@ def test_without_llm_pruning_an_unnamed_next_node_is_a_dead_end(demo):
 
 def test_rough_matching_drops_zero_scores_and_top_k_keeps_the_best(demo):
     scores = {"Canberra": 9, "Queensland": 4, "Victoria": 7}
-    llm = matcher(["city", "Australia"], keep=lambda o: "contains" in o and "reverse" not in o,
-                  score=lambda o: next((s for name, s in scores.items() if name in o), 0))
+    llm = matcher(
+        ["city", "Australia"],
+        keep=lambda o: "contains" in o and "reverse" not in o,
+        score=lambda o: next((s for name, s in scores.items() if name in o), 0),
+    )
     ctx = context(llm, demo, rough_top_k=2)
     p = get("cgpe")(Question(id="q", text="Which city is in Australia?"), ctx)
     rough = next(n for n in ctx.trace.notes() if n.message.startswith("rough matching"))
     assert rough.data["scores"] == {"(City/Town/Village, Canberra)": 9, "(Australian State, Victoria)": 7}
     assert rough.message == "rough matching kept 2 of 9 (label, entity) pairs"
-    assert p.evidence == ["(Australia, location.location.contains, Canberra)",
-                          "(Australia, location.location.contains, Victoria)"]
+    assert p.evidence == [
+        "(Australia, location.location.contains, Canberra)",
+        "(Australia, location.location.contains, Victoria)",
+    ]
 
 
 def test_exact_matching_forks_and_every_complete_fork_is_evidence(demo):
-    llm = matcher(["official languages", "Canada"], keep=lambda o: "official_language" in o,
-                  answers=("English", "French"))
+    llm = matcher(
+        ["official languages", "Canada"], keep=lambda o: "official_language" in o, answers=("English", "French")
+    )
     q = Question(id="q", text="What are the official languages of Canada?", answers=[["English"], ["French"]])
     p = get("cgpe")(q, context(llm, demo))
     assert len(p.evidence) == 2 and all("location.country.official_language" in t for t in p.evidence)
@@ -192,11 +218,13 @@ def test_exact_matching_forks_and_every_complete_fork_is_evidence(demo):
 
 
 def test_replies_outside_the_options_are_discarded_and_counted(demo):
-    llm = capital_matcher(match=lambda option, unused: "population" if "Canberra" in option else None,
-                          check_schema=False)  # past the schema, to the method's own check
+    llm = capital_matcher(
+        match=lambda option, unused: "population" if "Canberra" in option else None, check_schema=False
+    )  # past the schema, to the method's own check
     p = get("cgpe")(CAPITAL, context(llm, demo))
     assert [reason for _, reason, _ in llm.discards] == [
-        "exact matching: unknown or repeated candidate, or unknown clue"]
+        "exact matching: unknown or repeated candidate, or unknown clue"
+    ]
     assert p.reason == "dead_end" and p.status == "fallback" and p.evidence == []
 
 
@@ -211,8 +239,9 @@ def test_a_path_from_the_middle_of_a_chain_is_merged_with_its_other_half(chain):
 
 def test_without_termination_paths_run_on_and_do_not_merge(chain):
     llm = matcher(["first", "Beta", "last"], match=lambda o, unused: "first" if "Alpha" in o else "last")
-    p = get("cgpe")(Question(id="q", text="What comes first and last around Beta?"),
-                    context(llm, chain, termination=False))
+    p = get("cgpe")(
+        Question(id="q", text="What comes first and last around Beta?"), context(llm, chain, termination=False)
+    )
     assert p.reason == "dead_end" and stages(llm)["path_exploration"] == 3
     assert p.evidence == ["(Beta, x.chain.next, Gamma)", "(Alpha, x.chain.next, Beta)"]
 
@@ -231,10 +260,15 @@ def test_merge_joins_opposite_halves_only():
 @pytest.mark.parametrize("max_steps, calls, reason", [(1, 3, "dead_end"), (3, 9, "clue_coverage")])
 def test_without_termination_each_path_takes_at_most_max_steps(demo, max_steps, calls, reason):
     """Two forks (Canberra, Australian Capital Territory) at step 1; with room, both take step 2."""
-    llm = matcher(["capital", "city", "Australia"], keep=lambda o: "contains" in o, score=lambda o: 1,
-                  match=lambda o, unused: unused[0] if "Capital" in o or "Canberra" in o else None)
-    p = get("cgpe")(Question(id="q", text="capital city Australia"),
-                    context(llm, demo, termination=False, max_steps=max_steps))
+    llm = matcher(
+        ["capital", "city", "Australia"],
+        keep=lambda o: "contains" in o,
+        score=lambda o: 1,
+        match=lambda o, unused: unused[0] if "Capital" in o or "Canberra" in o else None,
+    )
+    p = get("cgpe")(
+        Question(id="q", text="capital city Australia"), context(llm, demo, termination=False, max_steps=max_steps)
+    )
     assert stages(llm)["path_exploration"] == calls and p.reason == reason
 
 
@@ -284,26 +318,33 @@ def test_an_initial_node_alone_covers_no_clue():
 
 
 def test_a_clue_given_twice_is_asked_again_and_a_distinct_reply_used(demo):
-    llm = matcher([["Australia", "Australia"], ["capital", "Australia"]], keep=lambda o: "country.capital" in o,
-                  score=lambda o: 9 if "Canberra" in o else 0)
+    llm = matcher(
+        [["Australia", "Australia"], ["capital", "Australia"]],
+        keep=lambda o: "country.capital" in o,
+        score=lambda o: 9 if "Canberra" in o else 0,
+    )
     ctx = context(llm, demo)
     p = get("cgpe")(CAPITAL, ctx)
     assert [c.attempt for c in llm.calls if c.stage == "clue_extraction"] == [0, 1]
     assert [(n.message, n.data) for n in ctx.trace.notes("clue_extraction")] == [
-        ("2 clues", {"clues": ["capital", "Australia"]})]
+        ("2 clues", {"clues": ["capital", "Australia"]})
+    ]
     assert p.evidence == ["(Australia, location.country.capital, Canberra)"] and p.reason == "clue_coverage"
 
 
 def test_one_clue_after_the_retries_still_takes_a_step_towards_the_answer(demo):
     """The topic entity as every clue: used once, its initial node takes one step, matching the
     neighbours against the answer to the question, before clue coverage can end exploration."""
-    llm = matcher([["Australia", "Australia"]], keep=lambda o: "country.capital" in o,
-                  score=lambda o: 9 if "Canberra" in o else 0)
+    llm = matcher(
+        [["Australia", "Australia"]], keep=lambda o: "country.capital" in o, score=lambda o: 9 if "Canberra" in o else 0
+    )
     ctx = context(llm, demo, max_retries=2)
     p = get("cgpe")(CAPITAL, ctx)
     assert [c.attempt for c in llm.calls if c.stage == "clue_extraction"] == [0, 1, 2]
     assert [(n.message, n.data.get("clues")) for n in ctx.trace.notes("clue_extraction")] == [
-        ("clues repeated after the retries: each used once", ["Australia", "Australia"]), ("1 clues", ["Australia"])]
+        ("clues repeated after the retries: each used once", ["Australia", "Australia"]),
+        ("1 clues", ["Australia"]),
+    ]
     assert stages(llm) == {"clue_extraction": 3, "path_exploration": 3, "answer": 1}
     fuzzy, rough, exact = [c for c in llm.calls if c.stage == "path_exploration"]
     assert f"Clues the path has not used yet: {ASKED}\n" in fuzzy.prompt
@@ -337,14 +378,25 @@ def test_without_termination_a_one_clue_initial_node_steps_too(chain):
 def test_the_client_asks_again_warmer_when_clues_repeat(demo):
     """Through the real client: every try repeats the clue, each at a higher temperature; the
     parse failures are counted, and the distinct clue is used."""
-    cfg = LLMConfig(name="scripted", model="kgx-scripted/overlap", structured_output=True,
-                    input_cost_per_token=0.0, output_cost_per_token=0.0, backoff_s=0.0)
-    twice = LLMConfig(**{**cfg.__dict__, "name": "twice",
-                         "extra": {"mock_response": '{"clues": ["Australia", "Australia"]}'}})
+    cfg = LLMConfig(
+        name="scripted",
+        model="kgx-scripted/overlap",
+        structured_output=True,
+        input_cost_per_token=0.0,
+        output_cost_per_token=0.0,
+        backoff_s=0.0,
+    )
+    twice = LLMConfig(
+        **{**cfg.__dict__, "name": "twice", "extra": {"mock_response": '{"clues": ["Australia", "Australia"]}'}}
+    )
     meter, trace = Meter(), Trace()
     llm = QuestionLLM(LLMClient(cfg, {"clue_extraction": twice}, None, sleep=lambda s: None), meter, trace)
-    p = get("cgpe")(CAPITAL, Context(llm=llm, params=CGPEConfig(max_retries=2), rng=random.Random(0), trace=trace,
-                                     kg=MeteredKG(demo, trace)))
+    p = get("cgpe")(
+        CAPITAL,
+        Context(
+            llm=llm, params=CGPEConfig(max_retries=2), rng=random.Random(0), trace=trace, kg=MeteredKG(demo, trace)
+        ),
+    )
     clue_calls = [e for e in trace.events if isinstance(e, LLMEvent) and e.stage == "clue_extraction"]
     assert [(e.attempt, e.temperature) for e in clue_calls] == [(0, 0.0), (1, 0.2), (2, 0.4)]
     assert all("clues given more than once: Australia" in e.error for e in clue_calls)
@@ -358,12 +410,18 @@ def test_the_client_asks_again_warmer_when_clues_repeat(demo):
 
 
 def test_scripted_backbone_makes_one_clue_call_matching_calls_in_threes_and_one_answer(demo):
-    cfg = LLMConfig(name="scripted", model="kgx-scripted/overlap", structured_output=True,
-                    input_cost_per_token=0.0, output_cost_per_token=0.0)
+    cfg = LLMConfig(
+        name="scripted",
+        model="kgx-scripted/overlap",
+        structured_output=True,
+        input_cost_per_token=0.0,
+        output_cost_per_token=0.0,
+    )
     meter, trace = Meter(), Trace()
     llm = QuestionLLM(LLMClient(cfg, {}, None, sleep=lambda s: None), meter, trace)
-    p = get("cgpe")(CAPITAL, Context(llm=llm, params=CGPEConfig(), rng=random.Random(0), trace=trace,
-                                     kg=MeteredKG(demo, trace)))
+    p = get("cgpe")(
+        CAPITAL, Context(llm=llm, params=CGPEConfig(), rng=random.Random(0), trace=trace, kg=MeteredKG(demo, trace))
+    )
     calls = {stage: usage.calls for stage, usage in meter.stages.items()}
     assert calls["clue_extraction"] == 1 and calls["answer"] == 1 and calls["path_exploration"] % 3 == 0
     assert [n.data["clues"] for n in trace.notes("clue_extraction")] == [["capital", "Australia"]]
@@ -382,8 +440,14 @@ def test_config_ranges_name_the_field():
 
 
 def test_experiments_and_stage_backbones_compose(compose_cfg):
-    spec = to_run_spec(compose_cfg("+experiment=cgpe_metaqa", "llm=scripted", "+llm.stages.clue_extraction=local",
-                                   "+llm.stages.answer=scripted"))
+    spec = to_run_spec(
+        compose_cfg(
+            "+experiment=cgpe_metaqa",
+            "llm=scripted",
+            "+llm.stages.clue_extraction=local",
+            "+llm.stages.answer=scripted",
+        )
+    )
     assert (spec.method.name, spec.dataset.name, spec.kg.name) == ("cgpe", "metaqa_2hop", "metaqa")
     assert {s: c.name for s, c in spec.stages.items()} == {"clue_extraction": "local", "answer": "scripted"}
     spec = to_run_spec(compose_cfg("+experiment=cgpe_pathquestion"))
@@ -395,7 +459,8 @@ def test_experiments_and_stage_backbones_compose(compose_cfg):
 
 def test_sweeps_mirror_the_papers_tables():
     backbones = OmegaConf.load(REPO / "sweeps" / "cgpe_backbones.yaml").hydra.sweeper.params
-    assert dict(backbones) == {f"+llm.stages.{s}": "scripted,local"
-                               for s in ("clue_extraction", "path_exploration", "answer")}
+    assert dict(backbones) == {
+        f"+llm.stages.{s}": "scripted,local" for s in ("clue_extraction", "path_exploration", "answer")
+    }
     ablation = OmegaConf.load(REPO / "sweeps" / "cgpe_ablation.yaml").hydra.sweeper.params
     assert ablation["+experiment"] == "cgpe_answer_only,cgpe_llm_pruning,cgpe_character_matching,cgpe_full"

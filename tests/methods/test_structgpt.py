@@ -1,5 +1,6 @@
 """StructGPT on the bundled demo KG: the reading-then-reasoning loop in order, its call bound, the
 linearisation (CVTs included), the constraints step, discarded inventions, fallbacks and the config."""
+
 from __future__ import annotations
 
 import json
@@ -58,13 +59,19 @@ def unsure(call):
 def tokyo(call):
     """The right path: Tokyo is the capital of Japan, whose currency is the yen."""
     if call.stage == "relation_selection":
-        want = "location.country.capital (reverse)" if "Tokyo" in call.prompt.split("\n")[1] and not \
-            call.prompt.count("->") else "location.country.currency_used"
+        want = (
+            "location.country.capital (reverse)"
+            if "Tokyo" in call.prompt.split("\n")[1] and not call.prompt.count("->")
+            else "location.country.currency_used"
+        )
         return {"relations": [want if want in offered(call) else offered(call)[0]]}
     if call.stage == "reasoning":
         done = "Japanese yen" in call.prompt
-        return {"sufficient": done, "reasoning": "Japan uses the yen." if done else "Not yet.",
-                "answers": ["Japanese yen"] if done else []}
+        return {
+            "sufficient": done,
+            "reasoning": "Japan uses the yen." if done else "Not yet.",
+            "answers": ["Japanese yen"] if done else [],
+        }
     return unsure(call)
 
 
@@ -73,8 +80,11 @@ def notes(trace: Trace, stage: str) -> list[str]:
 
 
 def neighbour_queries(trace: Trace) -> list[tuple[str, str, str]]:
-    return [(e.arguments["entity"], e.arguments["relation"], e.arguments["direction"])
-            for e in trace.events if getattr(e, "operation", "") == "neighbors"]
+    return [
+        (e.arguments["entity"], e.arguments["relation"], e.arguments["direction"])
+        for e in trace.events
+        if getattr(e, "operation", "") == "neighbors"
+    ]
 
 
 # --------------------------------------------------------------------------- the loop and its bound
@@ -85,13 +95,15 @@ def test_reads_then_reasons_step_by_step_with_an_exact_call_count(kg):
     p, trace = run(kg, TOKYO, StructGPTConfig(), llm)
     assert llm.stages() == ["relation_selection", "reasoning", "relation_selection", "reasoning"]
     first, second = llm.prompts("relation_selection")
-    assert first.startswith('The candidate relations: "location.location.containedby", '
-                            '"location.country.capital (reverse)"')
+    assert first.startswith(
+        'The candidate relations: "location.location.containedby", "location.country.capital (reverse)"'
+    )
     assert 'The search starts from "Tokyo".\nRelations already followed: (none yet)' in first
     assert "Relations already followed: location.country.capital (reverse)" in second
     assert '"location.country.capital"' not in second  # the way back to Tokyo is not offered
     assert llm.prompts("reasoning")[0] == (
-        "The triples are:\n(Japan, location.country.capital, Tokyo)\nQuestion: " + TOKYO.text)
+        "The triples are:\n(Japan, location.country.capital, Tokyo)\nQuestion: " + TOKYO.text
+    )
     assert p.answers == ["Japanese yen"] and p.status == "ok" and p.reason == "answered at step 2"
     assert "(Japan, location.country.currency_used, Japanese yen)" in p.evidence
     assert p.stats == {"steps": 2.0, "answered_in_loop": 1.0}
@@ -160,10 +172,16 @@ def test_constraints_keep_the_cvts_the_question_pins_down(kg):
 def test_a_constraint_no_cvt_holds_keeps_them_all(kg):
     def impossible(call):
         if call.stage == "constraints":
-            first_title = {key: options["items"]["enum"][:1] for key, options in call.schema["properties"].items()
-                           if key.endswith("basic_title")}
-            second_body = {key: options["items"]["enum"][-1:] for key, options in call.schema["properties"].items()
-                           if key.endswith("governmental_body")}
+            first_title = {
+                key: options["items"]["enum"][:1]
+                for key, options in call.schema["properties"].items()
+                if key.endswith("basic_title")
+            }
+            second_body = {
+                key: options["items"]["enum"][-1:]
+                for key, options in call.schema["properties"].items()
+                if key.endswith("governmental_body")
+            }
             return {key: [] for key in call.schema["properties"]} | first_title | second_body
         return unsure(call)
 
@@ -188,31 +206,42 @@ def test_the_word_budget_cuts_the_triples_and_says_so(kg):
 
 def test_invented_relations_are_discarded_counted_and_never_read(kg):
     trace = Trace()
-    llm = FakeLLM(default=lambda call: {"relations": ["location.country.invented_relation"]}
-                  if call.stage == "relation_selection" else unsure(call), trace=trace, check_schema=False)
+    llm = FakeLLM(
+        default=lambda call: (
+            {"relations": ["location.country.invented_relation"]}
+            if call.stage == "relation_selection"
+            else unsure(call)
+        ),
+        trace=trace,
+        check_schema=False,
+    )
     p, trace = run(kg, TOKYO, StructGPTConfig(), llm)
     assert {(stage, data.get("choice")) for stage, _, data in llm.discards} == {
-        ("relation_selection", "location.country.invented_relation")}
+        ("relation_selection", "location.country.invented_relation")
+    }
     assert len(llm.discards) == 1 and llm.stages() == ["relation_selection", "answer"]
     assert not any("invented" in r for _, r, _ in neighbour_queries(trace))
     assert p.status == "fallback" and p.reason == (
-        "no relation chosen at step 1: no KG facts, answered from the model's own knowledge")
+        "no relation chosen at step 1: no KG facts, answered from the model's own knowledge"
+    )
 
 
 def test_without_a_topic_entity_the_answer_is_a_recorded_fallback(kg):
     llm = FakeLLM(default=unsure)
-    p, trace = run(kg, Question("q", "Who painted the Mona Lisa?", {}, [["Leonardo da Vinci"]]), StructGPTConfig(),
-                   llm)
+    p, trace = run(kg, Question("q", "Who painted the Mona Lisa?", {}, [["Leonardo da Vinci"]]), StructGPTConfig(), llm)
     assert llm.stages() == ["answer"] and "(no triples were read)" in llm.prompts("answer")[0]
     assert p.status == "fallback" and p.evidence == []
     assert p.reason == "no topic entity: no KG facts, answered from the model's own knowledge"
     assert notes(trace, "relation_selection") == ["the question names no topic entity: nothing to read"]
 
 
-@pytest.mark.parametrize("topics, note", [
-    ({"m.nothere": "Nowhere"}, []),
-    ({"not an id!": "Bad"}, ["cannot read the relations of not an id!: not a Freebase id: 'not an id!'"]),
-])
+@pytest.mark.parametrize(
+    "topics, note",
+    [
+        ({"m.nothere": "Nowhere"}, []),
+        ({"not an id!": "Bad"}, ["cannot read the relations of not an id!: not a Freebase id: 'not an id!'"]),
+    ],
+)
 def test_without_kg_facts_the_answer_is_a_recorded_fallback(kg, topics, note):
     llm = FakeLLM(default=unsure)
     p, trace = run(kg, Question("q", "Where is nowhere?", topics, [["x"]]), StructGPTConfig(), llm)
@@ -234,10 +263,16 @@ def test_schema_relations_are_filtered_as_released(tmp_path, filtered, shown):
 # --------------------------------------------------------------------------- config and whole runs
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    ({"depth": 0}, "method.depth"), ({"width": 0}, "method.width"), ({"temperature": 3.0}, "method.temperature"),
-    ({"max_input_words": 0}, "method.max_input_words"), ({"max_retries": -1}, "method.max_retries"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"depth": 0}, "method.depth"),
+        ({"width": 0}, "method.width"),
+        ({"temperature": 3.0}, "method.temperature"),
+        ({"max_input_words": 0}, "method.max_input_words"),
+        ({"max_retries": -1}, "method.max_retries"),
+    ],
+)
 def test_out_of_range_values_name_the_field(kwargs, field):
     with pytest.raises(ConfigError, match=field):
         StructGPTConfig(**kwargs)
@@ -246,8 +281,12 @@ def test_out_of_range_values_name_the_field(kwargs, field):
 def test_the_method_composes_with_the_released_defaults(compose_cfg):
     params = to_run_spec(compose_cfg("method=structgpt")).method
     assert type(params) is StructGPTConfig and params == StructGPTConfig()
-    assert (params.width, params.temperature, params.max_triples_per_relation, params.max_input_words) == \
-        (1, 0.0, 60, 3400)
+    assert (params.width, params.temperature, params.max_triples_per_relation, params.max_input_words) == (
+        1,
+        0.0,
+        60,
+        3400,
+    )
 
 
 @pytest.mark.parametrize("dataset, depth", [("webqsp", 2), ("cwq", 3)])
@@ -259,9 +298,24 @@ def test_the_experiments_compose(compose_cfg, dataset, depth):
 
 @pytest.mark.slow
 def test_a_whole_run_stays_within_the_bound(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "kgx", "method=structgpt", "llm=scripted", "kg=demo",
-                           "dataset.limit=4", "run.progress=false", "run.explain=1"], cwd=tmp_path,
-                          capture_output=True, text=True, env=kgx_env(), timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kgx",
+            "method=structgpt",
+            "llm=scripted",
+            "kg=demo",
+            "dataset.limit=4",
+            "run.progress=false",
+            "run.explain=1",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=kgx_env(),
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "over 4 questions (0 errors)" in done.stdout
     [folder] = (tmp_path / "outputs" / "runs").glob("structgpt-demo-scripted-*")
@@ -276,9 +330,20 @@ def test_metaqa_2hop_questions_stay_within_the_bound(compose_cfg, in_tmp: Path, 
     from kgx.run.execute import execute
 
     cache = tmp_path_factory.getbasetemp() / "structgpt-metaqa-cache"
-    outcome = execute(to_run_spec(compose_cfg("run.progress=false", "method=structgpt", "kg=metaqa",
-                                              "dataset=metaqa_2hop", "dataset.limit=20", "llm=scripted",
-                                              f"run.cache_dir={cache}")), in_tmp)
+    outcome = execute(
+        to_run_spec(
+            compose_cfg(
+                "run.progress=false",
+                "method=structgpt",
+                "kg=metaqa",
+                "dataset=metaqa_2hop",
+                "dataset.limit=20",
+                "llm=scripted",
+                f"run.cache_dir={cache}",
+            )
+        ),
+        in_tmp,
+    )
     assert outcome.status == "FINISHED" and len(outcome.records) == 20
     bound = structgpt.call_bound(StructGPTConfig())
     assert all(r.calls <= bound for r in outcome.records), [r.calls for r in outcome.records]

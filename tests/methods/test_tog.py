@@ -1,5 +1,6 @@
 """ToG and ToG-R on the bundled demo KG: the beam, the call bound, bounded retries and fallbacks,
 and the published code's defects staying fixed."""
+
 from __future__ import annotations
 
 import random
@@ -29,8 +30,14 @@ from tests.helpers import kgx_env
 DEMO = {q.id: q for q in datasets.load(DatasetConfig())}
 TOKYO = DEMO["demo-015"]  # What currency is used in the country whose capital is Tokyo?
 AUSTRALIA = DEMO["demo-001"]  # What is the capital of Australia?
-SCRIPTED = LLMConfig(name="scripted", model="kgx-scripted/overlap", structured_output=True,
-                     input_cost_per_token=0.0, output_cost_per_token=0.0, backoff_s=0.0)
+SCRIPTED = LLMConfig(
+    name="scripted",
+    model="kgx-scripted/overlap",
+    structured_output=True,
+    input_cost_per_token=0.0,
+    output_cost_per_token=0.0,
+    backoff_s=0.0,
+)
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +76,11 @@ def run(kg, question: Question, params, llm=None, seed: int = 0, stages=None):
 
 
 def neighbour_queries(trace: Trace) -> list[tuple[str, str, str]]:
-    return [(e.arguments["entity"], e.arguments["relation"], e.arguments["direction"])
-            for e in trace.events if getattr(e, "operation", "") == "neighbors"]
+    return [
+        (e.arguments["entity"], e.arguments["relation"], e.arguments["direction"])
+        for e in trace.events
+        if getattr(e, "operation", "") == "neighbors"
+    ]
 
 
 def notes(trace: Trace, stage: str) -> list[str]:
@@ -82,19 +92,35 @@ def notes(trace: Trace, stage: str) -> list[str]:
 
 def tokyo_script(stage: str, prompt: str):
     if stage == "relation_prune" and "Topic entity: Tokyo" in prompt:
-        return {"relations": [{"relation": "location.country.capital (reverse)", "score": 0.7},
-                              {"relation": "location.location.containedby", "score": 0.3}]}
+        return {
+            "relations": [
+                {"relation": "location.country.capital (reverse)", "score": 0.7},
+                {"relation": "location.location.containedby", "score": 0.3},
+            ]
+        }
     if stage == "relation_prune":
-        return {"relations": [{"relation": "location.country.currency_used", "score": 0.5},
-                              {"relation": "location.country.official_language", "score": 0.3},
-                              {"relation": "location.country.form_of_government", "score": 0.2}]}
+        return {
+            "relations": [
+                {"relation": "location.country.currency_used", "score": 0.5},
+                {"relation": "location.country.official_language", "score": 0.3},
+                {"relation": "location.country.form_of_government", "score": 0.2},
+            ]
+        }
     if stage == "entity_score":
-        scores = {"Japanese yen": 0.9, "Unitary state": 0.3, "Constitutional monarchy": 0.5,
-                  "Parliamentary system": 0.0, "Japanese Language": 0.2}
+        scores = {
+            "Japanese yen": 0.9,
+            "Unitary state": 0.3,
+            "Constitutional monarchy": 0.5,
+            "Parliamentary system": 0.0,
+            "Japanese Language": 0.2,
+        }
         return {"scores": [{"entity": e, "score": scores[e]} for e in listed(prompt)]}
     done = "Japanese yen" in prompt
-    return {"sufficient": done, "answers": ["Japanese yen", " Japanese yen "] if done else [],
-            "reasoning": "Tokyo is Japan's capital; Japan uses the yen." if done else "Not yet."}
+    return {
+        "sufficient": done,
+        "answers": ["Japanese yen", " Japanese yen "] if done else [],
+        "reasoning": "Tokyo is Japan's capital; Japan uses the yen." if done else "Not yet.",
+    }
 
 
 def test_paths_are_kept_by_relation_score_times_entity_score(kg):
@@ -132,19 +158,28 @@ def test_reverse_relations_put_the_entity_in_the_object_slot(kg):
 def test_unnamed_nodes_keep_their_own_ids_and_descriptions(kg):
     def script(stage, prompt):
         if stage == "relation_prune":
-            return {"relations": [
-                {"relation": "government.governmental_jurisdiction.majority_party", "score": 0.8},
-                {"relation": "location.country.capital", "score": 0.2}]}
+            return {
+                "relations": [
+                    {"relation": "government.governmental_jurisdiction.majority_party", "score": 0.8},
+                    {"relation": "location.country.capital", "score": 0.2},
+                ]
+            }
         if stage == "entity_score":
-            return {"scores": [{"entity": e, "score": 1.0 if "Liberal" in e else 0.3 if e == "Canberra" else 0.0}
-                               for e in listed(prompt)]}
+            return {
+                "scores": [
+                    {"entity": e, "score": 1.0 if "Liberal" in e else 0.3 if e == "Canberra" else 0.0}
+                    for e in listed(prompt)
+                ]
+            }
         return cautious(stage, prompt)
 
     p, trace, _ = run(kg, AUSTRALIA, ToGConfig(depth=1), fake(script))
     liberal = [n for n in trace.explanation["nodes"] if "Liberal" in n["label"]]
     assert len(liberal) == 1 and "Liberal" in kg.names([liberal[0]["id"]])[liberal[0]["id"]]
-    assert [e.split(",")[1].strip() for e in p.evidence] == ["government.governmental_jurisdiction.majority_party",
-                                                             "location.country.capital"]
+    assert [e.split(",")[1].strip() for e in p.evidence] == [
+        "government.governmental_jurisdiction.majority_party",
+        "location.country.capital",
+    ]
     assert "Labor" not in " ".join(p.evidence)  # scored 0: dropped
 
 
@@ -158,9 +193,15 @@ def test_call_bound_is_the_papers():
     assert tog.call_bound(ToGConfig(width=2, depth=4)) == 21
 
 
-@pytest.mark.parametrize("params, most", [
-    (ToGConfig(), 14), (ToGRConfig(), 12), (ToGConfig(prune="bm25"), 4), (ToGRConfig(prune="bm25"), 4),
-])
+@pytest.mark.parametrize(
+    "params, most",
+    [
+        (ToGConfig(), 14),
+        (ToGRConfig(), 12),
+        (ToGConfig(prune="bm25"), 4),
+        (ToGRConfig(prune="bm25"), 4),
+    ],
+)
 def test_calls_stay_within_the_bound_when_the_paths_never_suffice(kg, params, most):
     calls = []
     for question in DEMO.values():
@@ -185,31 +226,36 @@ def test_scripted_backbone_runs_end_to_end_within_the_bound(kg):
             assert u.calls <= tog.call_bound(params)
             seen.update(meter.stages)
             assert run(kg, question, params)[0] == p  # deterministic
-        assert seen == ({"relation_prune", "entity_score", "reasoning", "answer"} - (
-            {"entity_score"} if isinstance(params, ToGRConfig) else set()))
+        assert seen == (
+            {"relation_prune", "entity_score", "reasoning", "answer"}
+            - ({"entity_score"} if isinstance(params, ToGRConfig) else set())
+        )
 
 
 # --------------------------------------------------------------------------- bad replies
 
 
-@pytest.mark.parametrize("reply", [
-    '{"relations": [{"relation": "location.country.capital", "score": 0}]}',  # no positive score
-    '{"relations": [{"relation": "location.country.capital", "score": 0.5}, '
-    '{"relation": "location.country.capital", "score": 0.5}]}',  # the same relation twice
-    "I would pick the capital relation.",  # no JSON
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"relations": [{"relation": "location.country.capital", "score": 0}]}',  # no positive score
+        '{"relations": [{"relation": "location.country.capital", "score": 0.5}, '
+        '{"relation": "location.country.capital", "score": 0.5}]}',  # the same relation twice
+        "I would pick the capital relation.",  # no JSON
+    ],
+)
 @pytest.mark.parametrize("max_retries, tries", [(None, 6), (1, 2)])
 def test_bad_relation_scores_are_parse_failures_then_the_candidates_order(kg, reply, max_retries, tries):
     bad = LLMConfig(**{**SCRIPTED.__dict__, "name": "bad", "extra": {"mock_response": reply}})
-    p, trace, meter = run(kg, AUSTRALIA, ToGConfig(depth=1, max_retries=max_retries),
-                          stages={"relation_prune": bad})
+    p, trace, meter = run(kg, AUSTRALIA, ToGConfig(depth=1, max_retries=max_retries), stages={"relation_prune": bad})
     pruning = meter.stages["relation_prune"]
     assert (pruning.calls, pruning.parse_failures) == (tries, tries)  # bounded, every try counted
     assert notes(trace, "relation_prune") == ["no usable scores: fell back to the first 3 candidates, equal scores"]
     assert [r for _, r, _ in neighbour_queries(trace)] == [  # the first three offered, out-relations sorted first
         "government.governmental_jurisdiction.governing_officials",
         "government.governmental_jurisdiction.government_bodies",
-        "government.governmental_jurisdiction.majority_party"]
+        "government.governmental_jurisdiction.majority_party",
+    ]
     assert p.status == "ok" and p.evidence and p.stats == {"scores_normalised": 0.0}
 
 
@@ -221,8 +267,10 @@ def test_a_lone_relation_scored_below_1_is_kept_at_1_without_a_retry(kg):
     pruning = meter.stages["relation_prune"]
     assert (pruning.calls, pruning.parse_failures, pruning.retries) == (1, 0, 0)
     [note] = trace.notes("relation_prune")
-    assert (note.message, note.data) == ("relation scores added up to 0.500: normalised", {
-        "entity": "m.0_kk", "total": 0.5, "scores": [("location.country.capital", 1.0)]})
+    assert (note.message, note.data) == (
+        "relation scores added up to 0.500: normalised",
+        {"entity": "m.0_kk", "total": 0.5, "scores": [("location.country.capital", 1.0)]},
+    )
     assert [r for _, r, _ in neighbour_queries(trace)] == ["location.country.capital"]
     assert p.evidence == ["(Australia, location.country.capital, Canberra)"]
     assert p.stats == {"scores_normalised": 1.0}
@@ -234,8 +282,7 @@ JAPAN = Question("q", "Which language is spoken in Japan?", {"m.0kiv": "Japan"},
 def prune_japan(kg, replies: list):
     """relation_prune alone at Japan, the double replying from ``replies`` in turn."""
     llm, trace = FakeLLM(relation_prune=replies), Trace()
-    ctx = Context(llm=llm, params=ToGConfig(max_retries=2), rng=random.Random(0), trace=trace,
-                  kg=MeteredKG(kg, trace))
+    ctx = Context(llm=llm, params=ToGConfig(max_retries=2), rng=random.Random(0), trace=trace, kg=MeteredKG(kg, trace))
     search = Search(JAPAN.topic_entities)
     return tog.relation_prune(JAPAN, Path("m.0kiv"), search, ctx), llm, trace, search
 
@@ -245,12 +292,21 @@ def scored(*pairs) -> dict:
 
 
 def test_relation_scores_off_1_keep_the_models_choice_normalised(kg):
-    kept, llm, trace, search = prune_japan(kg, [scored(("location.country.official_language", 0.6),
-                                                       ("location.statistical_region.population", 0.3),
-                                                       ("location.location.contains (reverse)", 0.3))])
-    assert [(h.label, s) for h, s in kept] == [("location.country.official_language", pytest.approx(0.5)),
-                                              ("location.statistical_region.population", pytest.approx(0.25)),
-                                              ("location.location.contains (reverse)", pytest.approx(0.25))]
+    kept, llm, trace, search = prune_japan(
+        kg,
+        [
+            scored(
+                ("location.country.official_language", 0.6),
+                ("location.statistical_region.population", 0.3),
+                ("location.location.contains (reverse)", 0.3),
+            )
+        ],
+    )
+    assert [(h.label, s) for h, s in kept] == [
+        ("location.country.official_language", pytest.approx(0.5)),
+        ("location.statistical_region.population", pytest.approx(0.25)),
+        ("location.location.contains (reverse)", pytest.approx(0.25)),
+    ]
     assert len(llm.calls) == 1 and search.normalised == 1
     [note] = trace.notes("relation_prune")
     assert note.message == "relation scores added up to 1.200: normalised"
@@ -258,18 +314,24 @@ def test_relation_scores_off_1_keep_the_models_choice_normalised(kg):
 
 
 def test_relation_scores_within_the_tolerance_are_normalised_unnoted(kg):
-    kept, llm, trace, search = prune_japan(kg, [scored(("location.country.official_language", 0.7),
-                                                       ("location.country.capital", 0.27))])
-    assert [(h.label, s) for h, s in kept] == [("location.country.official_language", pytest.approx(0.7 / 0.97)),
-                                              ("location.country.capital", pytest.approx(0.27 / 0.97))]
+    kept, llm, trace, search = prune_japan(
+        kg, [scored(("location.country.official_language", 0.7), ("location.country.capital", 0.27))]
+    )
+    assert [(h.label, s) for h, s in kept] == [
+        ("location.country.official_language", pytest.approx(0.7 / 0.97)),
+        ("location.country.capital", pytest.approx(0.27 / 0.97)),
+    ]
     assert (len(llm.calls), search.normalised, notes(trace, "relation_prune")) == (1, 0, [])
 
 
-@pytest.mark.parametrize("bad", [
-    scored(("location.country.official_language", 0.0), ("location.country.capital", 0.0)),  # nothing to rank by
-    scored(("location.country.official_language", 0.6), ("location.country.language", 0.4)),  # not a candidate
-    scored(("location.country.official_language", 0.5), ("location.country.official_language", 0.5)),  # twice
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        scored(("location.country.official_language", 0.0), ("location.country.capital", 0.0)),  # nothing to rank by
+        scored(("location.country.official_language", 0.6), ("location.country.language", 0.4)),  # not a candidate
+        scored(("location.country.official_language", 0.5), ("location.country.official_language", 0.5)),  # twice
+    ],
+)
 def test_unusable_relation_scores_are_retried_before_any_fallback(kg, bad):
     good = scored(("location.country.official_language", 2 / 3), ("location.location.area", 1 / 3))
     kept, llm, trace, _ = prune_japan(kg, [bad, bad, good])
@@ -279,30 +341,44 @@ def test_unusable_relation_scores_are_retried_before_any_fallback(kg, bad):
     kept, llm, trace, search = prune_japan(kg, [bad, bad, bad])
     assert len(llm.calls) == 3 and search.normalised == 0
     assert notes(trace, "relation_prune") == ["no usable scores: fell back to the first 3 candidates, equal scores"]
-    assert [(h.label, s) for h, s in kept] == [("location.country.capital", pytest.approx(1 / 3)),
-                                              ("location.country.currency_used", pytest.approx(1 / 3)),
-                                              ("location.country.form_of_government", pytest.approx(1 / 3))]
+    assert [(h.label, s) for h, s in kept] == [
+        ("location.country.capital", pytest.approx(1 / 3)),
+        ("location.country.currency_used", pytest.approx(1 / 3)),
+        ("location.country.form_of_government", pytest.approx(1 / 3)),
+    ]
 
 
 def test_normalised_scorings_are_counted_per_question(kg):
     def script(stage, prompt):
         if stage == "relation_prune" and "Topic entity: Tokyo" in prompt:  # 1.5: normalised to 0.6 and 0.4
-            return {"relations": [{"relation": "location.country.capital (reverse)", "score": 0.9},
-                                  {"relation": "location.location.containedby", "score": 0.6}]}
+            return {
+                "relations": [
+                    {"relation": "location.country.capital (reverse)", "score": 0.9},
+                    {"relation": "location.location.containedby", "score": 0.6},
+                ]
+            }
         if stage == "relation_prune":  # at Japan: 1.1
-            return {"relations": [{"relation": "location.country.currency_used", "score": 0.5},
-                                  {"relation": "location.country.official_language", "score": 0.6}]}
+            return {
+                "relations": [
+                    {"relation": "location.country.currency_used", "score": 0.5},
+                    {"relation": "location.country.official_language", "score": 0.6},
+                ]
+            }
         return tokyo_script(stage, prompt)
 
     llm = fake(script)
     p, trace, _ = run(kg, TOKYO, ToGConfig(), llm)
     assert llm.stages() == ["relation_prune", "reasoning", "relation_prune", "reasoning"]  # one entity each
-    assert notes(trace, "relation_prune") == ["relation scores added up to 1.500: normalised",
-                                              "relation scores added up to 1.100: normalised"]
+    assert notes(trace, "relation_prune") == [
+        "relation scores added up to 1.500: normalised",
+        "relation scores added up to 1.100: normalised",
+    ]
     assert p.stats == {"scores_normalised": 2.0} and p.answers == ["Japanese yen"]
     # the model's ranking decides the beam: official language 0.6/1.1 before the yen's 0.5/1.1
-    assert p.evidence[2:4] == ["(Japan, location.country.official_language, Japanese Language)",
-                               "(Japan, location.country.currency_used, Japanese yen)"]
+    assert p.evidence[2:4] == [
+        "(Japan, location.country.official_language, Japanese Language)",
+        "(Japan, location.country.currency_used, Japanese yen)",
+    ]
 
 
 def test_entity_scores_that_miss_a_candidate_fall_back_to_equal_shares(kg):
@@ -316,24 +392,33 @@ def test_entity_scores_that_miss_a_candidate_fall_back_to_equal_shares(kg):
     assert llm.stages().count("entity_score") == 3
     assert notes(trace, "entity_score") == ["fell back to equal scores within each relation"]
     # yen 0.5, language 0.3, then one of the three forms of government at 0.2/3
-    assert p.evidence[2:4] == ["(Japan, location.country.currency_used, Japanese yen)",
-                               "(Japan, location.country.official_language, Japanese Language)"]
+    assert p.evidence[2:4] == [
+        "(Japan, location.country.currency_used, Japanese yen)",
+        "(Japan, location.country.official_language, Japanese Language)",
+    ]
     assert "location.country.form_of_government" in p.evidence[4]
 
 
-@pytest.mark.parametrize("reply, error", [
-    ({"relations": [{"relation": "a", "score": 0.6}, {"relation": "zzz", "score": 0.4}]}, "not a candidate"),
-    ({"relations": [{"relation": "a", "score": 0.5}, {"relation": "a", "score": 0.5}]}, "scored twice"),
-    ({"relations": [{"relation": "a", "score": 0.0}, {"relation": "b", "score": 0.0}]}, "no relation has a positive"),
-])
+@pytest.mark.parametrize(
+    "reply, error",
+    [
+        ({"relations": [{"relation": "a", "score": 0.6}, {"relation": "zzz", "score": 0.4}]}, "not a candidate"),
+        ({"relations": [{"relation": "a", "score": 0.5}, {"relation": "a", "score": 0.5}]}, "scored twice"),
+        (
+            {"relations": [{"relation": "a", "score": 0.0}, {"relation": "b", "score": 0.0}]},
+            "no relation has a positive",
+        ),
+    ],
+)
 def test_relation_replies_are_checked_against_the_candidates(reply, error):
     with pytest.raises(ValueError, match=error):
         tog_prompts.relation_scores(["a", "b", "c"])(reply)
 
 
 def test_relation_scores_are_normalised_in_the_replys_order_with_their_sum():
-    reply = {"relations": [{"relation": "b", "score": 0.6}, {"relation": "a", "score": 0.6},
-                           {"relation": "c", "score": 0.0}]}
+    reply = {
+        "relations": [{"relation": "b", "score": 0.6}, {"relation": "a", "score": 0.6}, {"relation": "c", "score": 0.0}]
+    }
     assert tog_prompts.relation_scores(["a", "b", "c"])(reply) == ([("b", 0.5), ("a", 0.5), ("c", 0.0)], 1.2)
     with pytest.raises(ValueError, match="not scored"):
         tog_prompts.entity_scores(["x", "y"])({"scores": [{"entity": "x", "score": 1.0}]})
@@ -348,8 +433,10 @@ def test_a_sufficient_verdict_without_an_answer_searches_on(kg):
     llm = fake(script)
     p, trace, _ = run(kg, TOKYO, ToGConfig(depth=2), llm)
     assert llm.stages()[-1] == "answer" and p.reason == "max depth: answered from the paths"
-    assert notes(trace, "reasoning") == ["'sufficient' without an answer at depth 1; searching on",
-                                         "'sufficient' without an answer at depth 2; searching on"]
+    assert notes(trace, "reasoning") == [
+        "'sufficient' without an answer at depth 1; searching on",
+        "'sufficient' without an answer at depth 2; searching on",
+    ]
 
 
 # --------------------------------------------------------------------------- ends and fallbacks
@@ -366,15 +453,17 @@ def test_an_empty_frontier_ends_the_search_with_the_paths_so_far(kg):
     assert llm.stages() == ["relation_prune", "reasoning", "relation_prune", "answer"]
     assert notes(trace, "reasoning") == ["nothing new at depth 2: the search ends early"]
     assert p.reason == "ended at depth 2: answered from the paths" and p.status == "ok"
-    assert p.evidence == ["(Japan, location.country.capital, Tokyo)",
-                          "(Tokyo, location.location.containedby, Japan)"]
+    assert p.evidence == ["(Japan, location.country.capital, Tokyo)", "(Tokyo, location.location.containedby, Japan)"]
     assert llm.prompts("answer")[0].startswith("Triples:\n1. (Japan, location.country.capital, Tokyo)")
 
 
-@pytest.mark.parametrize("topics, note", [
-    ({"m.nothere": "Nowhere"}, []),
-    ({"not an id!": "Bad"}, ["cannot explore not an id!: not a Freebase id: 'not an id!'"]),
-])
+@pytest.mark.parametrize(
+    "topics, note",
+    [
+        ({"m.nothere": "Nowhere"}, []),
+        ({"not an id!": "Bad"}, ["cannot explore not an id!: not a Freebase id: 'not an id!'"]),
+    ],
+)
 def test_no_paths_at_all_is_a_recorded_fallback(kg, topics, note):
     llm = fake(cautious)
     p, trace, _ = run(kg, Question("q", "Where is nowhere?", topics, [["x"]]), ToGConfig(), llm)
@@ -392,12 +481,16 @@ def test_topic_entities_beyond_the_width_are_dropped_and_noted(kg):
     assert (note.message, note.data) == ("topic entities capped", {"total": 4, "kept": 3, "dropped": ["m.0va0"]})
 
 
-@pytest.mark.parametrize("fallback, status, first_line, evidence", [
-    ("paths", "ok", "Triples:", True),
-    ("cot", "fallback", f"Question: {TOKYO.text}", False),
-])
-def test_at_max_depth_the_answer_comes_from_the_paths_unless_fallback_is_cot(kg, fallback, status, first_line,
-                                                                          evidence):
+@pytest.mark.parametrize(
+    "fallback, status, first_line, evidence",
+    [
+        ("paths", "ok", "Triples:", True),
+        ("cot", "fallback", f"Question: {TOKYO.text}", False),
+    ],
+)
+def test_at_max_depth_the_answer_comes_from_the_paths_unless_fallback_is_cot(
+    kg, fallback, status, first_line, evidence
+):
     llm = fake(cautious)
     p, _, _ = run(kg, TOKYO, ToGConfig(depth=2, fallback=fallback), llm)
     assert llm.stages()[-1] == "answer" and llm.stages().count("reasoning") == 2
@@ -424,27 +517,33 @@ def test_tog_r_keeps_entities_at_random_with_the_runs_seed(kg):
         llm = fake(contains_only)
         p, trace, _ = run(kg, AUSTRALIA, ToGRConfig(depth=1), llm, seed=seed)
         assert llm.stages() == ["relation_prune", "reasoning", "answer"]
-        assert notes(trace, "entity_score") == [
-            "9 candidates through location.location.contains: 5 kept at random"]
+        assert notes(trace, "entity_score") == ["9 candidates through location.location.contains: 5 kept at random"]
         kept[seed] = [e.split(", ")[-1].rstrip(")") for e in p.evidence]
         assert len(kept[seed]) == 3 and set(kept[seed]) <= contained
         assert run(kg, AUSTRALIA, ToGRConfig(depth=1), fake(contains_only), seed=seed)[0].evidence == p.evidence
     assert len({tuple(v) for v in kept.values()}) > 1
 
 
-@pytest.mark.parametrize("sample_above, scored, note", [
-    (20, 9, []), (9, 5, ["9 candidates through location.location.contains: 5 kept at random"]),
-])
+@pytest.mark.parametrize(
+    "sample_above, scored, note",
+    [
+        (20, 9, []),
+        (9, 5, ["9 candidates through location.location.contains: 5 kept at random"]),
+    ],
+)
 def test_tog_samples_only_hubs_before_scoring(kg, sample_above, scored, note):
     llm = fake(contains_only)
     _, trace, _ = run(kg, AUSTRALIA, ToGConfig(depth=1, sample_above=sample_above), llm)
     assert len(listed(llm.prompts("entity_score")[0])) == scored and notes(trace, "entity_score") == note
 
 
-@pytest.mark.parametrize("caps, capped", [
-    ({"max_relations": 2}, [("relations", 2, 12), ("relations", 2, 7)]),
-    ({"max_neighbors": 4}, [("neighbors", 4, 9)]),
-])
+@pytest.mark.parametrize(
+    "caps, capped",
+    [
+        ({"max_relations": 2}, [("relations", 2, 12), ("relations", 2, 7)]),
+        ({"max_neighbors": 4}, [("neighbors", 4, 9)]),
+    ],
+)
 def test_neighbour_and_relation_caps_are_recorded(kg, caps, capped):
     _, trace, _ = run(kg, AUSTRALIA, ToGConfig(depth=1, **caps), fake(contains_only))
     assert [(e.operation, e.rows, e.capped_from) for e in trace.events if getattr(e, "capped_from", 0)] == capped
@@ -478,12 +577,19 @@ def test_sbert_without_its_model_package_names_the_extra():
         pytest.skip("the sbert extra is installed")
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    ({"width": 0}, "method.width"), ({"depth": 0}, "method.depth"), ({"prune": "tfidf"}, "method.prune"),
-    ({"fallback": "io"}, "method.fallback"), ({"temperature_explore": 3.0}, "method.temperature_explore"),
-    ({"score_tolerance": 1.0}, "method.score_tolerance"), ({"max_retries": -1}, "method.max_retries"),
-    ({"num_retain_entity": 0}, "method.num_retain_entity"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"width": 0}, "method.width"),
+        ({"depth": 0}, "method.depth"),
+        ({"prune": "tfidf"}, "method.prune"),
+        ({"fallback": "io"}, "method.fallback"),
+        ({"temperature_explore": 3.0}, "method.temperature_explore"),
+        ({"score_tolerance": 1.0}, "method.score_tolerance"),
+        ({"max_retries": -1}, "method.max_retries"),
+        ({"num_retain_entity": 0}, "method.num_retain_entity"),
+    ],
+)
 def test_out_of_range_values_name_the_field(kwargs, field):
     with pytest.raises(ConfigError, match=field):
         ToGConfig(**kwargs)
@@ -493,15 +599,36 @@ def test_out_of_range_values_name_the_field(kwargs, field):
 def test_method_configs_compose_with_the_published_defaults(compose_cfg, method, schema):
     params = to_run_spec(compose_cfg(f"method={method}")).method
     assert type(params) is schema and params.name == method
-    assert (params.width, params.depth, params.temperature_explore, params.temperature_reason,
-            params.num_retain_entity, params.prune, params.fallback) == (3, 3, 0.4, 0.0, 5, "llm", "paths")
+    assert (
+        params.width,
+        params.depth,
+        params.temperature_explore,
+        params.temperature_reason,
+        params.num_retain_entity,
+        params.prune,
+        params.fallback,
+    ) == (3, 3, 0.4, 0.0, 5, "llm", "paths")
 
 
 @pytest.mark.slow
 def test_a_run_from_the_command_line(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "kgx", "method=tog_r", "llm=scripted", "dataset.limit=3",
-                           "run.progress=false", "run.explain=1"], cwd=tmp_path, capture_output=True, text=True,
-                          env=kgx_env(), timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kgx",
+            "method=tog_r",
+            "llm=scripted",
+            "dataset.limit=3",
+            "run.progress=false",
+            "run.explain=1",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=kgx_env(),
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "over 3 questions (0 errors)" in done.stdout
     assert list((tmp_path / "outputs" / "runs").glob("tog_r-demo-scripted-*/explanations/demo-001.png"))

@@ -147,6 +147,7 @@ def execute(
             "llm": spec.llm.model,
             "llm_config": spec.llm.name,
             "kg": spec.kg.name,
+            "settings": spec.settings.describe(spec.method.name, spec.dataset.name),
             "git_commit": git_commit(Path(__file__).parent),
             "config_hash": folder.digest,
             "output_dir": str(folder.path),

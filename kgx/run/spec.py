@@ -7,7 +7,7 @@ the method does not have, and a ``llm.stages.<stage>`` the method never calls.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -20,6 +20,7 @@ from kgx.core.config import (
     LLMConfig,
     MethodConfig,
     RunConfig,
+    SettingsSource,
     identity,
     masked_url,
 )
@@ -55,6 +56,7 @@ class RunSpec:
     llm: LLMConfig
     kg: KGConfig
     stages: dict[str, LLMConfig]
+    settings: SettingsSource = field(default_factory=SettingsSource)  # where the method's settings came from
 
     @property
     def workers(self) -> int:
@@ -103,7 +105,7 @@ def to_run_spec(cfg: DictConfig) -> RunSpec:
     check_method_keys(cfg.method, method)
     check_stages(method, obj.llm.stages)
     stages = {stage: llm_config(value) for stage, value in obj.llm.stages.items()}
-    return RunSpec(obj.run, method, obj.dataset, obj.llm, obj.kg, stages)
+    return RunSpec(obj.run, method, obj.dataset, obj.llm, obj.kg, stages, obj.settings)
 
 
 def check_method_keys(node: DictConfig, method: MethodConfig) -> None:

@@ -90,6 +90,8 @@ class RunConfig:
     traces: str = execution("all")
     # Stop early when this many questions in a row fail the same way (an outage); 0 = never.
     max_consecutive_errors: int = execution(5)
+    # A sweep's name (its parent run's); default: the sweep file and the keys it varies, made unique.
+    sweep_name: Optional[str] = execution()
 
     def __post_init__(self) -> None:
         if self.max_consecutive_errors < 0:

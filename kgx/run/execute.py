@@ -135,6 +135,8 @@ def execute(
     with folder.lock():
         finished = None if spec.run.force else tracker.finished_run(folder.digest)
         if finished is not None:
+            if parent_id:
+                tracker.reuse(finished, parent_id, run_name or "")
             return skipped(finished, folder.path)
         plan = folder.plan(questions)
         client.invocation = plan.invocation

@@ -13,17 +13,10 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationValidationError, MissingMandatoryValue
 
-from kgx.core.config import (
-    ConfigError,
-    DatasetConfig,
-    KGConfig,
-    LLMConfig,
-    MethodConfig,
-    RunConfig,
-    identity,
-    masked_url,
-)
+from kgx.core.config import ConfigError, DatasetConfig, KGConfig, LLMConfig, MethodConfig, RunConfig
+from kgx.core.masking import masked_url
 from kgx.core.paths import CONF_DIR
+from kgx.core.run_identity import identity
 
 
 def llm_config(value: Any) -> LLMConfig:

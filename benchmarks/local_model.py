@@ -1,6 +1,6 @@
 """How fast the local model answers, by thread count and OpenMP wait policy, on a quiet machine
 and with the other cores busy; and what kgx's crash probe costs. The figures behind the defaults
-in kgx/llm/local.py (``default_threads``, ``OMP_WAIT_POLICY=PASSIVE``).
+in kgx/llm/local_setup.py (``default_threads``, ``OMP_WAIT_POLICY=PASSIVE``).
 
     python benchmarks/local_model.py                      # every case, about 5-10 minutes
     python benchmarks/local_model.py --threads 2 --policies PASSIVE --busy 1 --requests 5
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kgx.llm import local
+from kgx.llm import local_probe, local_setup
 
 MESSAGES = [
     {"role": "system", "content": "You answer questions about a knowledge graph in plain words."},
@@ -55,7 +55,7 @@ BUSY = "while True: pass"
 
 def run_case(threads: int, policy: str, busy: int, requests: int, budget: float) -> dict:
     """One fresh process with this wait policy and thread count, ``busy`` spinning neighbours."""
-    kwargs = local.llama_kwargs({"n_threads": threads})
+    kwargs = local_setup.llama_kwargs({"n_threads": threads})
     env = {**os.environ, "OMP_WAIT_POLICY": policy}
     load_before = os.getloadavg()[0]
     spinners = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(busy)]
@@ -104,14 +104,14 @@ def show(case: dict, budget: float) -> str:
 
 def probe_cost() -> str:
     """The crash probe with an empty marker directory (first run on a machine), then again."""
-    kwargs = local.llama_kwargs({})
+    kwargs = local_setup.llama_kwargs({})
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["KGX_LOCAL_PROBE_DIR"] = tmp
         start = time.perf_counter()
-        local.probe(kwargs)
+        local_probe.probe(kwargs)
         first = time.perf_counter() - start
         start = time.perf_counter()
-        local.probe(kwargs)
+        local_probe.probe(kwargs)
         cached = time.perf_counter() - start
         markers = len(list(Path(tmp).iterdir()))
     return f"probe: first {first:.2f} s, cached {cached * 1000:.1f} ms ({markers} marker file)"
@@ -125,7 +125,7 @@ def main() -> None:
         "--busy",
         type=int,
         nargs="+",
-        default=[0, max(1, local.usable_cores() - 1)],
+        default=[0, max(1, local_setup.usable_cores() - 1)],
         help="busy-loop processes beside the model (default: none, and all cores but one)",
     )
     parser.add_argument("--requests", type=int, default=3)
@@ -133,7 +133,7 @@ def main() -> None:
     parser.add_argument("--probe-only", action="store_true")
     args = parser.parse_args()
     print(
-        f"llama-cpp-python {local.llama_cpp_version()}, {local.usable_cores()} cores, "
+        f"llama-cpp-python {local_probe.llama_cpp_version()}, {local_setup.usable_cores()} cores, "
         f"load average {os.getloadavg()[0]:.2f}",
         flush=True,
     )

@@ -12,7 +12,7 @@ from mlflow.tracking import MlflowClient
 
 from kgx.core.config import ConfigError
 from kgx.core.types import Prediction
-from kgx.track.transcripts import stages
+from kgx.track.spans import stages
 from tests.helpers import kgx_env, swap_method
 
 

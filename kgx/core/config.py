@@ -4,18 +4,18 @@ Hydra merges every YAML file of ``conf/`` onto these dataclasses, so an unknown 
 value of the wrong type fails at composition, before any question runs. Range checks that
 types cannot express live in ``__post_init__``; they run when ``kgx.run.spec.to_run_spec`` turns the
 composed config into objects, still before any work. A method's own schema lives beside the
-method (``kgx.methods``), registered with it.
-
-A field made with :func:`execution` says where or how a run executes (a timeout, a rate limit,
-a folder), not what it computes: it is logged but left out of the run's identity, the config
-hash, so changing it resumes the same run instead of starting a new one.
+method (``kgx.methods``), registered with it. A field made with ``execution`` says how a run
+executes, not what it computes: it is left out of the run's identity (``kgx.core.run_identity``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from kgx.core.masking import masked_url
+from kgx.core.paper_settings import SettingsSource
+from kgx.core.run_identity import execution
 from kgx.core.types import Horizon
 
 # Schema and bookkeeping relations that carry no answer (ToG, LMP and KnowPath drop them too).
@@ -34,41 +34,6 @@ def check_choice(where: str, value: str, options: tuple[str, ...]) -> None:
 def check_temperature(where: str, value: float) -> None:
     if not 0.0 <= value <= 2.0:
         raise ConfigError(f"{where}={value}: a temperature must lie in [0, 2]")
-
-
-def execution(default: Any = None, default_factory: Any = None) -> Any:
-    """A field that changes how a run executes, not its results (left out of the config hash)."""
-    if default_factory is not None:
-        return field(default_factory=default_factory, metadata={"result": False})
-    return field(default=default, metadata={"result": False})
-
-
-def masked_url(url: str) -> str:
-    """``url`` with the user-info of ``scheme://user:password@host`` shown as ``user:***`` (a bare
-    ``token@host`` as ``***``) and any ``password=`` query value as ``***``: what messages, logs,
-    config.json and MLflow params show of a URL that may carry a secret."""
-    import re
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, host = netloc.rpartition("@")
-        user, colon, _ = userinfo.partition(":")
-        netloc = f"{user}:***@{host}" if colon else f"***@{host}"
-    query = re.sub(r"(^|&)(password=)[^&]*", r"\1\2***", parts.query)
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
-
-
-def identity(obj: Any) -> Any:
-    """A schema instance as plain data without its execution fields: what a run's results depend on."""
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: identity(getattr(obj, f.name)) for f in fields(obj) if f.metadata.get("result", True)}
-    if isinstance(obj, dict):
-        return {k: identity(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [identity(v) for v in obj]
-    return obj
 
 
 @dataclass
@@ -255,7 +220,7 @@ class LocalModelConfig:
     model_path: Optional[str] = None  # any instruct GGUF file; None = the bundled SmolLM2-135M-Instruct
     chat_format: Optional[str] = None  # llama-cpp-python chat format; None = the template in the GGUF
     n_ctx: int = 4096
-    n_threads: Optional[int] = None  # None = kgx's choice for this machine (see kgx/llm/local.py)
+    n_threads: Optional[int] = None  # None = kgx's choice for this machine (see kgx/llm/local_setup.py)
     n_batch: int = 512
     # Off: the AMX/repacked weight buffers segfault at the first decode on some Xeon VMs.
     use_extra_bufts: bool = False
@@ -342,23 +307,6 @@ class MethodConfig:
         for key in names:
             if getattr(self, key) < low:
                 raise ConfigError(f"method.{key}={getattr(self, key)}: must be at least {low}")
-
-
-@dataclass
-class SettingsSource:
-    """Where the method's settings came from. ``conf/paper_settings/<method>_<dataset>.yaml`` (and
-    ``conf/paper_backbone/<method>_<dataset>_<llm>.yaml``) set the method's published settings for
-    that cell and say so here; empty when no file applies (the method's defaults). Provenance only:
-    the settings themselves are in ``method``, so this stays out of the config hash."""
-
-    source: Optional[str] = None  # "LMP Table 7 (CWQ, ChatGPT/GPT-4): K=5, L=4"
-    published: bool = False  # False: kgx's own choice where the paper gives none (said in the source)
-
-    def describe(self, method: str, dataset: str) -> str:
-        """The run's ``settings`` tag."""
-        if self.source is None:
-            return f"defaults: no published setting for {method} on {dataset}"
-        return self.source if self.published else f"not published: {self.source}"
 
 
 @dataclass

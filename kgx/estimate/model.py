@@ -1,4 +1,4 @@
-"""From a pilot's records to a full run's figures, and the figures as a table (``kgx.estimate.pilot``).
+"""From a pilot's records to a full run's figures (``kgx.estimate.pilot``; the table: ``kgx.estimate.table``).
 
 A pilot answers n of the N questions a job would answer. When the questions say their kind
 (``Strata``: MetaQA's ``qtype``, CWQ's ``compositionality_type``, GrailQA's ``level``, a
@@ -20,13 +20,11 @@ and this is the textbook simple-random-sample estimate ``N × mean ± t(0.975, n
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import random
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -35,8 +33,6 @@ from kgx.core.types import Question
 from kgx.results.record import Record
 from kgx.run.spec import RunSpec
 
-INTERVAL = "95% t-interval of the pilot mean × questions, finite-population corrected, clipped at 0"
-FORMATS = ("text", "md", "csv", "json")
 LATENCY_FILE = "estimate_latency.json"  # under run.cache_dir: seconds per provider call, per backbone
 FIGURES = ("calls", "input_tokens", "output_tokens", "tokens", "cost_usd")  # sums of per-question figures
 
@@ -294,99 +290,3 @@ def add_up(jobs: list[JobEstimate], parallel: int) -> JobEstimate:
         scale = parallel if name == "wall_s" else 1
         setattr(total, name, Figure(value / scale, max(0.0, value - down) / scale, (value + up) / scale))
     return total
-
-
-COLUMNS = (
-    ("calls", "LLM calls"),
-    ("input_tokens", "input tokens"),
-    ("output_tokens", "output tokens"),
-    ("tokens", "tokens"),
-    ("cost_usd", "cost USD"),
-    ("wall_s", "wall"),
-)
-
-
-def shown(name: str, figure: Optional[Figure], errors: int) -> str:
-    """``1,234 [1,100-1,370]``; ``unknown`` for a figure that cannot be predicted."""
-    if errors:
-        return "pilot failed"
-    if figure is None:
-        return "unknown"
-
-    minutes = name == "wall_s" and figure.value >= 600  # one unit for the value and its interval
-
-    def one(x: float) -> str:
-        if math.isinf(x):
-            return "inf"
-        if name == "cost_usd":
-            return f"{x:.4f}"
-        if name == "wall_s":
-            return f"{x / 60:.1f}m" if minutes else f"{x:.1f}s"
-        return f"{x:,.0f}"
-
-    return f"{one(figure.value)} [{one(figure.low)}-{one(figure.high)}]"
-
-
-def render(jobs: list[JobEstimate], total: JobEstimate, fmt: str, settings: dict[str, object]) -> str:
-    """The table in ``fmt`` (FORMATS); csv and json keep the numbers as numbers, json also the
-    pilot ``settings`` it was asked for (each job's ``pilot`` is the size it reached)."""
-    rows = [*jobs, total]
-    if fmt == "json":
-        return (
-            json.dumps(
-                {"interval": INTERVAL, **settings, "jobs": [asdict(j) for j in jobs], "total": asdict(total)}, indent=2
-            )
-            + "\n"
-        )
-    if fmt == "csv":
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(
-            [
-                "job",
-                "questions",
-                "pilot",
-                "errors",
-                *(f"{n}{s}" for n, _ in COLUMNS for s in ("", "_low", "_high")),
-                "stratified_by",
-                "reached",
-                "note",
-            ]
-        )
-        for j in rows:
-            cells = [
-                (f.value, f.low, f.high) if (f := getattr(j, n)) and not j.errors else ("", "", "") for n, _ in COLUMNS
-            ]
-            writer.writerow(
-                [
-                    j.job,
-                    j.questions,
-                    j.pilot,
-                    j.errors,
-                    *(x for c in cells for x in c),
-                    j.stratified_by,
-                    "" if j.reached is None else j.reached,
-                    j.note,
-                ]
-            )
-        return out.getvalue()
-    header = ["job", "questions", "pilot", "errors", *(title for _, title in COLUMNS)]
-    body = [
-        [j.job, str(j.questions), str(j.pilot), str(j.errors), *(shown(n, getattr(j, n), j.errors) for n, _ in COLUMNS)]
-        for j in rows
-    ]
-    notes = [f"{j.job}: {j.note}" for j in jobs if j.note]
-    sizes = {j.pilot for j in jobs}
-    pilots = f"pilot {sizes.pop()} questions per job" if len(sizes) == 1 else "pilot questions per job in column pilot"
-    footer = [f"[low-high]: {INTERVAL}; {pilots}", *notes]
-    if fmt == "md":
-        lines = [header, ["---"] + ["---:"] * (len(header) - 1), *body]
-        table = "\n".join("| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in lines)
-        return table + "\n\n" + "\n".join(footer) + "\n"
-    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
-
-    rule = "  ".join("-" * w for w in widths)
-    return "\n".join([line(header), rule, *map(line, body[:-1]), rule, line(body[-1]), *footer]) + "\n"

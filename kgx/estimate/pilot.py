@@ -45,15 +45,8 @@ from pathlib import Path
 from kgx.core.cli import count, plain
 from kgx.core.config import ConfigError
 from kgx.core.paths import CONF_DIR
-from kgx.estimate.model import (
-    FORMATS,
-    JobEstimate,
-    Strata,
-    add_up,
-    estimate_job,
-    render,
-    spread,
-)
+from kgx.estimate.model import JobEstimate, Strata, add_up, estimate_job, spread
+from kgx.estimate.table import FORMATS, render
 from kgx.results.record import Record
 from kgx.run.compose import register_schemas
 from kgx.run.spec import RunSpec, to_run_spec

@@ -21,16 +21,8 @@ from matplotlib.transforms import Affine2D, Transform
 
 from kgx.explain.graph import Graph
 from kgx.explain.labels import label
-from kgx.explain.plan import (
-    LABEL_FONT,
-    LABEL_PAD,
-    NODE_FONT,
-    Measure,
-    Plan,
-    Shape,
-    plan,
-    wrap,
-)
+from kgx.explain.plan import LABEL_FONT, LABEL_PAD, NODE_FONT, plan, wrap
+from kgx.explain.plan_parts import Measure, Plan, Shape
 
 DPI = 130
 TITLE_FONT, NOTE_FONT = 10.0, 7.5

@@ -10,20 +10,8 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Sequence
 
-from kgx.explain.plan import (
-    CLEAR,
-    LABEL_FONT,
-    LABEL_LINES,
-    LABEL_PAD,
-    LABEL_WIDTH,
-    Box,
-    Measure,
-    Plan,
-    Point,
-    Route,
-    Tag,
-    wrap,
-)
+from kgx.explain.plan import CLEAR, LABEL_FONT, LABEL_LINES, LABEL_PAD, LABEL_WIDTH, wrap
+from kgx.explain.plan_parts import Box, Measure, Plan, Point, Route, Tag
 
 HEAD = 0.11  # length of an arrowhead plus a little: kept free of labels
 

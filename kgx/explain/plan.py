@@ -10,13 +10,10 @@ long enough to carry its relation label (placed by :mod:`kgx.explain.labels`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 from kgx.explain.graph import Edge, Graph, Node
-
-Box = tuple[float, float, float, float]  # x0, y0, x1, y1
-Point = tuple[float, float]
-Measure = Callable[[str, float], tuple[float, float]]  # text, font size (pt) -> width, height (in)
+from kgx.explain.plan_parts import Box, Measure, Plan, Route, Shape
 
 NODE_FONT, LABEL_FONT = 8.0, 7.0
 NODE_WIDTH, NODE_LINES = 28, 4  # characters a line, lines a node label
@@ -31,51 +28,6 @@ SLANT = 0.7  # width of the slanted part of an arrow between two columns
 MARGIN = 0.3  # free band around the graph area: room for detours and labels
 CLEAR = 0.03  # minimum air between a label and a box, arrowhead or other label
 MAX_ROWS = 24  # boxes a column shows; the rest are counted in a "+N more" box
-
-
-@dataclass
-class Shape:
-    """A node box: ``role`` is the node's, or ``more`` for the box counting hidden nodes."""
-
-    id: str
-    lines: list[str]
-    role: str
-    column: int
-    box: Box = (0.0, 0.0, 0.0, 0.0)
-
-
-@dataclass
-class Route:
-    """An arrow as a polyline from a point on its source box to one on its target box;
-    ``free`` are the indices of its segments in the gaps between columns, where a label may sit."""
-
-    edge: Edge
-    points: list[Point]
-    free: list[int]
-
-
-@dataclass
-class Tag:
-    """A label placed on arrow ``route``: the relation itself, or (``keyed``) ``[n]`` pointing
-    into the key."""
-
-    lines: list[str]
-    box: Box
-    route: int
-    keyed: bool = False
-
-
-@dataclass
-class Plan:
-    """A picture's geometry: ``key`` lists relations drawn as numbered tags (or named in full
-    where even a tag did not fit), ``notes`` what was left out; ``size`` is the graph area's."""
-
-    shapes: dict[str, Shape]
-    routes: list[Route]
-    tags: list[Tag]
-    key: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    size: tuple[float, float] = (0.0, 0.0)
 
 
 def wrap(text: str, width: int, max_lines: Optional[int] = None) -> list[str]:

@@ -9,7 +9,7 @@ processes, machines) never leave half a value; two writers of one key store the 
 
 The server is pinged when the cache opens, before any question: an unreachable server, a refused
 password or a missing ``redis`` package stops the run with a ConfigError naming the URL, its
-password masked (``kgx.core.config.masked_url``) here as in every log. Mid-run, the cache only saves
+password masked (``kgx.core.masking.masked_url``) here as in every log. Mid-run, the cache only saves
 calls, as with a damaged sqlite file: the first error is warned about once (CacheUnavailable),
 the process stops using the server and the provider answers instead; it does not reconnect, so
 a flapping server cannot slow every question down by a timeout.
@@ -23,7 +23,8 @@ import warnings
 from typing import Any, Optional
 from urllib.parse import unquote, urlsplit
 
-from kgx.core.config import ConfigError, masked_url
+from kgx.core.config import ConfigError
+from kgx.core.masking import masked_url
 
 PREFIX = "kgx:llm:"
 # A dead server answers a connect at once (refused); a hung one must not hold a question longer.
@@ -120,7 +121,7 @@ class RedisCache:
 
 
 def _secrets(url: str) -> list[str]:
-    """What :func:`kgx.core.config.masked_url` hides of ``url`` (the password, or a bare ``token@``), as
+    """What :func:`kgx.core.masking.masked_url` hides of ``url`` (the password, or a bare ``token@``), as
     written and decoded, longest first."""
     try:
         userinfo = urlsplit(url).netloc.rpartition("@")[0]

@@ -2,7 +2,7 @@
 
 A method asks ``ctx.llm(stage, messages, schema=...)``; this module picks the stage's backbone,
 serves the call from the response cache or the provider (retrying transient errors with
-backoff), checks structured output against its schema and the method's validator (retrying at
+backoff: ``kgx.llm.retries``), checks structured output against its schema and the method's validator (retrying at
 a higher temperature, LMP App. A.7), and meters and traces everything it did.
 """
 
@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import random
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-import httpx
 import litellm
 
 from kgx.core.config import LLMConfig
@@ -25,6 +23,7 @@ from kgx.llm.errors import LLMError
 from kgx.llm.messages import Messages
 from kgx.llm.oracle import gold_params
 from kgx.llm.ratelimit import RateLimiter, share
+from kgx.llm.retries import send
 from kgx.llm.structured import (
     JSON_OBJECT_SCHEMA,
     PROBE_MAX_TOKENS,
@@ -37,71 +36,6 @@ from kgx.llm.structured import (
 
 if TYPE_CHECKING:
     from kgx.diagnose.gold_path import GoldHint
-
-# (exception, kind, retried): the first that matches wins, so subclasses come before their bases.
-# Only what may pass by itself is retried; a refused key, a missing model or a request the
-# provider rejects fails the same way however often it is sent.
-ERROR_KINDS: tuple[tuple[type[Exception], str, bool], ...] = (
-    (litellm.AuthenticationError, "llm.auth", False),  # 401
-    (litellm.PermissionDeniedError, "llm.auth", False),  # 403
-    (litellm.NotFoundError, "llm.not_found", False),  # 404
-    (litellm.ContextWindowExceededError, "llm.context_window", False),
-    (litellm.UnprocessableEntityError, "llm.bad_request", False),  # 422
-    (litellm.BadRequestError, "llm.bad_request", False),  # 400
-    (litellm.RateLimitError, "llm.rate_limit", True),  # 429
-    (litellm.Timeout, "llm.timeout", True),
-    (litellm.APIConnectionError, "llm.unreachable", True),
-    (litellm.InternalServerError, "llm.server", True),
-    (litellm.ServiceUnavailableError, "llm.server", True),
-    (litellm.BadGatewayError, "llm.server", True),
-)
-
-STATUS_KINDS: dict[int, tuple[str, bool]] = {
-    400: ("llm.bad_request", False),
-    401: ("llm.auth", False),
-    403: ("llm.auth", False),
-    404: ("llm.not_found", False),
-    408: ("llm.timeout", True),
-    413: ("llm.bad_request", False),
-    422: ("llm.bad_request", False),
-    429: ("llm.rate_limit", True),
-}
-
-
-def error_kind(exc: Exception) -> tuple[str, bool]:
-    """``(kind, retried)`` for an exception litellm raised; unknown ones are not retried.
-
-    litellm's exception type depends on the body's wording as well as the status (a 404 "model
-    does not exist" comes as BadRequestError, a 403 as the generic APIError), so the HTTP status
-    decides where there is one. A 500 whose body is a
-    validation error (some servers answer a bad request that way) is a bad request. A server
-    that cannot be reached comes as a 500 too (openai/, hosted_vllm/, ollama_chat/ models): the
-    exception's causes tell."""
-    if _connection_failed(exc):
-        return "llm.unreachable", True
-    status = getattr(exc, "status_code", None)
-    kind, retried = "llm.error", False
-    for cls, known, again in ERROR_KINDS:
-        if isinstance(exc, cls):
-            kind, retried = known, again
-            break
-    if kind != "llm.context_window" and isinstance(status, int):
-        kind, retried = STATUS_KINDS.get(status, ("llm.server", True) if status >= 500 else (kind, retried))
-    if kind == "llm.server" and "validation" in str(exc).lower():
-        return "llm.bad_request", False
-    return kind, retried
-
-
-def _connection_failed(exc: BaseException) -> bool:
-    """Whether a refused or dropped connection caused ``exc`` (the chain is short; bounded anyway)."""
-    cause = exc.__cause__ or exc.__context__
-    for _ in range(16):
-        if cause is None:
-            return False
-        if isinstance(cause, (httpx.ConnectError, ConnectionError)):
-            return True
-        cause = cause.__cause__ or cause.__context__
-    return False
 
 
 @dataclass
@@ -183,7 +117,7 @@ class LLMClient:
                 else:
                     request = self._request(cfg, PROBE_MESSAGES, 0.0, None, self.seed)
                     request["max_tokens"] = 8
-                    sent += self._send(cfg, request)[1] + 1
+                    sent += send(cfg, request, self.sleep)[1] + 1
             except LLMError as exc:
                 raise LLMError(f"pre-flight request failed, no question was run: {exc}", exc.kind) from exc
         return sent
@@ -284,7 +218,7 @@ class LLMClient:
         if limiter is not None:  # counted as the provider counts: prompt plus the completion budget
             limiter.acquire(litellm.token_counter(model=cfg.model, messages=messages) + limit)
         request = {**self._request(cfg, messages, temperature, response_schema, seed, mode, limit), **oracle}
-        response, retries = self._send(cfg, request)
+        response, retries = send(cfg, request, self.sleep)
         if response is None or not getattr(response, "choices", None):  # litellm gives None for some 422s
             raise LLMError(
                 f"llm '{cfg.name}' ({cfg.model}): the provider rejected the request (no completion came back)",
@@ -358,31 +292,9 @@ class LLMClient:
         """One of StructuredModes' probe requests: (reply text, requests sent)."""
         request = self._request(cfg, messages, 0.0, schema, self.seed, mode)
         request["max_tokens"] = PROBE_MAX_TOKENS
-        response, retries = self._send(cfg, request)
+        response, retries = send(cfg, request, self.sleep)
         choices = getattr(response, "choices", None)  # litellm gives None for some 422s
         return (choices[0].message.content or "") if choices else "", retries + 1
-
-    def _send(self, cfg: LLMConfig, kwargs: dict[str, Any]) -> tuple[Any, int]:
-        for retry in range(cfg.max_retries + 1):
-            try:
-                if providers.simulated(cfg.model):
-                    kwargs["attempt"] = retry
-                # litellm's own mock_response (tests, `llm.extra`) is litellm's to answer
-                handler = None if "mock_response" in kwargs else providers.in_process(cfg.model)
-                if handler is not None:
-                    return providers.complete(handler, kwargs), retry
-                return litellm.completion(**kwargs), retry
-            except Exception as exc:
-                kind, retried = error_kind(exc)
-                if not retried or retry == cfg.max_retries:
-                    tries = f" after {retry + 1} attempts" if retried else ""
-                    raise LLMError(
-                        f"llm '{cfg.name}' ({cfg.model}{' at ' + cfg.api_base if cfg.api_base else ''}): "
-                        f"{type(exc).__name__}{tries}: {_provider_message(exc)}",
-                        kind,
-                    ) from exc
-                self.sleep(cfg.backoff_s * 2**retry * (0.5 + random.random()))
-        raise AssertionError("unreachable")
 
     @staticmethod
     def _cost(cfg: LLMConfig, response: Any) -> Optional[float]:
@@ -394,9 +306,3 @@ class LLMClient:
         hidden = getattr(response, "_hidden_params", None) or {}
         cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
         return None if cost is None else float(cost)
-
-
-def _provider_message(exc: Exception) -> str:
-    """The provider's own words, without litellm's boilerplate around them."""
-    text = str(getattr(exc, "message", "") or exc)
-    return text.replace("litellm.", "", 1)[:1000]

@@ -20,11 +20,11 @@ from kgx.core.config import (
     LLMConfig,
     MethodConfig,
     RunConfig,
-    SettingsSource,
-    identity,
-    masked_url,
 )
+from kgx.core.masking import masked_url
+from kgx.core.paper_settings import SettingsSource
 from kgx.core.paths import CONF_DIR
+from kgx.core.run_identity import identity
 
 
 def llm_config(value: Any) -> LLMConfig:

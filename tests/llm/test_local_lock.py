@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from kgx.llm.local import machine_lock
+from kgx.llm.local_setup import machine_lock
 
 PROBE = """
 import fcntl, sys
@@ -27,7 +27,7 @@ def probe(path) -> str:
 
 def test_another_process_waits_while_a_generation_holds_the_lock(monkeypatch, tmp_path):
     lock = tmp_path / "llm.lock"
-    monkeypatch.setattr("kgx.llm.local.MACHINE_LOCK", lock)
+    monkeypatch.setattr("kgx.llm.local_setup.MACHINE_LOCK", lock)
     with machine_lock():
         assert probe(lock) == "busy"
     assert probe(lock) == "free"

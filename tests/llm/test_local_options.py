@@ -13,7 +13,7 @@ import pytest
 
 from kgx.core.config import LocalModelConfig
 from kgx.core.trace import Trace
-from kgx.llm import local, providers
+from kgx.llm import local, local_setup, providers
 from kgx.llm.client import LLMClient
 from kgx.llm.local_grammar import gbnf
 from kgx.llm.question import QuestionLLM
@@ -55,7 +55,7 @@ def probed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[dict]:
 
     monkeypatch.setattr(llama_cpp, "Llama", FakeLlama)
     monkeypatch.setattr(FakeLlama, "made", [])
-    monkeypatch.setattr(local, "MACHINE_LOCK", tmp_path / "llm.lock")
+    monkeypatch.setattr(local_setup, "MACHINE_LOCK", tmp_path / "llm.lock")
     calls: list[dict] = []
     monkeypatch.setattr(local, "probe", calls.append)
     return calls
@@ -68,11 +68,11 @@ def options(**kw) -> dict:
 def test_defaults_are_the_bundled_model_without_extra_buffers(probed):
     local.LocalLlama().prepare(options())
     [kwargs] = FakeLlama.made
-    assert kwargs["model_path"] == str(local.gguf_path())
+    assert kwargs["model_path"] == str(local_setup.gguf_path())
     assert kwargs["model_params.use_extra_bufts"] is False
-    assert kwargs["n_threads"] == kwargs["n_threads_batch"] == local.default_threads()
+    assert kwargs["n_threads"] == kwargs["n_threads_batch"] == local_setup.default_threads()
     assert kwargs["n_ctx"] == 4096 and kwargs["n_batch"] == 512 and kwargs["chat_format"] is None
-    assert probed == [{**local.llama_kwargs(options()), "use_extra_bufts": False}]  # what is loaded
+    assert probed == [{**local_setup.llama_kwargs(options()), "use_extra_bufts": False}]  # what is loaded
     from llama_cpp import llama_cpp as native
 
     assert native.llama_model_default_params().use_extra_bufts is True  # llama.cpp's default is back
@@ -172,7 +172,7 @@ def test_a_bad_model_path_names_the_setting_and_the_file(probed, tmp_path, conte
     path = tmp_path / "missing.gguf"
     if content is not None:
         path.write_bytes(content)
-    with pytest.raises(local.LocalModelError) as caught:
+    with pytest.raises(local_setup.LocalModelError) as caught:
         local.LocalLlama().prepare(options(model_path=str(path)))
     assert f"llm.local.model_path={path}" in str(caught.value)
     assert FakeLlama.made == [] and probed == []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kgx.llm import local
+from kgx.llm import local_probe, local_setup
 
 PASSES = "print('ok')"
 CRASHES = "import os, signal\nprint('at the first decode', flush=True)\nos.kill(os.getpid(), signal.SIGSEGV)"
@@ -17,7 +17,7 @@ FAILS = "import sys\nsys.exit('llama_model_load: error loading model')"
 @pytest.fixture
 def kwargs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setenv("KGX_LOCAL_PROBE_DIR", str(tmp_path / "probes"))
-    monkeypatch.setattr(local, "MACHINE_LOCK", tmp_path / "llm.lock")
+    monkeypatch.setattr(local_setup, "MACHINE_LOCK", tmp_path / "llm.lock")
     model = tmp_path / "model.gguf"
     model.write_bytes(b"GGUF fake")
     return {
@@ -33,11 +33,11 @@ def kwargs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
 
 
 def test_a_signal_death_names_the_component_the_signal_the_cpu_and_the_remedies(kwargs, monkeypatch):
-    monkeypatch.setattr(local, "cpu_flags", lambda: ["amx_bf16", "amx_tile", "avx2", "avx512f", "sse2"])
-    with pytest.raises(local.LocalModelCrash) as caught:
-        local.probe(kwargs, code=CRASHES)
+    monkeypatch.setattr(local_probe, "cpu_flags", lambda: ["amx_bf16", "amx_tile", "avx2", "avx512f", "sse2"])
+    with pytest.raises(local_probe.LocalModelCrash) as caught:
+        local_probe.probe(kwargs, code=CRASHES)
     message = str(caught.value)
-    assert f"llama.cpp (llama-cpp-python {local.llama_cpp_version()})" in message
+    assert f"llama.cpp (llama-cpp-python {local_probe.llama_cpp_version()})" in message
     assert "SIGSEGV (signal 11) at the first decode" in message
     assert "CPU flags: amx_bf16 amx_tile avx512f." in message
     assert "use_extra_bufts=False" in message and "Try llm.local.use_extra_bufts" not in message
@@ -45,27 +45,27 @@ def test_a_signal_death_names_the_component_the_signal_the_cpu_and_the_remedies(
     assert "hosted or served backbone" in message
     assert "Segmentation fault" in message  # the child's faulthandler output
     assert kwargs["model_path"] in message
-    assert not local.probe_dir().exists()  # a crash leaves no marker
+    assert not local_probe.probe_dir().exists()  # a crash leaves no marker
 
 
 def test_with_extra_buffers_on_the_message_suggests_turning_them_off(kwargs):
-    with pytest.raises(local.LocalModelCrash, match="Try llm.local.use_extra_bufts=false"):
-        local.probe({**kwargs, "use_extra_bufts": True}, code=CRASHES)
+    with pytest.raises(local_probe.LocalModelCrash, match="Try llm.local.use_extra_bufts=false"):
+        local_probe.probe({**kwargs, "use_extra_bufts": True}, code=CRASHES)
 
 
 def test_a_passed_probe_is_remembered_per_settings(kwargs):
-    local.probe(kwargs, code=PASSES)
-    assert len(list(local.probe_dir().iterdir())) == 1
-    local.probe(kwargs, code=CRASHES)  # the marker says these settings work: no child process
-    with pytest.raises(local.LocalModelCrash):
-        local.probe({**kwargs, "n_threads": 2}, code=CRASHES)
+    local_probe.probe(kwargs, code=PASSES)
+    assert len(list(local_probe.probe_dir().iterdir())) == 1
+    local_probe.probe(kwargs, code=CRASHES)  # the marker says these settings work: no child process
+    with pytest.raises(local_probe.LocalModelCrash):
+        local_probe.probe({**kwargs, "n_threads": 2}, code=CRASHES)
     Path(kwargs["model_path"]).write_bytes(b"GGUF another model")  # a changed file probes again
-    with pytest.raises(local.LocalModelCrash):
-        local.probe(kwargs, code=CRASHES)
+    with pytest.raises(local_probe.LocalModelCrash):
+        local_probe.probe(kwargs, code=CRASHES)
 
 
 def test_an_ordinary_failure_is_not_called_a_crash_and_shows_its_output(kwargs):
-    with pytest.raises(local.LocalModelError) as caught:
-        local.probe(kwargs, code=FAILS)
-    assert not isinstance(caught.value, local.LocalModelCrash)
+    with pytest.raises(local_setup.LocalModelError) as caught:
+        local_probe.probe(kwargs, code=FAILS)
+    assert not isinstance(caught.value, local_probe.LocalModelCrash)
     assert "before loading the model" in str(caught.value) and "error loading model" in str(caught.value)

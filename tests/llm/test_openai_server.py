@@ -28,7 +28,7 @@ import pytest
 
 from kgx.kg.serve import free_port
 from kgx.llm.client import LLMClient
-from kgx.llm.local import default_threads, gguf_path
+from kgx.llm.local_setup import default_threads, gguf_path
 from tests.helpers import mlflow_run
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
@@ -48,7 +48,7 @@ SERVED = (
 )
 
 
-# ``python -m llama_cpp.server`` (argv as given) with use_extra_bufts off, as kgx.llm.local.load_llama.
+# ``python -m llama_cpp.server`` (argv as given) with use_extra_bufts off, as kgx.llm.local_setup.load_llama.
 SERVER_CODE = """
 import runpy
 from llama_cpp import llama_cpp as native

@@ -24,7 +24,8 @@ from typing import Iterator
 
 import pytest
 
-from kgx.core.config import ConfigError, RunConfig, masked_url
+from kgx.core.config import ConfigError, RunConfig
+from kgx.core.masking import masked_url
 from kgx.kg.serve import free_port
 from kgx.llm.cache_redis import PREFIX, CacheUnavailable, RedisCache
 from tests.helpers import kgx_env, mlflow_run

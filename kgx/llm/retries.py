@@ -1,0 +1,116 @@
+"""Sending one request to the provider, retrying what may pass by itself.
+
+litellm's own retries are off (``num_retries=0`` in every request): here a rate limit, a timeout,
+a server error or a dropped connection is retried with exponential backoff and jitter, up to
+``llm.max_retries``; a refused key, a missing model or a request the provider rejects fails at
+once. Either way the error that ends it is an LLMError whose kind (``llm.auth``,
+``llm.rate_limit``, ...) says what failed, in the provider's own words.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable
+
+import httpx
+import litellm
+
+from kgx.core.config import LLMConfig
+from kgx.llm import providers
+from kgx.llm.errors import LLMError
+
+# (exception, kind, retried): the first that matches wins, so subclasses come before their bases.
+# Only what may pass by itself is retried; a refused key, a missing model or a request the
+# provider rejects fails the same way however often it is sent.
+ERROR_KINDS: tuple[tuple[type[Exception], str, bool], ...] = (
+    (litellm.AuthenticationError, "llm.auth", False),  # 401
+    (litellm.PermissionDeniedError, "llm.auth", False),  # 403
+    (litellm.NotFoundError, "llm.not_found", False),  # 404
+    (litellm.ContextWindowExceededError, "llm.context_window", False),
+    (litellm.UnprocessableEntityError, "llm.bad_request", False),  # 422
+    (litellm.BadRequestError, "llm.bad_request", False),  # 400
+    (litellm.RateLimitError, "llm.rate_limit", True),  # 429
+    (litellm.Timeout, "llm.timeout", True),
+    (litellm.APIConnectionError, "llm.unreachable", True),
+    (litellm.InternalServerError, "llm.server", True),
+    (litellm.ServiceUnavailableError, "llm.server", True),
+    (litellm.BadGatewayError, "llm.server", True),
+)
+
+STATUS_KINDS: dict[int, tuple[str, bool]] = {
+    400: ("llm.bad_request", False),
+    401: ("llm.auth", False),
+    403: ("llm.auth", False),
+    404: ("llm.not_found", False),
+    408: ("llm.timeout", True),
+    413: ("llm.bad_request", False),
+    422: ("llm.bad_request", False),
+    429: ("llm.rate_limit", True),
+}
+
+
+def error_kind(exc: Exception) -> tuple[str, bool]:
+    """``(kind, retried)`` for an exception litellm raised; unknown ones are not retried.
+
+    litellm's exception type depends on the body's wording as well as the status (a 404 "model
+    does not exist" comes as BadRequestError, a 403 as the generic APIError), so the HTTP status
+    decides where there is one. A 500 whose body is a
+    validation error (some servers answer a bad request that way) is a bad request. A server
+    that cannot be reached comes as a 500 too (openai/, hosted_vllm/, ollama_chat/ models): the
+    exception's causes tell."""
+    if _connection_failed(exc):
+        return "llm.unreachable", True
+    status = getattr(exc, "status_code", None)
+    kind, retried = "llm.error", False
+    for cls, known, again in ERROR_KINDS:
+        if isinstance(exc, cls):
+            kind, retried = known, again
+            break
+    if kind != "llm.context_window" and isinstance(status, int):
+        kind, retried = STATUS_KINDS.get(status, ("llm.server", True) if status >= 500 else (kind, retried))
+    if kind == "llm.server" and "validation" in str(exc).lower():
+        return "llm.bad_request", False
+    return kind, retried
+
+
+def _connection_failed(exc: BaseException) -> bool:
+    """Whether a refused or dropped connection caused ``exc`` (the chain is short; bounded anyway)."""
+    cause = exc.__cause__ or exc.__context__
+    for _ in range(16):
+        if cause is None:
+            return False
+        if isinstance(cause, (httpx.ConnectError, ConnectionError)):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def send(cfg: LLMConfig, kwargs: dict[str, Any], sleep: Callable[[float], None]) -> tuple[Any, int]:
+    """litellm.completion's reply to ``kwargs`` (or an in-process provider's) and the retries it
+    took; ``sleep`` waits out each backoff."""
+    for retry in range(cfg.max_retries + 1):
+        try:
+            if providers.simulated(cfg.model):
+                kwargs["attempt"] = retry
+            # litellm's own mock_response (tests, `llm.extra`) is litellm's to answer
+            handler = None if "mock_response" in kwargs else providers.in_process(cfg.model)
+            if handler is not None:
+                return providers.complete(handler, kwargs), retry
+            return litellm.completion(**kwargs), retry
+        except Exception as exc:
+            kind, retried = error_kind(exc)
+            if not retried or retry == cfg.max_retries:
+                tries = f" after {retry + 1} attempts" if retried else ""
+                raise LLMError(
+                    f"llm '{cfg.name}' ({cfg.model}{' at ' + cfg.api_base if cfg.api_base else ''}): "
+                    f"{type(exc).__name__}{tries}: {_provider_message(exc)}",
+                    kind,
+                ) from exc
+            sleep(cfg.backoff_s * 2**retry * (0.5 + random.random()))
+    raise AssertionError("unreachable")
+
+
+def _provider_message(exc: Exception) -> str:
+    """The provider's own words, without litellm's boilerplate around them."""
+    text = str(getattr(exc, "message", "") or exc)
+    return text.replace("litellm.", "", 1)[:1000]

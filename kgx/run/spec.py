@@ -8,7 +8,7 @@ the method does not have, and a ``llm.stages.<stage>`` the method never calls.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Sequence
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationValidationError, MissingMandatoryValue
@@ -25,6 +25,7 @@ from kgx.core.masking import masked_url
 from kgx.core.paper_settings import SettingsSource
 from kgx.core.paths import CONF_DIR
 from kgx.core.run_identity import identity
+from kgx.run.temperatures import check_temperatures
 
 
 def llm_config(value: Any) -> LLMConfig:
@@ -89,8 +90,9 @@ class RunSpec:
         }
 
 
-def to_run_spec(cfg: DictConfig) -> RunSpec:
-    """Check ranges and resolve stage backbones; raises ConfigError naming the field."""
+def to_run_spec(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunSpec:
+    """Check ranges and resolve stage backbones; raises ConfigError naming the field.
+    ``overrides`` (what the user set) lets a setting the run would ignore be refused."""
     try:
         obj = OmegaConf.to_object(cfg)
     except MissingMandatoryValue as exc:
@@ -105,6 +107,7 @@ def to_run_spec(cfg: DictConfig) -> RunSpec:
     check_method_keys(cfg.method, method)
     check_stages(method, obj.llm.stages)
     stages = {stage: llm_config(value) for stage, value in obj.llm.stages.items()}
+    check_temperatures(method, obj.llm, stages, overrides)
     return RunSpec(obj.run, method, obj.dataset, obj.llm, obj.kg, stages, obj.settings)
 
 

@@ -115,7 +115,7 @@ def validate_jobs(config: DictConfig) -> int:
     jobs = job_overrides(config)
     for overrides in jobs:
         try:
-            to_run_spec(compose(config_name=config.hydra.job.config_name, overrides=overrides))
+            to_run_spec(compose(config_name=config.hydra.job.config_name, overrides=overrides), overrides)
         except ConfigError as exc:
             # SystemExit, not an exception: Hydra turns callback exceptions into warnings.
             raise SystemExit(f"kgx: error: sweep job {' '.join(overrides)}: {exc}") from exc

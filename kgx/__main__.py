@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 import hydra
+from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from kgx.core.cli import count
@@ -35,7 +36,7 @@ def main(cfg: DictConfig) -> Optional[float]:
     job = sweep.current_job()
     try:
         refuse_schemas()
-        spec = to_run_spec(cfg)
+        spec = to_run_spec(cfg, list(HydraConfig.get().overrides.task))
         warn_demo_path(spec)
         from kgx.run.execute import (
             execute,  # litellm and MLflow: only once the config is known good

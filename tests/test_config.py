@@ -40,7 +40,8 @@ def test_every_llm_option_named_by_the_issue_exists_and_composes(compose_cfg):
         "vllm",
     }
     assert expected <= set(LLM_OPTIONS)
-    models = {name: to_run_spec(compose_cfg(f"llm={name}")).llm for name in expected}
+    # cot: it has no temperature of its own, so o1-mini's only one (1) is the one sent.
+    models = {name: to_run_spec(compose_cfg(f"llm={name}", "method=cot")).llm for name in expected}
     assert models["gpt35"].model == "gpt-3.5-turbo-0125"
     assert models["gpt4"].model == "gpt-4-0613"
     assert models["deepseek_v3"].model == "deepseek/deepseek-chat"

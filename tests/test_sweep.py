@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -176,34 +177,49 @@ def test_slurm_launcher_config_composes():
 
 
 @pytest.mark.slow
-def test_an_ad_hoc_grid_without_a_sweep_file_gets_its_parent(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "kgx", "-m", "method=io,cot", "llm=scripted", "dataset.limit=2", "run.progress=false"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=kgx_env(),
-        timeout=600,
-    )
+def test_an_ad_hoc_grid_gets_its_parent_and_reports_a_config_finished_before_it(tmp_path):
+    def kgx(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "kgx", *args, "llm=scripted", "dataset.limit=2", "run.progress=false"]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=kgx_env(), timeout=600)
+
+    single = kgx("method=io")
+    assert single.returncode == 0, single.stderr
+    done = kgx("-m", "method=io,cot")
     assert done.returncode == 0, done.stderr
-    assert "sweep method: 2 finished, 0 failed" in done.stdout  # named by the key it sweeps
+    assert done.stdout.count("already finished") == 1
     parent = next(r for r in runs(tmp_path) if r.data.tags.get("sweep"))
-    assert parent.info.run_name == "method" and parent.data.tags["sweep"] == "method"
+    # Named by the key it sweeps, made unique by its key; found by its tag.
+    assert parent.data.tags["sweep"] == "method" and re.fullmatch(r"method [0-9a-f]{6}", parent.info.run_name)
+    assert f"sweep {parent.info.run_name}: 2 finished, 0 failed" in done.stdout
+    # The io run finished before the sweep: skipped, and still in the sweep's table with its figures.
+    io = next(r for r in runs(tmp_path) if r.data.params.get("method.name") == "io")
+    assert io.data.tags[f"reused_by.{parent.info.run_id}"] == "method=io"
+    assert parent.data.tags["children_finished"] == "2"
+    assert parent.data.metrics["io.runs"] == 1 and parent.data.metrics["io.hits1"] == io.data.metrics["hits1"]
+    assert "| io | 1 |" in done.stdout
 
 
 def test_job_names_and_sweep_names_say_what_varies():
     from omegaconf import OmegaConf
 
-    from kgx.run.sweep import job_name, sweep_name, swept_keys
+    from kgx.run.sweep import display_name, job_name, sweep_name, swept_keys
 
     jobs = [["+sweeps=grid", f"method={m}", "dataset=cwq", f"run.seed={s}"] for m in ("lmp", "io") for s in (0, 1)]
     varying = swept_keys(jobs)
     assert varying == ["method", "run.seed"]
     assert job_name(jobs[1], varying) == "method=lmp seed=1"
-    config = OmegaConf.create({"hydra": {"runtime": {"choices": {}}}})
+    config = OmegaConf.create({"hydra": {"runtime": {"choices": {}}}, "run": {"sweep_name": None}})
     assert sweep_name(config, ["method", "dataset"]) == "method×dataset"
+    assert display_name(config, "method×dataset", ["method", "dataset"], "3fa2c1d4") == "method×dataset 3fa2c1"
     config.hydra.runtime.choices["sweeps"] = "grid"
     assert sweep_name(config, varying) == "grid"
+    assert display_name(config, "grid", varying, "3fa2c1d4") == "grid: method×seed 3fa2c1"
+    config.run.sweep_name = "table 1, second try"
+    assert (
+        sweep_name(config, varying)
+        == display_name(config, "table 1, second try", varying, "3fa2")
+        == ("table 1, second try")
+    )
 
 
 def test_ray_launcher_when_installed(tmp_path):

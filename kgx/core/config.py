@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from kgx.core.masking import masked_url
+from kgx.core.paper_settings import SettingsSource
 from kgx.core.run_identity import execution
 from kgx.core.types import Horizon
 
@@ -54,6 +55,8 @@ class RunConfig:
     traces: str = execution("all")
     # Stop early when this many questions in a row fail the same way (an outage); 0 = never.
     max_consecutive_errors: int = execution(5)
+    # A sweep's name (its parent run's); default: the sweep file and the keys it varies, made unique.
+    sweep_name: Optional[str] = execution()
 
     def __post_init__(self) -> None:
         if self.max_consecutive_errors < 0:
@@ -236,7 +239,8 @@ class LLMConfig:
     model: str = "kgx-local/smollm2-135m-instruct"  # litellm model string
     api_base: Optional[str] = None
     api_key_env: Optional[str] = execution()  # environment variable that must hold the API key
-    temperature: float = 0.0
+    temperature: float = 0.0  # of calls the method sets none for (io, cot): kgx.run.temperatures
+    temperatures: list[float] = field(default_factory=list)  # the only ones the model accepts; [] = any
     max_tokens: int = 512
     timeout_s: float = execution(120.0)
     max_retries: int = execution(4)  # transient errors (429, 5xx, timeouts), exponential backoff
@@ -313,3 +317,4 @@ class Config:
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
     kg: KGConfig = field(default_factory=KGConfig)
+    settings: SettingsSource = execution(default_factory=SettingsSource)

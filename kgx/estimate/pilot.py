@@ -90,7 +90,7 @@ def compose_jobs(overrides: list[str]) -> tuple[list[Job], int]:
             jobs = []
             for job in expanded:
                 try:
-                    spec = to_run_spec(compose(config_name="config", overrides=job))
+                    spec = to_run_spec(compose(config_name="config", overrides=job), job)
                 except (HydraException, OmegaConfBaseException, ConfigError) as exc:
                     raise ConfigError(f"job {' '.join(job)}: {str(exc).splitlines()[0]}") from None
                 name = job_name(job, varying) or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"

@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence
 import polars as pl
 
 from kgx.core.config import RunConfig
-from kgx.track.tracker import PARENT_TAG, tracking_uri
+from kgx.track.tracker import PARENT_TAG, REUSED_TAG, tracking_uri
 
 # Short names for the keys a table is usually laid out by; any full param key works as well.
 SHORT_KEYS = {"method": "method.name", "dataset": "dataset.name", "llm": "llm.name", "seed": "run.seed"}
@@ -184,8 +184,16 @@ def load_run(run_id: str, uri: Optional[str] = None) -> pl.DataFrame:
 def _search(
     mlflow: Any, experiment_id: str, parent: Optional[str], query: str = "attributes.status = 'FINISHED'"
 ) -> list[Any]:
-    if parent:
-        query += f" and tags.`{PARENT_TAG}` = '{parent}'"
+    if not parent:
+        return _pages(mlflow, experiment_id, query)
+    # A sweep's runs: its children and the FINISHED runs it reused (kgx.track.tracker.REUSED_TAG).
+    return [
+        *_pages(mlflow, experiment_id, f"{query} and tags.`{PARENT_TAG}` = '{parent}'"),
+        *_pages(mlflow, experiment_id, f"{query} and tags.`{REUSED_TAG}{parent}` != ''"),
+    ]
+
+
+def _pages(mlflow: Any, experiment_id: str, query: str) -> list[Any]:
     runs, token = [], None
     while True:
         page = mlflow.search_runs([experiment_id], filter_string=query, max_results=1000, page_token=token)

@@ -135,6 +135,8 @@ def execute(
     with folder.lock():
         finished = None if spec.run.force else tracker.finished_run(folder.digest)
         if finished is not None:
+            if parent_id:
+                tracker.reuse(finished, parent_id, run_name or "")
             return skipped(finished, folder.path)
         plan = folder.plan(questions)
         client.invocation = plan.invocation
@@ -147,6 +149,7 @@ def execute(
             "llm": spec.llm.model,
             "llm_config": spec.llm.name,
             "kg": spec.kg.name,
+            "settings": spec.settings.describe(spec.method.name, spec.dataset.name),
             "git_commit": git_commit(Path(__file__).parent),
             "config_hash": folder.digest,
             "output_dir": str(folder.path),

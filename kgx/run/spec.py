@@ -7,16 +7,25 @@ the method does not have, and a ``llm.stages.<stage>`` the method never calls.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, Sequence
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationValidationError, MissingMandatoryValue
 
-from kgx.core.config import ConfigError, DatasetConfig, KGConfig, LLMConfig, MethodConfig, RunConfig
+from kgx.core.config import (
+    ConfigError,
+    DatasetConfig,
+    KGConfig,
+    LLMConfig,
+    MethodConfig,
+    RunConfig,
+)
 from kgx.core.masking import masked_url
+from kgx.core.paper_settings import SettingsSource
 from kgx.core.paths import CONF_DIR
 from kgx.core.run_identity import identity
+from kgx.run.temperatures import check_temperatures
 
 
 def llm_config(value: Any) -> LLMConfig:
@@ -48,6 +57,7 @@ class RunSpec:
     llm: LLMConfig
     kg: KGConfig
     stages: dict[str, LLMConfig]
+    settings: SettingsSource = field(default_factory=SettingsSource)  # where the method's settings came from
 
     @property
     def workers(self) -> int:
@@ -80,8 +90,9 @@ class RunSpec:
         }
 
 
-def to_run_spec(cfg: DictConfig) -> RunSpec:
-    """Check ranges and resolve stage backbones; raises ConfigError naming the field."""
+def to_run_spec(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunSpec:
+    """Check ranges and resolve stage backbones; raises ConfigError naming the field.
+    ``overrides`` (what the user set) lets a setting the run would ignore be refused."""
     try:
         obj = OmegaConf.to_object(cfg)
     except MissingMandatoryValue as exc:
@@ -96,7 +107,8 @@ def to_run_spec(cfg: DictConfig) -> RunSpec:
     check_method_keys(cfg.method, method)
     check_stages(method, obj.llm.stages)
     stages = {stage: llm_config(value) for stage, value in obj.llm.stages.items()}
-    return RunSpec(obj.run, method, obj.dataset, obj.llm, obj.kg, stages)
+    check_temperatures(method, obj.llm, stages, overrides)
+    return RunSpec(obj.run, method, obj.dataset, obj.llm, obj.kg, stages, obj.settings)
 
 
 def check_method_keys(node: DictConfig, method: MethodConfig) -> None:

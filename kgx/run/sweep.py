@@ -32,7 +32,7 @@ from kgx.core.config import ConfigError, RunConfig
 from kgx.diagnose.breakdown import CATEGORIES
 from kgx.llm.ratelimit import JOBS_ENV
 from kgx.run.spec import to_run_spec
-from kgx.track.tracker import HEADLINE, PARENT_TAG, Tracker, shown
+from kgx.track.tracker import HEADLINE, PARENT_TAG, REUSED_TAG, Tracker, shown
 
 BREAKDOWN = ("reachable", *(f"failure.{c}" for c in CATEGORIES))  # on the parent per configuration, not in its table
 
@@ -115,7 +115,7 @@ def validate_jobs(config: DictConfig) -> int:
     jobs = job_overrides(config)
     for overrides in jobs:
         try:
-            to_run_spec(compose(config_name=config.hydra.job.config_name, overrides=overrides))
+            to_run_spec(compose(config_name=config.hydra.job.config_name, overrides=overrides), overrides)
         except ConfigError as exc:
             # SystemExit, not an exception: Hydra turns callback exceptions into warnings.
             raise SystemExit(f"kgx: error: sweep job {' '.join(overrides)}: {exc}") from exc
@@ -123,8 +123,20 @@ def validate_jobs(config: DictConfig) -> int:
 
 
 def sweep_name(config: DictConfig, varying: list[str]) -> str:
-    """A sweep file's name (``+sweeps=tiny``), else the keys an ad-hoc multirun sweeps (``method×dataset``)."""
-    return config.hydra.runtime.choices.get(SWEEP_GROUP) or "×".join(short(k) for k in varying) or "sweep"
+    """``run.sweep_name``, else a sweep file's name (``+sweeps=tiny``), else the keys an ad-hoc
+    multirun sweeps (``method×dataset``): the sweep's ``sweep`` tag, by which reports find it."""
+    given = config.run.get("sweep_name")
+    return given or config.hydra.runtime.choices.get(SWEEP_GROUP) or "×".join(short(k) for k in varying) or "sweep"
+
+
+def display_name(config: DictConfig, name: str, varying: list[str], key: str) -> str:
+    """The parent run's name: ``run.sweep_name`` as given; else what the sweep is and what it
+    varies, with its key, so two sweeps of one file over different settings are told apart in
+    the runs table (``tiny: method×seed 3fa2c1``)."""
+    if config.run.get("sweep_name"):
+        return name
+    keys = "×".join(short(k) for k in varying)
+    return f"{name}: {keys} {key[:6]}" if keys and keys != name else f"{name} {key[:6]}"
 
 
 def configuration(child: Any, varying: list[str]) -> str:
@@ -206,15 +218,16 @@ class SweepTracking(Callback):
         jobs = validate_jobs(config)
         self.varying = swept_keys(job_overrides(config))
         tracker = _tracker(config)
-        name = self.name = sweep_name(config, self.varying)
+        name = sweep_name(config, self.varying)
         overrides = list(config.hydra.overrides.task)
         key = hashlib.sha256(json.dumps([name, sorted(overrides)]).encode()).hexdigest()[:12]
+        self.name = display_name(config, name, self.varying, key)
         earlier = tracker.client.search_runs([tracker.experiment_id], f"tags.sweep_key = '{key}'", max_results=1)
         if earlier:
             self.parent_id = earlier[0].info.run_id
             tracker.client.update_run(self.parent_id, status="RUNNING")
         else:
-            self.parent_id = tracker.client.create_run(tracker.experiment_id, run_name=name).info.run_id
+            self.parent_id = tracker.client.create_run(tracker.experiment_id, run_name=self.name).info.run_id
             for tag, value in {
                 "sweep": name,
                 "sweep_key": key,
@@ -241,7 +254,11 @@ class SweepTracking(Callback):
         )
 
         tracker = _tracker(config)
-        latest = {c.info.run_name: c for c in sorted(tracker.children(self.parent_id), key=lambda c: c.info.start_time)}
+        reused = f"{REUSED_TAG}{self.parent_id}"
+        latest = {
+            c.data.tags.get(reused) or c.info.run_name: c
+            for c in sorted(tracker.children(self.parent_id), key=lambda c: c.info.start_time)
+        }
         children = list(latest.values())  # a job rerun after a failure counts once, as it ended
         failed = [c for c in children if c.info.status == "FAILED"]
         done = [c for c in children if c.info.status == "FINISHED"]

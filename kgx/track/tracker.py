@@ -24,6 +24,9 @@ from kgx.core.locks import waiting
 
 MLRUNS = "mlruns"
 PARENT_TAG = "mlflow.parentRunId"
+# On a FINISHED run a sweep found already done (``reused_by.<parent run id>`` = the job's name): the
+# sweep did not run it again, and its table and reports count it as one of its own.
+REUSED_TAG = "reused_by."
 
 # A pre-migrated empty MLflow database (migrated schema, no experiment) that a new sqlite store
 # starts as a copy of, instead of MLflow creating and migrating it (seconds of alembic). The test
@@ -196,9 +199,21 @@ class Tracker:
         return runs[0] if runs else None
 
     def children(self, parent_id: str) -> list[Any]:
-        return self.client.search_runs(
-            [self.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{parent_id}'", max_results=10_000
-        )
+        """The sweep's runs: its own children and the FINISHED runs it reused (``reuse``)."""
+        return [
+            *self.client.search_runs(
+                [self.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{parent_id}'", max_results=10_000
+            ),
+            *self.client.search_runs(
+                [self.experiment_id], filter_string=f"tags.`{REUSED_TAG}{parent_id}` != ''", max_results=10_000
+            ),
+        ]
+
+    def reuse(self, run: Any, parent_id: str, job: str) -> None:
+        """A sweep's job whose config already has a FINISHED run elsewhere (a single run, another
+        sweep) is skipped; the run is marked as this sweep's so that its table shows the figures."""
+        if run.data.tags.get(PARENT_TAG) != parent_id:
+            self.client.set_tag(run.info.run_id, f"{REUSED_TAG}{parent_id}", job or "job")
 
     def record_failure(self, name: str, error: str, tags: dict[str, str]) -> str:
         """A FAILED run for a job that crashed before it could log one, so the sweep knows."""

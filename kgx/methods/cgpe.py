@@ -33,6 +33,7 @@ from kgx.core.types import Horizon, Prediction, Question
 from kgx.kg.freebase import Direction, is_literal
 from kgx.methods import cgpe_prompts as prompts
 from kgx.methods import kit
+from kgx.methods.answers import braces, clean_answers
 from kgx.methods.base import Context, register
 from kgx.methods.cgpe_paths import (
     COVERAGE,
@@ -417,9 +418,9 @@ def respond(question: Question, ctx: Context, run: Exploration, names: dict[str,
         ctx.trace.explanation = run.picture(question.text, names).to_dict()
 
     def answered(reply: dict[str, Any]) -> Prediction:
-        answers = kit.clean_answers(reply["answers"])
+        answers = clean_answers(reply["answers"])
         return Prediction(
-            answer=kit.braces(answers),
+            answer=braces(answers),
             answers=answers,
             evidence=triples,
             status="ok" if triples else "fallback",

@@ -27,6 +27,7 @@ from kgx.kg.freebase import DIRECTIONS
 from kgx.llm.errors import OutputError
 from kgx.methods import kit
 from kgx.methods import knowpath_prompts as prompts
+from kgx.methods.answers import braces, clean_answers, conclusion
 from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
 from kgx.methods.knowpath_parse import InferencePath, arrow_lines, read_reply
@@ -262,7 +263,7 @@ def evaluate(state: Exploration, ctx: Context) -> Optional[Verdict]:
     p: KnowPathConfig = ctx.params
 
     def valid(reply: Any) -> Verdict:
-        answers = kit.clean_answers(reply["answers"], p.max_answers)
+        answers = clean_answers(reply["answers"], p.max_answers)
         if reply["answerable"] and not answers:
             raise ValueError("answerable, but no answer given")
         return Verdict(bool(reply["answerable"]), answers, reply["reasoning"].strip())
@@ -298,7 +299,7 @@ def explanation(state: Exploration, inference: Optional[InferencePath], answers:
         side = [
             "Inference path (the LLM's own knowledge):",
             *(inference.paths or ["(none parsed)"]),
-            f"Its answer: {kit.braces(inference.answers)}.",
+            f"Its answer: {braces(inference.answers)}.",
         ]
     return kit.picture(
         state.question.text,
@@ -350,7 +351,7 @@ def answer(question: Question, ctx: Context) -> Prediction:
                 state,
                 inference,
                 verdict.answers,
-                kit.conclusion(verdict.reasoning, verdict.answers),
+                conclusion(verdict.reasoning, verdict.answers),
                 "ok",
                 f"answerable after round {rounds}",
                 rounds,
@@ -405,7 +406,7 @@ def fallback(
         state,
         inference,
         verdict.answers,
-        kit.conclusion(verdict.reasoning, verdict.answers),
+        conclusion(verdict.reasoning, verdict.answers),
         "fallback",
         f"{why}; no inference path answer: {source}",
         rounds,
@@ -443,7 +444,7 @@ def from_inference_path(state: Exploration, inference: InferencePath, ctx: Conte
 
 def from_path(inference: InferencePath) -> str:
     """The inference paths as the reasoning, then their answer."""
-    return kit.conclusion("; ".join(inference.paths) + "." if inference.paths else "", inference.answers)
+    return conclusion("; ".join(inference.paths) + "." if inference.paths else "", inference.answers)
 
 
 def finish(

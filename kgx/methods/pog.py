@@ -44,6 +44,7 @@ from kgx.core.types import Horizon, Prediction, Question
 from kgx.kg.freebase import DIRECTIONS, is_literal
 from kgx.methods import kit
 from kgx.methods import pog_prompts as prompts
+from kgx.methods.answers import conclusion, final_answer, sufficiency_schema
 from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
 from kgx.methods.pog_memory import (
@@ -317,7 +318,7 @@ def reasoning(question: Question, mem: Memory, depth: int, ctx: Context) -> Opti
         ctx,
         "reasoning",
         messages(ctx, "reasoning", prompt),
-        schema=kit.sufficiency_schema(p.max_answers),
+        schema=sufficiency_schema(p.max_answers),
         temperature=p.temperature_reason,
         note=f"no verdict at depth {depth}; searching on",
     )
@@ -328,7 +329,7 @@ def reasoning(question: Question, mem: Memory, depth: int, ctx: Context) -> Opti
         ctx.trace.note("reasoning", f"'sufficient' without a usable answer at depth {depth}; searching on")
         return None
     return Prediction(
-        answer=kit.conclusion(reply["reasoning"], answers),
+        answer=conclusion(reply["reasoning"], answers),
         answers=answers,
         evidence=mem.lines(),
         reason=f"sufficient at depth {depth}",
@@ -346,7 +347,7 @@ def conclude(question: Question, mem: Memory, why: str, depth: int, ctx: Context
         else f"{why}: no KG facts, answered from the model's own knowledge"
     )
     prompt = prompts.answer_prompt(question.text, mem.notes, evidence)
-    reply = kit.final_answer(
+    reply = final_answer(
         ctx,
         messages(ctx, "answer", prompt),
         evidence,

@@ -187,8 +187,8 @@ def test_a_new_method_needs_only_its_own_file(in_tmp, compose_cfg, monkeypatch):
     from kgx import methods
     from kgx.core.config import MethodConfig
     from kgx.core.types import Prediction
+    from kgx.methods.answers import braces
     from kgx.methods.base import register as register_method
-    from kgx.methods.kit import braces
     from kgx.run.compose import register_schemas
     from kgx.run.execute import execute
 

@@ -4,8 +4,9 @@
      without a hard split between the two, as a set of clues C.
   2. Initial nodes (Sec. 3.3, no LLM): a KG node whose name is a clue starts a path; that clue
      is used for the path. Clue text is only ever a ``kg.search`` string.
-  3. Next node (Sec. 3.4), per path, until every clue is used: the node's neighbours are the
-     candidates, each as (relation, label, entity) with label = the entity's type or "none";
+  3. Next node (Sec. 3.4, the matchings in ``cgpe_matching.py``), per path, until every clue is
+     used: the node's neighbours are the candidates, each as (relation, label, entity) with
+     label = the entity's type or "none";
        - character matching (no LLM): a candidate named like an unused clue is the next node;
        - fuzzy matching (LLM): (relation, label) pairs unrelated to every unused clue are pruned;
        - rough matching (LLM): (label, entity) pairs scored against the unused clues, score 0
@@ -26,23 +27,25 @@ can have its own backbone (``llm.stages.<stage>``, the paper's Table 4).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Collection, Optional
+from typing import Any, Optional
 
 from kgx.core.config import ConfigError, MethodConfig, check_temperature
 from kgx.core.types import Horizon, Prediction, Question
-from kgx.kg.freebase import Direction, is_literal
 from kgx.methods import cgpe_prompts as prompts
 from kgx.methods import kit
+from kgx.methods.answers import braces, clean_answers
 from kgx.methods.base import Context, register
+from kgx.methods.cgpe_matching import character_matching, exact_matching, fuzzy_matching, neighbours, rough_matching
 from kgx.methods.cgpe_paths import (
     COVERAGE,
     MERGED,
     NO_CLUES,
     NO_INITIAL_NODE,
-    Candidate,
+    STAGE_ANSWER,
+    STAGE_CLUES,
+    STAGE_EXPLORE,
     Exploration,
     Path,
-    grouped,
     merges,
     path_triples,
 )
@@ -92,9 +95,6 @@ class CGPEConfig(MethodConfig):
         if self.rough_top_k is not None and self.rough_top_k < 1:
             raise ConfigError(f"method.rough_top_k={self.rough_top_k}: must be at least 1 (or null)")
         check_temperature("method.temperature", self.temperature)
-
-
-STAGE_CLUES, STAGE_EXPLORE, STAGE_ANSWER = "clue_extraction", "path_exploration", "answer"
 
 
 # --------------------------------------------------------------------------- the algorithm
@@ -262,151 +262,6 @@ def next_nodes(question: Question, path: Path, clues: list[str], ctx: Context) -
     return [path.extend(c.entity, clue, tuple(c.edges)) for c, clue in matched]
 
 
-def neighbours(path: Path, ctx: Context) -> list[Candidate]:
-    """The candidate set: neighbours in both directions, not already on the path, capped per
-    relation (``max_neighbors``) and per direction (``max_relations``), cuts recorded by ctx.kg."""
-    p: CGPEConfig = ctx.params
-    node = path.nodes[-1]
-    if is_literal(node):
-        return []
-    edges: dict[str, list[kit.Hop]] = {}
-    directions: tuple[Direction, ...] = ("out", "in")
-    for direction in directions:
-        for relation in ctx.kg.relations(node, direction, limit=p.max_relations):
-            for other in ctx.kg.neighbors(node, relation, direction, limit=p.max_neighbors):
-                if other not in path.nodes:
-                    edges.setdefault(other, []).append(kit.Hop(relation, direction))
-    if not edges:
-        return []
-    names = ctx.kg.names(list(edges))
-    labels = ctx.kg.types([e for e in edges if not is_literal(e)])
-    return [Candidate(e, names.get(e, e), labels.get(e, "none"), found) for e, found in edges.items()]
-
-
-def character_matching(candidates: list[Candidate], unused: list[str]) -> list[tuple[Candidate, str]]:
-    """Candidates whose name is, character for character, an unused clue (no LLM)."""
-    return [(c, clue) for c in candidates for clue in unused if same_characters(c.name, clue)]
-
-
-def fuzzy_matching(
-    question: Question, here: str, unused: list[str], candidates: list[Candidate], ctx: Context
-) -> list[Candidate]:
-    """Prune the (relation, label) pairs the LLM finds unrelated to every unused clue; a
-    candidate keeps the hops whose pair survived."""
-    p: CGPEConfig = ctx.params
-    pairs = list(dict.fromkeys(c.pair(hop) for c in candidates for hop in c.edges))
-    reply = kit.ask(
-        ctx,
-        STAGE_EXPLORE,
-        prompts.fuzzy(question.text, here, unused, pairs),
-        schema=prompts.fuzzy_schema(pairs),
-        temperature=p.temperature,
-        note="fuzzy matching: no valid reply; nothing kept",
-    )
-    if reply is None:
-        return []
-    kept = set(kit.pick(ctx, STAGE_EXPLORE, reply["keep"], pairs, "fuzzy matching: not among the options"))
-    survivors = []
-    for c in candidates:
-        hops = [hop for hop in c.edges if c.pair(hop) in kept]
-        if hops:
-            survivors.append(Candidate(c.entity, c.name, c.label, hops))
-    ctx.trace.note(
-        STAGE_EXPLORE,
-        f"fuzzy matching kept {len(kept)} of {len(pairs)} (relation, label) pairs",
-        kept=sorted(kept),
-        candidates=len(survivors),
-    )
-    return survivors
-
-
-def rough_matching(
-    question: Question, here: str, unused: list[str], candidates: list[Candidate], ctx: Context
-) -> list[Candidate]:
-    """Score (label, entity) pairs against the unused clues; score 0 (or left out) is removed,
-    and with ``rough_top_k`` only the k best-scored pairs stay."""
-    p: CGPEConfig = ctx.params
-    groups = grouped(candidates)
-    options = kit.cap(ctx, STAGE_EXPLORE, list(groups), p.max_candidates, "rough matching: candidates")
-    reply = kit.ask(
-        ctx,
-        STAGE_EXPLORE,
-        prompts.rough(question.text, here, unused, options),
-        schema=prompts.rough_schema(options),
-        temperature=p.temperature,
-        note="rough matching: no valid reply; nothing kept",
-    )
-    if reply is None:
-        return []
-    scores = {
-        o: int(s)
-        for o, s in by_candidate(
-            ctx, reply["scores"], "score", options, "rough matching: unknown or repeated candidate"
-        ).items()
-    }
-    ranked = sorted((o for o in options if scores.get(o, 0) > 0), key=lambda o: -scores[o])
-    if p.rough_top_k is not None:
-        ranked = ranked[: p.rough_top_k]
-    ctx.trace.note(
-        STAGE_EXPLORE,
-        f"rough matching kept {len(ranked)} of {len(options)} (label, entity) pairs",
-        scores={o: scores[o] for o in ranked},
-    )
-    return [c for o in ranked for c in groups[o]]
-
-
-def exact_matching(
-    question: Question, here: str, unused: list[str], candidates: list[Candidate], ctx: Context
-) -> list[tuple[Candidate, str]]:
-    """Each remaining (label, entity) gets its most compatible unused clue, or is dropped."""
-    p: CGPEConfig = ctx.params
-    groups = grouped(candidates)
-    options = list(groups)
-    reply = kit.ask(
-        ctx,
-        STAGE_EXPLORE,
-        prompts.exact(question.text, here, unused, options),
-        schema=prompts.exact_schema(options, unused),
-        temperature=p.temperature,
-        note="exact matching: no valid reply; nothing matched",
-    )
-    if reply is None:
-        return []
-    matched = by_candidate(
-        ctx,
-        reply["matches"],
-        "clue",
-        options,
-        "exact matching: unknown or repeated candidate, or unknown clue",
-        allowed=unused,
-    )
-    ctx.trace.note(
-        STAGE_EXPLORE, f"exact matching chose {len(matched)} of {len(options)} (label, entity) pairs", matches=matched
-    )
-    return [(c, clue) for option, clue in matched.items() for c in groups[option]]
-
-
-def by_candidate(
-    ctx: Context,
-    items: list[dict[str, Any]],
-    key: str,
-    options: list[str],
-    why: str,
-    allowed: Optional[Collection[str]] = None,
-) -> dict[str, Any]:
-    """``item[key]`` per candidate, from the first item naming each offered candidate. An item
-    naming another candidate or one named before, or whose value is not ``allowed``, is
-    discarded and counted: a candidate gets one score and one clue."""
-    out: dict[str, Any] = {}
-    for item in items:
-        candidate, value = item["candidate"], item[key]
-        if candidate in options and candidate not in out and (allowed is None or value in allowed):
-            out[candidate] = value
-        else:
-            ctx.llm.discard(STAGE_EXPLORE, why, candidate=candidate, **{key: value})
-    return out
-
-
 def respond(question: Question, ctx: Context, run: Exploration, names: dict[str, str]) -> Prediction:
     """Sec. 3.5: the chosen path(s) go to the LLM as triples. Without a triple, the question is
     still answered, from the model alone, and marked ``fallback``; a reply that stays invalid
@@ -417,9 +272,9 @@ def respond(question: Question, ctx: Context, run: Exploration, names: dict[str,
         ctx.trace.explanation = run.picture(question.text, names).to_dict()
 
     def answered(reply: dict[str, Any]) -> Prediction:
-        answers = kit.clean_answers(reply["answers"])
+        answers = clean_answers(reply["answers"])
         return Prediction(
-            answer=kit.braces(answers),
+            answer=braces(answers),
             answers=answers,
             evidence=triples,
             status="ok" if triples else "fallback",

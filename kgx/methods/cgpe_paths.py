@@ -13,6 +13,10 @@ from kgx.explain.graph import Graph
 from kgx.methods import kit
 from kgx.methods.kit import Hop, triple_text
 
+# The stages, each with its own backbone if configured (``llm.stages.<stage>``), and the trace
+# sections their notes go to.
+STAGE_CLUES, STAGE_EXPLORE, STAGE_ANSWER = "clue_extraction", "path_exploration", "answer"
+
 # How exploration ended: the Prediction's ``reason`` (in predictions.jsonl, so a run's share of
 # each ending can be counted) and the trace's last "ended: ..." note.
 COVERAGE, MERGED, DEAD_END = "clue_coverage", "merged", "dead_end"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgx.methods.kit import answers_schema
+from kgx.methods.answers import answers_schema
 
 Messages = list[dict[str, str]]
 

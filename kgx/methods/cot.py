@@ -12,8 +12,8 @@ from typing import Any
 
 from kgx.core.config import ConfigError, MethodConfig
 from kgx.core.types import Prediction, Question
+from kgx.methods.answers import answers_schema, clean_answers, conclusion
 from kgx.methods.base import Context, register
-from kgx.methods.kit import answers_schema, clean_answers, conclusion
 
 
 @dataclass

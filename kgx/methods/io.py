@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from kgx.core.config import MethodConfig
 from kgx.core.types import Prediction, Question
+from kgx.methods.answers import answers_schema, braces, clean_answers
 from kgx.methods.base import Context, register
-from kgx.methods.kit import answers_schema, braces, clean_answers
 
 SYSTEM = (
     "You answer questions from your own knowledge. Give the answer entities only, most "

@@ -7,20 +7,20 @@ paper's algorithm.
 - :func:`pick` and :func:`choose`: the model chooses among candidates; anything else it names is
   discarded and counted as a parse failure, never silently used;
 - :func:`cap`: one way to cut a candidate list, always recorded in the trace;
-- :func:`clean_answers`, :func:`conclusion`, :func:`braces`: one answer format for every method;
 - :func:`triple_text` and :func:`picture`: evidence strings and explanation graphs.
+
+The answer format every method shares (schemas, cleaning, the final answer call) is
+:mod:`kgx.methods.answers`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
 from kgx.core.metrics import normalize
-from kgx.core.types import Prediction
 from kgx.explain.graph import Edge, Graph, Node
 from kgx.kg.freebase import Direction
 from kgx.llm.errors import OutputError
@@ -218,110 +218,6 @@ def few_shot(system: str, examples: Iterable[tuple[str, Any]], content: str) -> 
     for text, reply in examples:
         out += [{"role": "user", "content": text}, {"role": "assistant", "content": json.dumps(reply)}]
     return out + [{"role": "user", "content": content}]
-
-
-# --------------------------------------------------------------------------- answers
-
-NUMBERING = re.compile(r"^\s*\d+[.)]\s+(?=\S)")
-SENTENCE = re.compile(r"^(?:based on [^,]*,\s*)?the (?:final )?answer(?: to the question .*)? is:?\s+", re.I)
-
-
-def braces(answers: list[str]) -> str:
-    """The papers' answer format, ``{a, b}``, which ToG's scorer reads."""
-    return "{" + ", ".join(answers) + "}"
-
-
-def answers_schema(max_items: int = 5) -> dict[str, Any]:
-    return {
-        "type": "array",
-        "items": {"type": "string", "minLength": 1, "maxLength": 120},
-        "minItems": 1,
-        "maxItems": max_items,
-    }
-
-
-def sufficiency_schema(max_answers: int) -> dict[str, Any]:
-    """A verdict on the evidence so far: enough to answer? then the answers (ToG, PoG, StructGPT)."""
-    answers = {**answers_schema(max_answers), "minItems": 0}
-    return {
-        "type": "object",
-        "required": ["sufficient", "reasoning", "answers"],
-        "properties": {
-            "sufficient": {"type": "boolean"},
-            "reasoning": {"type": "string", "maxLength": 600},
-            "answers": answers,
-        },
-    }
-
-
-def answer_schema(max_answers: int) -> dict[str, Any]:
-    """The final answer with its reasoning."""
-    return {
-        "type": "object",
-        "required": ["reasoning", "answers"],
-        "properties": {"reasoning": {"type": "string", "maxLength": 600}, "answers": answers_schema(max_answers)},
-    }
-
-
-def final_answer(
-    ctx: "Context",
-    messages: Messages,
-    evidence: list[str],
-    reason: str,
-    *,
-    temperature: Optional[float],
-    max_answers: int,
-) -> Prediction:
-    """The ``answer`` call a search ends with: from ``evidence`` (status ``ok``), or with none from
-    the model's own knowledge (status ``fallback``); output that stays invalid gives an ``error``
-    prediction with the reason, so a failure is never reported as an answer."""
-    reply = ask(
-        ctx,
-        "answer",
-        messages,
-        schema=answer_schema(max_answers),
-        temperature=temperature,
-        fallback=lambda exc: Prediction(answer="", evidence=evidence, status="error", reason=f"{reason}; {exc}"),
-    )
-    if isinstance(reply, Prediction):
-        return reply
-    answers = clean_answers(reply["answers"], max_answers)
-    return Prediction(
-        answer=conclusion(reply["reasoning"], answers),
-        answers=answers,
-        evidence=evidence,
-        status="ok" if evidence else "fallback",
-        reason=reason,
-    )
-
-
-def unnumbered(text: str) -> str:
-    """Small models echo the numbered-list habit ("1. Canberra") inside JSON strings."""
-    return NUMBERING.sub("", text).strip()
-
-
-def clean_answers(values: Iterable[Any], limit: Optional[int] = None) -> list[str]:
-    """Answer strings as a method returns them: without list numbers, the sentence a model wraps
-    them in ("The answer is X."), braces or quotes; empty ones dropped; each answer once (after
-    :func:`~kgx.core.metrics.normalize`), best first, at most ``limit``."""
-    out: dict[str, None] = {}
-    seen: set[str] = set()
-    for value in values:
-        text = SENTENCE.sub("", unnumbered(str(value))).strip()
-        if text != str(value).strip():  # a wrapped answer may end its sentence with a full stop
-            text = text.rstrip(".")
-        text = text.strip("{}[]\"'").strip()
-        key = normalize(text) or text
-        if text and key not in seen:
-            seen.add(key)
-            out[text] = None
-    answers = list(out)
-    return answers if limit is None else answers[:limit]
-
-
-def conclusion(reasoning: str, answers: list[str]) -> str:
-    """The papers' answer text: the reasoning, then the answers in braces (ToG's scorer reads them)."""
-    return f"{reasoning.strip()} So the answer is {braces(answers)}.".strip()
 
 
 # --------------------------------------------------------------------------- explanations

@@ -8,9 +8,9 @@ Knowledge Graphs", Sec. 2 and App. A, B, F).
    subgraphs: one call selects relations among the frontier's relations (both directions), one
    call selects entities among those the chosen relations reach, then every path grows by
    ``-> r -> e`` or ``<- r <- e`` in the edge's true direction (Alg. 2).
-3. Evaluation-based answering (Sec. 2.4): after each round one call says whether the subgraph and
-   the model's knowledge answer the question; if so, stop. Otherwise, after the last round, the
-   inference path's answer is the answer (status ``fallback``).
+3. Evaluation-based answering (Sec. 2.4, ``knowpath_answering.py``): after each round one call
+   says whether the subgraph and the model's knowledge answer the question; if so, stop.
+   Otherwise, after the last round, the inference path's answer is the answer (status ``fallback``).
 
 So a question costs at most 1 + 3 x rounds calls (retries of invalid output aside).
 """
@@ -21,16 +21,17 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from kgx.core.config import ConfigError, MethodConfig, check_temperature
-from kgx.core.types import Horizon, Prediction, Question, Status
-from kgx.explain.graph import Graph
+from kgx.core.types import Horizon, Prediction, Question
 from kgx.kg.freebase import DIRECTIONS
 from kgx.llm.errors import OutputError
 from kgx.methods import kit
 from kgx.methods import knowpath_prompts as prompts
+from kgx.methods.answers import conclusion
 from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
+from kgx.methods.knowpath_answering import Verdict, evaluate, fallback, finish, from_inference_path
 from kgx.methods.knowpath_parse import InferencePath, arrow_lines, read_reply
-from kgx.methods.knowpath_subgraph import Subgraph, depths, distinct, render, walk
+from kgx.methods.knowpath_subgraph import Exploration, Subgraph, distinct, walk
 
 
 @dataclass
@@ -111,27 +112,6 @@ def generate_inference_paths(question: Question, ctx: Context) -> InferencePath:
 # --------------------------------------------------------------------------- subgraph exploration
 
 Edges = list[tuple[str, Hop]]  # (entity, hop) pairs: where a relation is walked from, or what reached an entity
-
-
-@dataclass
-class Exploration:
-    """State shared by the rounds: the subgraphs, the entity names seen, and the guide."""
-
-    question: Question
-    subgraphs: list[Subgraph]
-    names: dict[str, str]
-    guide: Optional[list[str]]  # the inference paths shown in prompts (None: w/o IPG or none parsed)
-
-    @property
-    def topics(self) -> list[str]:
-        return [sg.name for sg in self.subgraphs]
-
-    def name(self, entity: str) -> str:
-        return self.names.get(entity, entity)
-
-    def lines(self) -> list[str]:
-        """Every path of every subgraph as the paper writes it (F.5)."""
-        return [render(sg, path, self.names) for sg in self.subgraphs for path in sg.paths if path]
 
 
 def relation_exploration(state: Exploration, ctx: Context) -> dict[str, dict[str, Edges]]:
@@ -246,72 +226,6 @@ def explore_round(state: Exploration, ctx: Context) -> bool:
     return bool(kept)
 
 
-# --------------------------------------------------------------------------- evaluation-based answering
-
-
-@dataclass
-class Verdict:
-    answerable: bool
-    answers: list[str]
-    reasoning: str
-
-
-def evaluate(state: Exploration, ctx: Context) -> Optional[Verdict]:
-    """Sec. 2.4 / F.5, one call at the answering temperature, with room for its longest reply
-    (``prompts.evaluation_tokens``); None when it never gives valid output."""
-    p: KnowPathConfig = ctx.params
-
-    def valid(reply: Any) -> Verdict:
-        answers = kit.clean_answers(reply["answers"], p.max_answers)
-        if reply["answerable"] and not answers:
-            raise ValueError("answerable, but no answer given")
-        return Verdict(bool(reply["answerable"]), answers, reply["reasoning"].strip())
-
-    return kit.ask(
-        ctx,
-        "evaluation",
-        prompts.evaluation(state.question.text, state.lines(), state.guide),
-        temperature=p.temperature_answer,
-        schema=prompts.evaluation_schema(p.max_answers),
-        validate=valid,
-        max_tokens=prompts.evaluation_tokens(p.max_answers),
-        note="no valid verdict; taken as not answerable",
-    )
-
-
-def evidence(state: Exploration) -> list[str]:
-    """The subgraphs' triples with entity names, which ``answer_recall`` reads."""
-    return list(
-        dict.fromkeys(
-            kit.triple_text(state.name(head), relation, state.name(tail))
-            for sg in state.subgraphs
-            for head, relation, tail in sg.triples()
-        )
-    )
-
-
-def explanation(state: Exploration, inference: Optional[InferencePath], answers: list[str], outcome: str) -> Graph:
-    """The directed subgraph as the paper draws it (Figs. 6-8), the inference path beside."""
-    if inference is None:
-        side = ["Inference path: none (ipg=false)."]
-    else:
-        side = [
-            "Inference path (the LLM's own knowledge):",
-            *(inference.paths or ["(none parsed)"]),
-            f"Its answer: {kit.braces(inference.answers)}.",
-        ]
-    return kit.picture(
-        state.question.text,
-        [t for sg in state.subgraphs for t in sg.triples()],
-        state.names,
-        depths(state.subgraphs),
-        [sg.topic for sg in state.subgraphs],
-        answers,
-        "\n".join(state.lines()),
-        side + [outcome],
-    )
-
-
 # --------------------------------------------------------------------------- the algorithm
 
 
@@ -350,7 +264,7 @@ def answer(question: Question, ctx: Context) -> Prediction:
                 state,
                 inference,
                 verdict.answers,
-                kit.conclusion(verdict.reasoning, verdict.answers),
+                conclusion(verdict.reasoning, verdict.answers),
                 "ok",
                 f"answerable after round {rounds}",
                 rounds,
@@ -358,112 +272,3 @@ def answer(question: Question, ctx: Context) -> Prediction:
                 ctx,
             )
     return fallback(state, inference, verdict, evaluated, rounds, ctx)
-
-
-def fallback(
-    state: Exploration,
-    inference: Optional[InferencePath],
-    verdict: Optional[Verdict],
-    evaluated: bool,
-    rounds: int,
-    ctx: Context,
-) -> Prediction:
-    """Sec. 2.4: not answerable after the last round -> the inference path's answer. Without one
-    (w/o IPG, or IPG gave none), the last verdict's best guess; if exploration ended before any
-    evaluation, one evaluation of what was found, so that the question still gets an answer
-    within 1 + 3 x rounds calls."""
-    why = f"not answerable from the subgraph after {rounds} round(s)"
-    if inference is not None and inference.answers:
-        return finish(
-            state,
-            inference,
-            inference.answers,
-            from_path(inference),
-            "fallback",
-            f"{why}: answered from the inference path",
-            rounds,
-            "inference path",
-            ctx,
-        )
-    source = "last evaluation's best guess"
-    if not evaluated:
-        verdict = evaluate(state, ctx)
-        source = "an evaluation of the subgraph as found"
-    if verdict is None or not verdict.answers:
-        return finish(
-            state,
-            inference,
-            [],
-            "",
-            "fallback",
-            f"{why}; no inference path answer and no evaluation answer",
-            rounds,
-            "none",
-            ctx,
-        )
-    return finish(
-        state,
-        inference,
-        verdict.answers,
-        kit.conclusion(verdict.reasoning, verdict.answers),
-        "fallback",
-        f"{why}; no inference path answer: {source}",
-        rounds,
-        source,
-        ctx,
-    )
-
-
-def from_inference_path(state: Exploration, inference: InferencePath, ctx: Context) -> Prediction:
-    """Table 2, w/o SE: the inference path's answer is the method's answer."""
-    if not inference.answers:
-        return finish(
-            state,
-            inference,
-            [],
-            "",
-            "fallback",
-            "exploration=false and inference paths generation gave no answer",
-            0,
-            "none",
-            ctx,
-        )
-    return finish(
-        state,
-        inference,
-        inference.answers,
-        from_path(inference),
-        "ok",
-        "exploration=false: answered from the inference path",
-        0,
-        "inference path",
-        ctx,
-    )
-
-
-def from_path(inference: InferencePath) -> str:
-    """The inference paths as the reasoning, then their answer."""
-    return kit.conclusion("; ".join(inference.paths) + "." if inference.paths else "", inference.answers)
-
-
-def finish(
-    state: Exploration,
-    inference: Optional[InferencePath],
-    answers: list[str],
-    text: str,
-    status: Status,
-    reason: str,
-    rounds: int,
-    source: str,
-    ctx: Context,
-) -> Prediction:
-    """The prediction, with the rounds used and the answer's source noted in the trace and kept
-    as stats (a run logs ``stat.rounds`` and the share of answers from each source)."""
-    ctx.trace.note("answer", reason, rounds=rounds, source=source)
-    ctx.trace.explanation = explanation(state, inference, answers, f"Outcome: {reason}.").to_dict()
-    stats = {
-        "rounds": float(rounds),
-        "answer_from_subgraph": float(source == "subgraph"),
-        "answer_from_inference_path": float(source == "inference path"),
-    }
-    return Prediction(answer=text, answers=answers, evidence=evidence(state), status=status, reason=reason, stats=stats)

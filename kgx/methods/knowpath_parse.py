@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from kgx.methods.kit import clean_answers
+from kgx.methods.answers import clean_answers
 
 ARROW = re.compile(r"\s*(->|→|=>|<-|←)\s*")
 ANNOTATION = re.compile(r"\((?:topic entity|final answer|answer|end)\)", re.I)

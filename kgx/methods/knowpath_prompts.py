@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from kgx.llm.messages import Messages
-from kgx.methods.kit import answers_schema
+from kgx.methods.answers import answers_schema
 
 PATH_FORMAT = "topic entity -> relation -> entity -> relation -> ... -> answer"
 MAX_TOPICS = 5  # topic entities an IPG reply may name

@@ -1,12 +1,15 @@
 """KnowPath's directed subgraphs (Sec. 2.3, Alg. 2): per topic entity, the paths walked from it,
 each hop in the direction of the KG's edge, written as the paper writes them (F.5):
-``a -> r -> b <- r2 <- c``, where ``<-`` walks an edge from its object back to its subject.
+``a -> r -> b <- r2 <- c``, where ``<-`` walks an edge from its object back to its subject; and
+the exploration state the rounds share, which holds them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
+from kgx.core.types import Question
 from kgx.kg.freebase import is_literal
 from kgx.methods.kit import Hop
 
@@ -70,6 +73,27 @@ class Subgraph:
                         extended.add(path)
         self.paths = [path for path in self.paths if path not in extended] + grown
         self.frontier = grown
+
+
+@dataclass
+class Exploration:
+    """State shared by the rounds: the subgraphs, the entity names seen, and the guide."""
+
+    question: Question
+    subgraphs: list[Subgraph]
+    names: dict[str, str]
+    guide: Optional[list[str]]  # the inference paths shown in prompts (None: w/o IPG or none parsed)
+
+    @property
+    def topics(self) -> list[str]:
+        return [sg.name for sg in self.subgraphs]
+
+    def name(self, entity: str) -> str:
+        return self.names.get(entity, entity)
+
+    def lines(self) -> list[str]:
+        """Every path of every subgraph as the paper writes it (F.5)."""
+        return [render(sg, path, self.names) for sg in self.subgraphs for path in sg.paths if path]
 
 
 def walk(hop: Hop, there: str) -> str:

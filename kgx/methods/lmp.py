@@ -31,6 +31,7 @@ from kgx.kg.freebase import is_literal
 from kgx.llm.errors import OutputError
 from kgx.methods import kit
 from kgx.methods import lmp_prompts as prompts
+from kgx.methods.answers import answers_schema, braces, clean_answers, unnumbered
 from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
 from kgx.methods.lmp_facts import Fact, FactsGraph, explanation, readout
@@ -104,7 +105,7 @@ def answer(question: Question, ctx: Context) -> Prediction:
     evidence += [f.text for g in graphs for f in g.facts[1:]]
     if graphs:
         ctx.trace.explanation = explanation(question, graphs, knowledge).to_dict()
-    schema = {"type": "object", "properties": {"answers": kit.answers_schema(p.max_answers)}, "required": ["answers"]}
+    schema = {"type": "object", "properties": {"answers": answers_schema(p.max_answers)}, "required": ["answers"]}
     reply = ctx.llm(
         "answer",
         prompts.answer(question.text, knowledge or "(none)", p.answer_style),
@@ -112,10 +113,10 @@ def answer(question: Question, ctx: Context) -> Prediction:
         schema=schema,
         retries=kit.retries(ctx),
     )
-    answers = kit.clean_answers(reply["answers"])
+    answers = clean_answers(reply["answers"])
     layers = max((f.depth for g in graphs for f in g.facts), default=0)
     return Prediction(
-        answer=kit.braces(answers),
+        answer=braces(answers),
         answers=answers,
         evidence=evidence,
         status="ok" if graphs else "fallback",
@@ -289,7 +290,7 @@ def transform(
     last: list[Optional[str]] = []  # the latest reply with K summaries, None where unusable
 
     def k_usable(reply: Any) -> list[str]:
-        summaries = [kit.unnumbered(s) for s in reply["facts"]]
+        summaries = [unnumbered(s) for s in reply["facts"]]
         if len(summaries) != k:
             raise ValueError(f"{len(summaries)} summaries for {k} facts")
         flaws = [unusable(s, names) for s in summaries]

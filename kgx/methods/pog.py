@@ -3,7 +3,7 @@ Model on Knowledge Graphs", NeurIPS 2024; released code liyichen-cly/PoG, main_f
 
 Per question:
   0. ``decomposition`` (Task Decomposition, the Guidance mechanism): one call splits the question into sub-objectives.
-Then from the topic entities, at each depth d = 1..D (Path Exploration):
+Then from the topic entities, at each depth d = 1..D (Path Exploration, ``pog_exploration.py``):
   1. ``relation_exploration``: per frontier entity, one call chooses up to ``width`` of its
      relations (both directions), guided by the question and the sub-objectives;
   2. ``entity_pruning``: per frontier entity, one call keeps, per chosen relation, up to
@@ -11,9 +11,9 @@ Then from the topic entities, at each depth d = 1..D (Path Exploration):
   3. ``memory`` (Memory Updating): one call rewrites what is known per sub-objective from the new triples;
   4. ``reasoning`` (Evaluation): one call says whether memory and triples suffice and, if
      so, answers;
-  5. reflection (the Reflection mechanism, self-correction; d < D only): one ``reflection`` call decides whether
-     entities met at earlier depths should join the next frontier and why; if so, one ``backtrack``
-     call chooses which.
+  5. reflection (the Reflection mechanism, self-correction; d < D only; ``pog_reflection.py``): one
+     ``reflection`` call decides whether entities met at earlier depths should join the next frontier
+     and why; if so, one ``backtrack`` call chooses which.
 At the depth limit, or when a depth finds nothing new, one ``answer`` call answers from the memory
 and the triples (without any: from the model's own knowledge, status ``fallback``, as for a
 question without topic entity).
@@ -41,20 +41,15 @@ from typing import Any, Optional
 
 from kgx.core.config import ConfigError, MethodConfig, check_choice, check_temperature
 from kgx.core.types import Horizon, Prediction, Question
-from kgx.kg.freebase import DIRECTIONS, is_literal
+from kgx.kg.freebase import is_literal
 from kgx.methods import kit
 from kgx.methods import pog_prompts as prompts
+from kgx.methods.answers import conclusion, final_answer, sufficiency_schema
 from kgx.methods.base import Context, register
-from kgx.methods.kit import Hop
-from kgx.methods.pog_memory import (
-    Link,
-    Memory,
-    distinct_labels,
-    interleave,
-    unnecessary,
-)
+from kgx.methods.pog_exploration import explore
+from kgx.methods.pog_memory import Memory, interleave
 from kgx.methods.pog_reflection import reflect
-from kgx.methods.samplers import check_available, rank, ranker, shortlist
+from kgx.methods.samplers import check_available
 
 STAGES = (
     "decomposition",
@@ -137,7 +132,7 @@ def check(params: PoGConfig) -> None:
     check_available(params.prune)
 
 
-# --------------------------------------------------------------------------- guidance and exploration
+# --------------------------------------------------------------------------- guidance
 
 
 def decompose(question: Question, ctx: Context) -> list[str]:
@@ -162,127 +157,6 @@ def decompose(question: Question, ctx: Context) -> list[str]:
     )
     ctx.trace.note("decomposition", "sub-objectives", subobjectives=subobjectives)
     return subobjectives
-
-
-def relation_exploration(question: Question, mem: Memory, entity: str, ctx: Context) -> list[Hop]:
-    """Up to ``width`` relations at ``entity``, both directions, chosen in one call. Not offered:
-    the way back to where the entity was reached from, and relations explored from it before."""
-    p: PoGConfig = ctx.params
-    stage = "relation_exploration"
-    try:
-        hops = [Hop(r, d) for d in DIRECTIONS for r in sorted(ctx.kg.relations(entity, d, limit=p.max_relations))]
-    except ValueError as exc:  # a topic entity that is not a KG id
-        ctx.trace.note(stage, f"cannot explore {entity}: {exc}", entity=entity)
-        return []
-    if p.remove_unnecessary_rel and any(unnecessary(h.relation) for h in hops):
-        ctx.trace.note(
-            stage,
-            "unnecessary relations removed",
-            entity=entity,
-            removed=[h.label for h in hops if unnecessary(h.relation)],
-        )
-        hops = [h for h in hops if not unnecessary(h.relation)]
-    hops = mem.offered_hops(entity, hops)
-    mem.explored.add(entity)
-    if len(hops) > 1:
-        by_label = {h.label: h for h in hops}
-        prompt = prompts.relation_prompt(question.text, mem.subobjectives, mem.name(entity), list(by_label), p.width)
-        reply = kit.choose(
-            ctx,
-            stage,
-            messages(ctx, stage, prompt),
-            {"relations": list(by_label)},
-            high=p.width,
-            temperature=p.temperature_explore,
-            note=f"no relation chosen at {mem.name(entity)}",
-        )
-        hops = [by_label[label] for label in reply.get("relations", [])]
-    mem.walked.setdefault(entity, set()).update(hops)
-    return hops
-
-
-def reach(mem: Memory, entity: str, hops: list[Hop], depth: int, ctx: Context) -> dict[Hop, list[str]]:
-    """Per chosen hop, the entities it reaches that the subgraph does not hold yet; all are
-    remembered as met (reflection's pool) and named."""
-    p: PoGConfig = ctx.params
-    groups: dict[Hop, list[str]] = {}
-    for hop in hops:
-        found = ctx.kg.neighbors(entity, hop.relation, hop.direction, limit=p.max_neighbors)
-        new = [x for x in dict.fromkeys(found) if x not in mem.depth_of]
-        for x in new:
-            mem.meet(Link(entity, hop, x, depth))
-        if new:
-            groups[hop] = new
-    unnamed = list(dict.fromkeys(x for g in groups.values() for x in g if x not in mem.names))
-    if unnamed:
-        mem.names.update(ctx.kg.names(unnamed))
-    return groups
-
-
-def entity_pruning(
-    question: Question, mem: Memory, entity: str, groups: dict[Hop, list[str]], depth: int, ctx: Context
-) -> list[Link]:
-    """Up to ``entity_width`` entities per chosen relation, in one call for all of them. A single
-    candidate is kept without asking, literal values too (the released code's rule), capped."""
-    p: PoGConfig = ctx.params
-    stage = "entity_pruning"
-    kept: dict[Hop, list[str]] = {hop: [] for hop in groups}
-    asked: dict[Hop, dict[str, str]] = {}  # hop -> label -> entity
-    for hop, found in groups.items():
-        if len(found) <= 1 or all(is_literal(x) for x in found):
-            kept[hop] = kit.cap(ctx, stage, found, p.entity_width, "literal values", entity=entity, relation=hop.label)
-            continue
-        labels = distinct_labels(found, mem)
-        shown = shortlist(
-            ctx.trace,
-            stage,
-            mem.plan(question.text),
-            list(labels),
-            p.max_entities,
-            ranker(p.prune),
-            entity=entity,
-            relation=hop.label,
-        )
-        asked[hop] = {label: labels[label] for label in shown}
-    if asked and p.prune == "llm":
-        offers = {hop.label: list(labels) for hop, labels in asked.items()}
-        prompt = prompts.entity_prompt(
-            question.text, mem.subobjectives, mem.name(entity), list(offers.items()), p.entity_width
-        )
-        reply = kit.choose(
-            ctx,
-            stage,
-            messages(ctx, stage, prompt),
-            offers,
-            high=p.entity_width,
-            low=0,
-            temperature=p.temperature_reason,
-            note=f"no entity kept at {mem.name(entity)}",
-        )
-        for hop, labels in asked.items():
-            kept[hop] = [labels[label] for label in reply.get(hop.label, [])]
-    elif asked:
-        for hop, labels in asked.items():
-            kept[hop] = [
-                labels[label] for label, _ in rank(p.prune, mem.plan(question.text), list(labels), p.entity_width)
-            ]
-        ctx.trace.note(
-            stage, f"{p.prune} kept", entity=entity, kept={hop.label: [mem.name(x) for x in kept[hop]] for hop in asked}
-        )
-    return [Link(entity, hop, x, depth) for hop, xs in kept.items() for x in xs]
-
-
-def explore(question: Question, mem: Memory, frontier: list[str], depth: int, ctx: Context) -> list[list[str]]:
-    """Path Exploration at one depth: per frontier entity, the entities it newly adds to the subgraph."""
-    added: list[list[str]] = []
-    for entity in frontier:
-        hops = relation_exploration(question, mem, entity, ctx)
-        groups = reach(mem, entity, hops, depth, ctx) if hops else {}
-        if groups:
-            added.append(
-                [link.target for link in entity_pruning(question, mem, entity, groups, depth, ctx) if mem.keep(link)]
-            )
-    return added
 
 
 # --------------------------------------------------------------------------- memory, evaluation, reflection
@@ -317,7 +191,7 @@ def reasoning(question: Question, mem: Memory, depth: int, ctx: Context) -> Opti
         ctx,
         "reasoning",
         messages(ctx, "reasoning", prompt),
-        schema=kit.sufficiency_schema(p.max_answers),
+        schema=sufficiency_schema(p.max_answers),
         temperature=p.temperature_reason,
         note=f"no verdict at depth {depth}; searching on",
     )
@@ -328,7 +202,7 @@ def reasoning(question: Question, mem: Memory, depth: int, ctx: Context) -> Opti
         ctx.trace.note("reasoning", f"'sufficient' without a usable answer at depth {depth}; searching on")
         return None
     return Prediction(
-        answer=kit.conclusion(reply["reasoning"], answers),
+        answer=conclusion(reply["reasoning"], answers),
         answers=answers,
         evidence=mem.lines(),
         reason=f"sufficient at depth {depth}",
@@ -346,7 +220,7 @@ def conclude(question: Question, mem: Memory, why: str, depth: int, ctx: Context
         else f"{why}: no KG facts, answered from the model's own knowledge"
     )
     prompt = prompts.answer_prompt(question.text, mem.notes, evidence)
-    reply = kit.final_answer(
+    reply = final_answer(
         ctx,
         messages(ctx, "answer", prompt),
         evidence,

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kgx.methods.kit import clean_answers, few_shot
+from kgx.methods.answers import clean_answers
+from kgx.methods.kit import few_shot
 
 SEARCH = "You help answer a question by searching a knowledge graph, one hop at a time, following a plan."
 

@@ -71,6 +71,3 @@ def reflect(question: Question, mem: Memory, upcoming: list[str], depth: int, ct
         added=names,
     )
     return added
-
-
-# --------------------------------------------------------------------------- the algorithm

@@ -36,6 +36,7 @@ from kgx.core.config import MethodConfig, check_temperature
 from kgx.core.types import Horizon, Prediction, Question
 from kgx.methods import kit
 from kgx.methods import structgpt_prompts as prompts
+from kgx.methods.answers import clean_answers, conclusion, final_answer, sufficiency_schema
 from kgx.methods.base import Context, register
 from kgx.methods.kit import Arc, Hop
 from kgx.methods.structgpt_read import (
@@ -170,19 +171,19 @@ def reason(question: Question, search: Search, lines: list[str], step: int, ctx:
         ctx,
         "reasoning",
         prompts.messages("reasoning", prompts.reasoning_prompt(question.text, lines)),
-        schema=kit.sufficiency_schema(p.max_answers),
+        schema=sufficiency_schema(p.max_answers),
         temperature=p.temperature,
         note=f"no verdict at step {step}; reading on",
     )
     if reply is None or not reply["sufficient"]:
         ctx.trace.note("reasoning", f"step {step}: need further information")
         return None
-    answers = kit.clean_answers(reply["answers"], p.max_answers)
+    answers = clean_answers(reply["answers"], p.max_answers)
     if not answers:
         ctx.trace.note("reasoning", f"step {step}: 'sufficient' without an answer; reading on")
         return None
     return Prediction(
-        answer=kit.conclusion(reply["reasoning"], answers),
+        answer=conclusion(reply["reasoning"], answers),
         answers=answers,
         evidence=list(search.lines),
         reason=f"answered at step {step}",
@@ -199,7 +200,7 @@ def conclude(question: Question, search: Search, why: str, step: int, ctx: Conte
         if evidence
         else f"{why}: no KG facts, answered from the model's own knowledge"
     )
-    reply = kit.final_answer(
+    reply = final_answer(
         ctx,
         prompts.messages("answer", prompts.answer_prompt(question.text, evidence)),
         evidence,

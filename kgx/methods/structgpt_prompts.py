@@ -14,7 +14,7 @@ reading-then-reasoning loop needs:
 - answer (``final_query_template``): "according to existing information", the question; here
   with the triples read, when there are any.
 
-Replies are JSON (kit.sufficiency_schema, kit.answer_schema, choices constrained to the candidates).
+Replies are JSON (answers.sufficiency_schema, answers.answer_schema, choices constrained to the candidates).
 """
 
 from __future__ import annotations

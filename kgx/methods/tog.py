@@ -31,6 +31,7 @@ from kgx.core.config import ConfigError, MethodConfig, check_choice, check_tempe
 from kgx.core.types import Horizon, Prediction, Question
 from kgx.kg.freebase import DIRECTIONS
 from kgx.methods import cot, kit
+from kgx.methods.answers import answer_schema, sufficiency_schema
 from kgx.methods.base import Context, register
 from kgx.methods.kit import Arc, Hop
 from kgx.methods.samplers import check_available, rank
@@ -255,7 +256,7 @@ def reasoning(question: Question, search: Search, depth: int, ctx: Context) -> O
         ctx,
         "reasoning",
         messages("reasoning", triples_prompt(question.text, search.text()), p.exemplars),
-        schema=kit.sufficiency_schema(p.max_answers),
+        schema=sufficiency_schema(p.max_answers),
         temperature=p.temperature_reason,
         note=f"no verdict at depth {depth}; searching on",
     )
@@ -278,7 +279,7 @@ def conclude(question: Question, search: Search, why: str, ctx: Context) -> Pred
         reason = f"{why}: answered by CoT without the paths (method.fallback=cot)"
     else:
         messages_ = messages("answer", triples_prompt(question.text, search.text()), p.exemplars)
-        schema, evidence = kit.answer_schema(p.max_answers), search.evidence()
+        schema, evidence = answer_schema(p.max_answers), search.evidence()
         reason = f"{why}: answered from the paths" if evidence else f"{why}: no paths found"
     reply = kit.ask(
         ctx,

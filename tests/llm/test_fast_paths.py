@@ -15,7 +15,7 @@ import pytest
 
 from kgx.llm.scripted import TOKEN_MODEL, count_prompt, count_text
 from kgx.llm.structured import parse_json
-from kgx.methods.kit import answers_schema
+from kgx.methods.answers import answers_schema
 
 # Every keyword kgx's schemas use: type, properties, required, items, enum, min/maxItems,
 # min/maxLength, minimum/maximum.

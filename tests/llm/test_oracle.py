@@ -35,6 +35,7 @@ from kgx.methods import (
     lmp_prompts,
     tog_prompts,
 )
+from kgx.methods.answers import answers_schema, sufficiency_schema
 from kgx.methods.cgpe_phrases import phrases
 from kgx.methods.lmp import LMPConfig
 from kgx.methods.tog import ToGConfig
@@ -232,7 +233,7 @@ def test_clues_name_the_topic_entities_before_the_scripted_phrases():
 
 def reasoning_call(triples: str, question: str = "Which currency is used in the country whose capital is Tokyo?"):
     messages = tog_prompts.messages("reasoning", tog_prompts.triples_prompt(question, triples), True)
-    return messages, kit.sufficiency_schema(5)
+    return messages, sufficiency_schema(5)
 
 
 def test_sufficient_only_once_a_gold_answer_is_shown_and_answered_with_its_first_alias():
@@ -253,7 +254,7 @@ def test_a_gold_answer_in_a_worked_example_is_not_shown():
 
 def test_answers_are_the_gold_answers_shown_else_an_honest_miss():
     gold = GoldHint([["English Language", "English"], ["French Language", "French"]], [], [])
-    schema = {"type": "object", "properties": {"answers": kit.answers_schema(5)}, "required": ["answers"]}
+    schema = {"type": "object", "properties": {"answers": answers_schema(5)}, "required": ["answers"]}
     shown = lmp_prompts.answer(
         "What languages are official in Canada?", "Canada:\n1. Canada's official language: English.", "hits"
     )

@@ -24,7 +24,7 @@ from kgx.llm.scripted import reply
 from kgx.llm.usage import Meter
 from kgx.methods import Context, get
 from kgx.methods import knowpath_prompts as prompts
-from kgx.methods.kit import clean_answers
+from kgx.methods.answers import clean_answers
 from kgx.methods.knowpath import KnowPathConfig
 from kgx.methods.knowpath_parse import parse_path
 from kgx.run.spec import to_run_spec

@@ -14,7 +14,8 @@ from kgx.core.types import Question
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.kg.name_level import name_id
-from kgx.methods import Context, get, kit
+from kgx.methods import Context, get
+from kgx.methods.answers import unnumbered
 from kgx.methods.lmp import LMPConfig, unusable
 from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
@@ -285,8 +286,8 @@ def test_sbert_sampler_ranks_by_meaning(kg):
 
 
 def test_unnumbered_strips_list_habits_but_keeps_numbers():
-    assert kit.unnumbered("1. Canberra") == "Canberra" and kit.unnumbered("1961") == "1961"
-    assert kit.unnumbered(" 2) Ottawa ") == "Ottawa"
+    assert unnumbered("1. Canberra") == "Canberra" and unnumbered("1961") == "1961"
+    assert unnumbered(" 2) Ottawa ") == "Ottawa"
 
 
 @pytest.mark.parametrize(

@@ -126,11 +126,6 @@ def execute(
     questions = datasets.load(spec.dataset)
     kg = open_kg(spec.kg, Path(spec.run.cache_dir))
     questions = preflight.check(spec, questions, kg)  # topic names -> ids; stops on entities the KG lacks
-    wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
-    cache = open_cache(spec.run) if wants_cache else None  # a shared server is pinged here
-    from kgx.llm.client import LLMClient
-
-    client = LLMClient(spec.llm, spec.stages, cache, seed=spec.run.seed)
     tracker = Tracker(spec.run, launch_dir)
     folder = RunFolder(spec)
     kept = (
@@ -143,6 +138,12 @@ def execute(
             if parent_id:
                 tracker.reuse(finished, parent_id, run_name or "")
             return skipped(finished, folder.path)
+        # After the skip: a finished run is reported even while a shared cache server is down.
+        wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
+        cache = open_cache(spec.run) if wants_cache else None  # a shared server is pinged here
+        from kgx.llm.client import LLMClient
+
+        client = LLMClient(spec.llm, spec.stages, cache, seed=spec.run.seed)
         plan = folder.plan(questions)
         client.invocation = plan.invocation
         if plan.todo:  # a broken backbone stops the run here, before the clock and before any question

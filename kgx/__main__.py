@@ -27,11 +27,13 @@ faulthandler.enable()
 
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> Optional[float]:
+    from kgx.core.faults import DiskFull, disk_full, disk_full_message
     from kgx.core.locks import Busy
     from kgx.datasets import DataError
     from kgx.kg import KGError
     from kgx.kg.name_level import SourceError
     from kgx.llm.errors import LLMError
+    from kgx.track.remote import TrackingUnavailable
 
     job = sweep.current_job()
     try:
@@ -47,6 +49,13 @@ def main(cfg: DictConfig) -> Optional[float]:
         if job.parent_id:
             return sweep.job_failed(cfg, job, exc)
         raise SystemExit(f"kgx: error: {exc}") from None
+    except TrackingUnavailable as exc:  # a sweep's parent cannot be told either: stop the job here
+        raise SystemExit(f"kgx: error: {exc}") from None
+    except (DiskFull, OSError) as exc:
+        if not isinstance(exc, DiskFull) and not disk_full(exc):
+            raise
+        message = str(exc) if isinstance(exc, DiskFull) else disk_full_message(exc, "answered questions are kept")
+        raise SystemExit(f"kgx: error: {message}") from None
     except Exception as exc:  # a crashed job must not stop the other jobs of a sweep
         if job.parent_id:
             return sweep.job_failed(cfg, job, exc)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -107,3 +108,31 @@ def run_notebook(tmp_path: Path, env: dict[str, str], monkeypatch):
 def cell_outputs(nb, code: str) -> list[dict]:
     """The outputs of the notebook code cell whose source contains ``code``."""
     return next(c.outputs for c in nb.cells if c.cell_type == "code" and code in c.source)
+
+
+def start_mlflow_server(home: Path, port: int) -> subprocess.Popen:
+    """``mlflow server`` on loopback with a sqlite database under ``home`` and --serve-artifacts, in
+    its own process group (``stop_group``); its stderr goes to ``home/server.log``."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mlflow",
+            "server",
+            "--backend-store-uri",
+            f"sqlite:///{home / 'mlflow.db'}",
+            "--serve-artifacts",
+            "--artifacts-destination",
+            str(home / "artifacts"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"},
+        stdout=subprocess.DEVNULL,
+        stderr=(home / "server.log").open("ab"),
+        start_new_session=True,
+    )  # a file: a server must never block on a full pipe

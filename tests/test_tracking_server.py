@@ -3,7 +3,6 @@ served over HTTP), not to a sqlite file beside the launch directory."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -12,7 +11,7 @@ from mlflow.tracking import MlflowClient
 
 from kgx.kg.serve import free_port
 from kgx.ui import wait_up
-from tests.helpers import TINY_SWEEP, cell_outputs, kgx_env, run_notebook, stop_group
+from tests.helpers import TINY_SWEEP, cell_outputs, kgx_env, run_notebook, start_mlflow_server, stop_group
 
 pytestmark = pytest.mark.slow
 
@@ -23,29 +22,7 @@ def server(tmp_path_factory):
     home = tmp_path_factory.mktemp("tracking-server")
     log = home / "server.log"
     port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mlflow",
-            "server",
-            "--backend-store-uri",
-            f"sqlite:///{home / 'mlflow.db'}",
-            "--serve-artifacts",
-            "--artifacts-destination",
-            str(home / "artifacts"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-        ],
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"},
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("wb"),
-        start_new_session=True,
-    )  # a file: a server must never block on a full pipe
+    proc = start_mlflow_server(home, port)
     url = f"http://127.0.0.1:{port}"
     try:
         assert wait_up(url, proc), log.read_text(errors="replace")[-2000:]

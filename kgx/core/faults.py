@@ -11,6 +11,7 @@ so that an outage costs a few questions, not the rest of the dataset.
 
 from __future__ import annotations
 
+import errno
 from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
@@ -84,3 +85,23 @@ def describe(failures: list[Failure]) -> str:
     """``"3 kg.unreachable, 1 method KeyError"``: what the errors of a run were, most first."""
     counts = Counter(f.signature for f in failures)
     return ", ".join(f"{n} {sig}" for sig, n in counts.most_common())
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+class DiskFull(Exception):
+    """A write failed for want of space: the run stops, keeping what is on disk, and says how to go on."""
+
+
+def disk_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL
+
+
+def disk_full_message(exc: OSError, kept: str) -> str:
+    """What a full disk is told as: the path, what was kept, how to resume."""
+    where = f" writing {exc.filename}" if exc.filename else ""
+    return (
+        f"no space left on the device{where} ({exc.strerror}); {kept}. Free space, or point run.output_dir "
+        f"and run.cache_dir at another disk, and run the same command: no answered question is asked again"
+    )

@@ -11,6 +11,7 @@ question again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import random
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from kgx import datasets, methods
 from kgx.core import metrics
-from kgx.core.faults import Breaker, Failure, classify
+from kgx.core.faults import Breaker, DiskFull, Failure, classify, disk_full_message
 from kgx.core.paths import file_name
 from kgx.core.trace import Trace
 from kgx.core.types import Prediction, Question
@@ -125,19 +126,24 @@ def execute(
     questions = datasets.load(spec.dataset)
     kg = open_kg(spec.kg, Path(spec.run.cache_dir))
     questions = preflight.check(spec, questions, kg)  # topic names -> ids; stops on entities the KG lacks
-    wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
-    cache = open_cache(spec.run) if wants_cache else None  # a shared server is pinged here
-    from kgx.llm.client import LLMClient
-
-    client = LLMClient(spec.llm, spec.stages, cache, seed=spec.run.seed)
     tracker = Tracker(spec.run, launch_dir)
     folder = RunFolder(spec)
-    with folder.lock():
+    kept = (
+        f"the questions answered are kept in {folder.path}: run the same command once the server answers "
+        f"(or with run.tracking_uri=... another store), and none is asked again"
+    )
+    with folder.lock(), tracker.reaching("logging the run", kept):
         finished = None if spec.run.force else tracker.finished_run(folder.digest)
         if finished is not None:
             if parent_id:
                 tracker.reuse(finished, parent_id, run_name or "")
             return skipped(finished, folder.path)
+        # After the skip: a finished run is reported even while a shared cache server is down.
+        wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
+        cache = open_cache(spec.run) if wants_cache else None  # a shared server is pinged here
+        from kgx.llm.client import LLMClient
+
+        client = LLMClient(spec.llm, spec.stages, cache, seed=spec.run.seed)
         plan = folder.plan(questions)
         client.invocation = plan.invocation
         if plan.todo:  # a broken backbone stops the run here, before the clock and before any question
@@ -172,6 +178,8 @@ def execute(
             if reacher is not None:
                 reacher.close()
             outcome = conclude(questions, plan, loop, folder.path, run_id, client.invocation)
+            if loop.disk_full is not None:
+                stop_on_full_disk(tracker, outcome, loop.disk_full)
             tracker.log_metrics(outcome.summary)
             tracker.log_outcome(outcome.status, outcome.failures, loop.tripped, outcome.not_started)
             _log_artifacts(tracker, folder.path, outcome.records)
@@ -184,6 +192,18 @@ def execute(
             log_run_report(run_id, tracker.uri, folder.path, outcome.records)
             tracker.end(outcome.status)
     return outcome
+
+
+def stop_on_full_disk(tracker: Any, outcome: Outcome, exc: OSError) -> None:
+    """Log what finished (as far as the disk lets MLflow), end the run FAILED, and raise DiskFull."""
+    for log in (
+        lambda: tracker.log_metrics(outcome.summary),
+        lambda: tracker.log_outcome("FAILED", outcome.failures, outcome.tripped, outcome.not_started),
+    ):
+        with contextlib.suppress(Exception):  # the tracking store may sit on the same full disk
+            log()
+    answered = len(outcome.records) - len(outcome.failures)
+    raise DiskFull(disk_full_message(exc, f"{answered} questions answered are kept in {outcome.out_dir}"))
 
 
 def conclude(

@@ -26,6 +26,7 @@ from kgx.results.predlog import PredictionLog
 from kgx.results.record import Record
 from kgx.run.loop import WallClock
 from kgx.run.spec import RunSpec
+from kgx.track.remote import TrackingUnavailable
 
 
 def config_hash(spec: RunSpec) -> str:
@@ -125,7 +126,10 @@ class RunFolder:
         try:
             yield run_id
         except BaseException as exc:
-            tracker.end("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+            if not isinstance(exc, TrackingUnavailable):  # a server that is down cannot be told either
+                # Best effort: on a full disk the store may fail too, and the cause must not be masked.
+                with contextlib.suppress(Exception):
+                    tracker.end("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
             raise
 
 

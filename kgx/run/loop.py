@@ -1,8 +1,9 @@
 """The question loop of a run: answer in parallel, log each as it finishes, stop when told.
 
-Two things stop it before the last question: Ctrl-C (no question starts after it; those in
-flight are not logged) and the :class:`~kgx.core.faults.Breaker` when the same failure repeats (an
-outage). Either way every finished question is on disk, and a rerun resumes.
+Three things stop it before the last question: Ctrl-C (no question starts after it; those in
+flight are not logged), the :class:`~kgx.core.faults.Breaker` when the same failure repeats (an
+outage), and a full disk (the questions not written are not the run's). Either way every finished
+question that was written is on disk, and a rerun resumes.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from queue import Empty, SimpleQueue
 from typing import Optional
 
-from kgx.core.faults import Breaker, Failure
+from kgx.core.faults import Breaker, Failure, disk_full
 from kgx.core.types import Question
 from kgx.results.predlog import PredictionLog
 from kgx.results.record import Record
@@ -104,6 +105,7 @@ class LoopResult:
     tripped: Optional[Failure] = None  # the repeated failure that stopped the loop early
     not_started: int = 0  # questions dropped when the loop stopped early
     wall_s: float = 0.0  # the run's wall time so far, this invocation's and every earlier one's
+    disk_full: Optional[OSError] = None  # a write failed for want of space: the loop stopped there
 
 
 class Workers:
@@ -201,8 +203,14 @@ def answer_all(
         while live:
             batch = _finished(finished)
             live -= sum(done.exited for done in batch)
-            records = [done.result() for done in batch if not done.exited]
-            log.extend(records)
+            try:
+                records = [done.result() for done in batch if not done.exited]
+                log.extend(records)
+            except OSError as exc:  # a full disk: what is logged so far is the run's; the rest reruns
+                if not disk_full(exc):
+                    raise
+                result.disk_full = exc
+                break
             for record in records:
                 result.new[record.id] = record
                 progress.update(record)

@@ -21,6 +21,8 @@ from typing import Any, Optional
 from kgx.core.config import RunConfig
 from kgx.core.faults import Failure, describe
 from kgx.core.locks import waiting
+from kgx.core.masking import masked_url
+from kgx.track.remote import bound_retries, reaching
 
 MLRUNS = "mlruns"
 PARENT_TAG = "mlflow.parentRunId"
@@ -145,6 +147,8 @@ class Tracker:
             logging.getLogger(name).setLevel(logging.WARNING)
 
         self.uri = tracking_uri(run, launch_dir)
+        if self.uri.startswith(("http://", "https://")):
+            bound_retries()
         # MLflow creates and migrates a new sqlite database on first use; two processes doing
         # that at once leave it broken, so its first use happens under a lock beside it.
         db = Path(self.uri[len("sqlite:///") :]) if self.uri.startswith("sqlite:///") else None
@@ -153,8 +157,16 @@ class Tracker:
             if db:
                 seed_from_template(db)
             self.client = MlflowClient(tracking_uri=self.uri)
-            self.experiment_id = self._experiment(run.experiment, launch_dir)
+            with self.reaching(
+                f"opening experiment '{run.experiment}'",
+                "nothing was run: start it, or choose another store with run.tracking_uri=...",
+            ):
+                self.experiment_id = self._experiment(run.experiment, launch_dir)
         self.run_id: Optional[str] = None
+
+    def reaching(self, doing: str, hint: str) -> contextlib.AbstractContextManager[None]:
+        """MLflow calls inside raise TrackingUnavailable, naming the server, when it does not answer."""
+        return reaching(masked_url(self.uri), doing, hint)
 
     def _experiment(self, name: str, launch_dir: Path) -> str:
         found = self.client.get_experiment_by_name(name)

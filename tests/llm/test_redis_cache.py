@@ -206,7 +206,17 @@ def test_an_unreachable_server_stops_the_run_before_any_question(redis_installed
     done = kgx(tmp_path, *machine(tmp_path, "a", url), "dataset.limit=4")
     assert done.returncode != 0
     assert f"kgx: error: run.cache_url={url}: cannot use the Redis response cache (ConnectionError" in done.stderr
-    assert not (tmp_path / "outputs" / "runs").exists() and not (tmp_path / "mlruns").exists()
+    assert not list(tmp_path.glob("outputs/runs/*/predictions.jsonl"))
+
+
+def test_a_finished_run_is_reported_while_the_server_is_down(server, tmp_path):
+    """The skip of a FINISHED config comes before the cache is opened: it needs no LLM call."""
+    args = [*machine(tmp_path, "a", f"redis://127.0.0.1:{server.port}/0"), "dataset.limit=2"]
+    assert kgx(tmp_path, *args).returncode == 0
+    server.process.terminate()
+    server.process.wait(timeout=30)
+    again = kgx(tmp_path, *args)
+    assert again.returncode == 0 and "already finished: mlflow run" in again.stdout, again.stderr[-2000:]
 
 
 def test_a_missing_redis_package_names_the_extra(monkeypatch):

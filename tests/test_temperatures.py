@@ -76,3 +76,8 @@ def test_the_command_line_refuses_it_too(tmp_path):
         timeout=120,
     )
     assert done.returncode == 1 and "kgx: error: llm.temperature=0.7 would be ignored" in done.stderr
+
+
+def test_accepted_temperatures_and_the_settings_source_are_not_part_of_a_runs_identity(compose_cfg):
+    identity = spec(compose_cfg, "method=lmp", "dataset=cwq").identity()
+    assert "temperatures" not in identity["llm"] and "settings" not in identity

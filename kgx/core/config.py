@@ -240,7 +240,7 @@ class LLMConfig:
     api_base: Optional[str] = None
     api_key_env: Optional[str] = execution()  # environment variable that must hold the API key
     temperature: float = 0.0  # of calls the method sets none for (io, cot): kgx.run.temperatures
-    temperatures: list[float] = field(default_factory=list)  # the only ones the model accepts; [] = any
+    temperatures: list[float] = execution(default_factory=list)  # the only ones the model accepts; [] = any
     max_tokens: int = 512
     timeout_s: float = execution(120.0)
     max_retries: int = execution(4)  # transient errors (429, 5xx, timeouts), exponential backoff

@@ -11,11 +11,14 @@ dataset and scope: errors (must be 0), Hits@1 (the oracle's ceiling for the meth
 and answer coverage: the share of questions with a gold answer reachable within the method's
 horizon in the KG the question sees (``reachable``). The first line per dataset gives the share
 whose ``a_entity`` is in the question's own subgraph at all, read from the file. The stores are
-built once per file under ``--work`` (``run.cache_dir``) and reused by every run.
+built once per file and scope under ``--work`` (``run.cache_dir``) and reused by every run.
+Coverage counts the questions whose gold answer is a node of the KG they see: in the union, a
+gold answer that only another question's subgraph holds is a node, so a few more count (as not
+reachable) than in question scope.
 
-On 2 shared cores the question scope takes seconds to two minutes per method and 400 questions;
-the union scope is slower (every query spans all subgraphs), CGPE's the most: its name searches
-scan the names of every subgraph (~5 s per question). ``--limit`` keeps the whole table short.
+On 2 shared cores a method takes 10 s to about 2 minutes per scope and 400 questions (CGPE the
+longest: its name searches scan every name of the KG a question sees); all 28 runs ~25 minutes.
+``--limit`` keeps the whole table short.
 """
 
 from __future__ import annotations

@@ -1,19 +1,22 @@
-"""kg=subgraph at the size of RoG's WebQSP + CWQ: build time, store size, peak memory, 1-hop latency.
+"""kg=subgraph at the size of RoG's WebQSP + CWQ: build time, store size, peak memory, 1-hop latency, per scope.
 
     python benchmarks/rog_subgraph_build.py                       # ~2,000 questions x ~4,000 triples
     python benchmarks/rog_subgraph_build.py --questions 200 --work /tmp/rog-bench   # a quick look
+    python benchmarks/rog_subgraph_build.py --source $KGX_DATA_DIR/rog_sample/cwq-test-sample.parquet
+    python benchmarks/rog_subgraph_build.py --scopes union        # one scope's store only
 
 Writes a synthetic file in the exact RoG schema (``id, question, answer, q_entity, a_entity,
 graph, choices``; graph = ``[head, relation, tail]`` strings) with the issue's sizes: ~8M triples
 drawn from a pool of ~2.6M entities (a third unnamed mids like ``m.0abc12``, the rest names) and
 7,058 relations, each question a neighbourhood of its topic entity (whose out-degree follows rog_sample's: median 22,
-p95 ~220), hubs shared across questions.
-Then it builds ``kg=subgraph`` from it in a child process (so that the peak memory printed is
-the build's, from ``resource.getrusage(RUSAGE_CHILDREN)``) and prints the build's time, triples/s,
-the store's size on disk, and the median and p95 milliseconds of the two 1-hop calls every method
-makes, ``relations(entity)`` and ``neighbors(entity, relation)``, in question scope (a fresh view
-per call, so no result cache helps) and in union scope. Targets (issue 31): build under 10 minutes
-on 2 cores, a 1-hop call under 1 ms.
+p95 ~220), hubs shared across questions; or takes a RoG file as it is (``--source``).
+Then it builds ``kg=subgraph`` from it for each scope, each in a child process (so that the peak
+memory printed is that build's, from the child's own ``getrusage``), and prints the build's time,
+triples/s, quads stored (the union store keeps a triple listed by many subgraphs once), the store's
+size on disk, and the median and p95 milliseconds of the two 1-hop calls every method makes,
+``relations(entity)`` and ``neighbors(entity, relation)``, in question scope (a fresh view per
+call, so no result cache helps) and in union scope (its own store, cache cleared per call).
+Targets (issue 31): build under 10 minutes on 2 cores, a 1-hop call under 1 ms.
 """
 
 from __future__ import annotations
@@ -123,41 +126,53 @@ def write_synthetic(path: Path, questions: int, triples: int, seed: int) -> int:
     return questions * per_q
 
 
-def build(source: Path, cache: Path) -> None:
-    """The child process: build the store as ``open_kg`` does, print its figures as JSON."""
+def build(source: Path, cache: Path, scope: str) -> None:
+    """The child process: build the store of ``scope`` as ``open_kg`` does, print its figures
+    and the process's peak memory as JSON."""
     from dataclasses import asdict
 
     from kgx.kg.subgraph_build import build_subgraphs
 
-    result = build_subgraphs([source], cache / "kg" / "subgraph")
-    print(json.dumps(asdict(result), default=str))
+    store = cache / "kg" / ("subgraph" if scope == "question" else f"subgraph-{scope}")
+    result = build_subgraphs([source], store, scope=scope)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kB -> GB
+    print(json.dumps({**asdict(result), "peak_gb": peak}, default=str))
 
 
-def one_hop(store: Path, source: Path, samples: int, seed: int) -> dict[str, list[float]]:
+def one_hop(stores: dict[str, Path], source: Path, samples: int, seed: int) -> dict[str, list[float]]:
     """Milliseconds of relations() and neighbors() per scope, at the topic entity of a sampled
-    question and at a random head of its subgraph (where most of a search's calls land)."""
+    question and at a random head of its subgraph (where most of a search's calls land). A first
+    pass over every scope only warms the page cache, as a run's first questions do."""
     import polars as pl
 
     from kgx.kg.name_level import name_id
     from kgx.kg.subgraph import SubgraphKG
 
-    rows = pl.read_parquet(source, columns=["id", "q_entity", "graph"]).sample(samples, seed=seed)
+    rows = pl.read_parquet(source, columns=["id", "q_entity", "graph"]).filter(
+        pl.col("q_entity").list.len() > 0, pl.col("graph").list.len() > 0
+    )
+    rows = rows.sample(min(samples, rows.height), seed=seed)
     timings: dict[str, list[float]] = {}
-    for n, scope in enumerate(("union", "question", "union")):
-        if n == 1:  # the first pass only warms the page cache, as a run's first questions do
-            timings.clear()
-        kg = SubgraphKG(store, scope)
-        for qid, topics, graph in rows.iter_rows():
-            pick = random.Random(qid)
-            for where, entity in (("topic", topics[0]), ("any node", pick.choice(graph)[0])):
-                view = kg.for_question(qid)
-                view._cache.clear()  # the union's cache is shared: every call must reach the store
-                start = time.perf_counter()
-                relations = view.relations(name_id(entity), "out")
-                timings.setdefault(f"relations {scope:<8} {where}", []).append(1000 * (time.perf_counter() - start))
-                start = time.perf_counter()
-                view.neighbors(name_id(entity), pick.choice(relations), "out")
-                timings.setdefault(f"neighbors {scope:<8} {where}", []).append(1000 * (time.perf_counter() - start))
+    for timed in (False, True):
+        for scope, store in stores.items():
+            kg = SubgraphKG(store)
+            for qid, topics, graph in rows.iter_rows():
+                pick = random.Random(qid)
+                for where, entity in (("topic", topics[0]), ("any node", pick.choice(graph)[0])):
+                    view = kg.for_question(qid)
+                    view._cache.clear()  # the union's cache is shared: every call must reach the store
+                    start = time.perf_counter()
+                    relations = view.relations(name_id(entity), "out")
+                    took = 1000 * (time.perf_counter() - start)
+                    if timed:
+                        timings.setdefault(f"relations {scope:<8} {where}", []).append(took)
+                    if not relations:  # a topic entity that only heads no edge here: nothing to follow
+                        continue
+                    start = time.perf_counter()
+                    view.neighbors(name_id(entity), pick.choice(relations), "out")
+                    took = 1000 * (time.perf_counter() - start)
+                    if timed:
+                        timings.setdefault(f"neighbors {scope:<8} {where}", []).append(took)
     return timings
 
 
@@ -173,14 +188,16 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=500, help="1-hop calls timed per scope and call")
     parser.add_argument("--work", type=Path, help="keep the file and store here (default: a temp folder)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--reuse", action="store_true", help="keep a store already built in --work (latency only)")
-    parser.add_argument("--build", nargs=2, type=Path, metavar=("SOURCE", "CACHE"), help=argparse.SUPPRESS)
+    parser.add_argument("--reuse", action="store_true", help="keep stores already built in --work (latency only)")
+    parser.add_argument("--source", type=Path, help="a RoG parquet file to build from instead of the synthetic one")
+    parser.add_argument("--scopes", default="question,union", help="the stores to build and time")
+    parser.add_argument("--build", nargs=3, metavar=("SOURCE", "CACHE", "SCOPE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build:
-        return build(*args.build)
+        return build(Path(args.build[0]), Path(args.build[1]), args.build[2])
     work = args.work or Path(tempfile.mkdtemp(prefix="kgx-rog-bench."))
     work.mkdir(parents=True, exist_ok=True)
-    source = work / f"synthetic-{args.questions}x{args.triples // args.questions}.parquet"
+    source = args.source or work / f"synthetic-{args.questions}x{args.triples // args.questions}.parquet"
     start = time.perf_counter()
     if not source.exists():
         write_synthetic(source, args.questions, args.triples, args.seed)
@@ -191,19 +208,21 @@ def main() -> None:
     cache = work / "cache"
     if not args.reuse:
         shutil.rmtree(cache / "kg", ignore_errors=True)
-    child = subprocess.run(
-        [sys.executable, __file__, "--build", str(source), str(cache)], check=True, stdout=subprocess.PIPE, text=True
-    )
-    built = json.loads(child.stdout.strip().splitlines()[-1])
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # kB -> GB
-    store = Path(built["store"])
-    memory = "reused: time of its build, peak memory not measured" if built["reused"] else f"peak memory {peak:.2f} GB"
-    print(
-        f"build: {built['questions']:,} questions, {built['triples']:,} triples, {built['quads']:,} quads "
-        f"(with names) in {built['seconds']:.0f} s = {built['triples'] / built['seconds']:,.0f} triples/s; "
-        f"store {size(store) / 2**30:.2f} GB on disk; {memory}"
-    )
-    for call, ms in one_hop(store, source, args.samples, args.seed).items():
+    stores = {}
+    for scope in args.scopes.split(","):
+        command = [sys.executable, __file__, "--build", str(source), str(cache), scope]
+        child = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
+        built = json.loads(child.stdout.strip().splitlines()[-1])
+        stores[scope] = Path(built["store"])
+        memory = "reused: time of its build" if built["reused"] else f"peak memory {built['peak_gb']:.2f} GB"
+        print(
+            f"build {scope:<8}: {built['questions']:,} questions, {built['triples']:,} triples, "
+            f"{built['quads']:,} quads (with names) in {built['seconds']:.0f} s = "
+            f"{built['triples'] / built['seconds']:,.0f} triples/s; store {size(stores[scope]) / 2**30:.3f} GB "
+            f"on disk; {memory}",
+            flush=True,
+        )
+    for call, ms in one_hop(stores, source, args.samples, args.seed).items():
         ms.sort()
         print(
             f"1-hop {call:<28} median {statistics.median(ms):.3f} ms  p95 {ms[int(0.95 * len(ms))]:.3f} ms"

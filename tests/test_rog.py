@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import polars as pl
+import pyoxigraph as ox
 import pytest
 
 from kgx.core.config import ConfigError, DatasetConfig, KGConfig
@@ -17,6 +18,7 @@ from kgx.core.types import Horizon, Question
 from kgx.datasets import DataError, load
 from kgx.diagnose.reach import Reacher
 from kgx.kg import SubgraphKG, open_kg
+from kgx.kg.build import MANIFEST
 from kgx.kg.name_level import SourceError, name_id
 from kgx.kg.subgraph_build import build_subgraphs, graph_iri
 
@@ -67,6 +69,11 @@ def two(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def two_store(two, tmp_path_factory) -> Path:
     return build_subgraphs([two], tmp_path_factory.mktemp("store") / "subgraph", progress=False).store
+
+
+@pytest.fixture(scope="module")
+def union_store(two, tmp_path_factory) -> Path:
+    return build_subgraphs([two], tmp_path_factory.mktemp("store") / "union", progress=False, scope="union").store
 
 
 # ----------------------------------------------------------------------------- the loader
@@ -155,13 +162,31 @@ def test_a_question_id_seen_twice_is_named_with_both_places(tmp_path, two):
 # ----------------------------------------------------------------------------- the store
 
 
-def test_the_build_counts_every_triple_and_names_all_but_mids(two_store):
-    kg = SubgraphKG(two_store, "union")
+def test_the_build_counts_every_triple_and_names_all_but_mids(two_store, union_store):
     # qA: 3 edges + names of Alice, France, Bob (m.0abc is unnamed); qB: 2 edges + Carol, France, Film X.
-    assert len(kg) == 11
-    assert kg.named([name_id("Alice"), "m.0abc"]) == {name_id("Alice")}
-    assert kg.search("Alice") == [name_id("Alice")]
-    assert kg.names(["m.0abc"]) == {"m.0abc": "(spouse: Bob)"}  # a CVT is shown by its attributes
+    # The union holds France's name once: 5 edges + 5 names.
+    for store, quads in ((two_store, 11), (union_store, 10)):
+        kg = SubgraphKG(store)
+        assert len(kg) == quads
+        assert kg.named([name_id("Alice"), "m.0abc"]) == {name_id("Alice")}
+        assert kg.search("Alice") == [name_id("Alice")]
+        assert kg.names(["m.0abc"]) == {"m.0abc": "(spouse: Bob)"}  # a CVT is shown by its attributes
+
+
+def test_the_union_store_holds_each_triple_and_name_once_in_the_default_graph(tmp_path):
+    path = tmp_path / "three.parquet"
+    rog_frame({**TWO, "qC": [TWO["qA"][0], TWO["qB"][1]]}).write_parquet(path)  # two edges listed again
+    question = build_subgraphs([path], tmp_path / "question", progress=False)
+    union = build_subgraphs([path], tmp_path / "union", progress=False, scope="union")
+    # Per question: 11 as above + qC's 2 edges and the names of Alice, France, Carol, Film X. The
+    # union: the 5 distinct edges + the 5 distinct names.
+    assert (question.triples, question.quads, union.triples, union.quads) == (7, 17, 7, 10)
+    assert (question.scope, union.scope) == ("question", "union")
+    kg = SubgraphKG(union.store)
+    assert (kg.scope, len(kg), list(kg.store.named_graphs())) == ("union", 10, [])
+    assert len(list(kg.store.quads_for_pattern(None, None, None, ox.DefaultGraph()))) == 10
+    again = build_subgraphs([path], tmp_path / "union", progress=False, scope="union")
+    assert (again.reused, again.scope, again.quads) == (True, "union", 10)
 
 
 def test_a_rebuild_happens_only_when_the_files_change(two, tmp_path):
@@ -178,21 +203,40 @@ def test_a_rebuild_happens_only_when_the_files_change(two, tmp_path):
     assert len(list((tmp_path / "cache" / "kg").iterdir())) == 2  # one store per content
 
 
-def test_question_scope_sees_only_its_own_subgraph_union_sees_all(two_store):
+def test_each_scope_has_its_own_store_so_switching_never_rebuilds_the_other(two, tmp_path):
+    cache = tmp_path / "cache"
+    question = open_kg(KGConfig(name="subgraph", format="rog", sources=[str(two)]), cache)
+    union = open_kg(KGConfig(name="subgraph", format="rog", sources=[str(two)], scope="union"), cache)
+    key = re.fullmatch(r"subgraph-(\w+)", Path(question.store_dir).name).group(1)
+    other = re.fullmatch(r"subgraph-union-(\w+)", Path(union.store_dir).name).group(1)
+    assert key != other and (question.scope, union.scope) == ("question", "union")
+    built = {p.name: (p / MANIFEST).stat().st_mtime_ns for p in (cache / "kg").iterdir()}
+    for scope in ("question", "union", "question"):
+        open_kg(KGConfig(name="subgraph", format="rog", sources=[str(two)], scope=scope), cache)
+    assert {p.name: (p / MANIFEST).stat().st_mtime_ns for p in (cache / "kg").iterdir()} == built
+    named = KGConfig(name="subgraph", format="rog", sources=[str(two)], scope="union", store=str(tmp_path / "mine"))
+    assert Path(open_kg(named, cache).store_dir) == tmp_path / "mine-union"
+
+
+def test_question_scope_sees_only_its_own_subgraph_union_sees_all(two_store, union_store):
     alice, carol, france = name_id("Alice"), name_id("Carol"), name_id("France")
-    question = SubgraphKG(two_store, "question")
+    question = SubgraphKG(two_store)
     a, b = question.for_question("qA"), question.for_question("qB")
     assert a.view == graph_iri("qA") and a.store is question.store  # a view, not a reopened store
     assert a.relations(carol, "out") == [] and a.search("Carol") == [] and a.named([carol]) == set()
     assert a.neighbors(france, "people.person.nationality", "in") == [alice]
     assert b.neighbors(france, "people.person.nationality", "in") == [carol]
-    union = SubgraphKG(two_store, "union")
-    assert union.for_question("qA") is union
-    assert union.neighbors(france, "people.person.nationality", "in") == sorted([alice, carol])
-    assert question.relations(carol, "out") == ["film.actor.film", "people.person.nationality"]  # the whole KG
+    union = SubgraphKG(union_store)
+    assert union.for_question("qA") is union and union.view == ""
+    assert union.for_question("qA").neighbors(france, "people.person.nationality", "in") == sorted([alice, carol])
+    assert union.search("Carol") == [carol]
+    # The whole question-scope store reads the union of its graphs: the same rows as the union store.
+    for kg in (question, union):
+        assert kg.relations(carol, "out") == ["film.actor.film", "people.person.nationality"]
+        assert kg.neighbors(france, "people.person.nationality", "in") == sorted([alice, carol])
 
 
-def test_reachability_is_searched_in_the_questions_own_subgraph(two_store, tmp_path):
+def test_reachability_is_searched_in_the_questions_own_subgraph(two_store, union_store, tmp_path):
     film_via_carol = Question(
         id="qA",
         text="?",
@@ -201,8 +245,8 @@ def test_reachability_is_searched_in_the_questions_own_subgraph(two_store, tmp_p
         meta={"answer_ids": [name_id("Film X")]},
     )
     bob = Question(id="qA", text="?", topic_entities={name_id("Alice"): "Alice"}, answers=[["Bob"]])
-    union = Reacher(SubgraphKG(two_store, "union"), "union", tmp_path)
-    question = Reacher(SubgraphKG(two_store, "question"), "question", tmp_path)
+    union = Reacher(SubgraphKG(union_store), "union", tmp_path)
+    question = Reacher(SubgraphKG(two_store), "question", tmp_path)
     assert union.check(film_via_carol, Horizon(3)).reachable is True
     own = question.check(film_via_carol, Horizon(3))
     assert (own.reachable, own.reason) == (None, "no gold answer is a node of the KG")
@@ -225,6 +269,32 @@ def test_progress_is_plain_lines_with_rate_and_eta_off_a_terminal(two, tmp_path)
     quiet = io.StringIO()
     build_subgraphs([two], tmp_path / "again", progress=False, stream=quiet)
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize("scope", ["question", "union"])
+def test_preflight_checks_topics_in_the_subgraph_each_question_sees(compose_cfg, two_store, union_store, capsys, scope):
+    """qB starting from Alice: she is in qA's subgraph, not in qB's. Question scope reports it
+    (naming the question), the union holds her; Dora is in no subgraph, so both report her."""
+    from kgx.run.preflight import check
+    from kgx.run.spec import to_run_spec
+
+    spec = to_run_spec(compose_cfg("method=tog", "kg=subgraph", "dataset=cwq_rog", f"kg.scope={scope}"))
+    alice, carol, dora = name_id("Alice"), name_id("Carol"), name_id("Dora")
+    questions = [
+        Question(id="qA", text="?", topic_entities={alice: "Alice"}, answers=[["Bob"]]),
+        Question(id="qB", text="?", topic_entities={carol: "Carol", alice: "Alice"}, answers=[["Film X"]]),
+        Question(id="qC", text="?", topic_entities={dora: "Dora"}, answers=[["Bob"]]),
+    ]
+    kg = SubgraphKG(two_store if scope == "question" else union_store)
+    assert check(spec, questions, kg) == questions  # the dataset's own KG: a warning, not a stop
+    warning = capsys.readouterr().err
+    if scope == "question":
+        assert (
+            f"2 of 3 questions start from topic entities their own subgraphs lack ({alice} (Alice) in qB, "
+            f"{dora} (Dora) in qC)" in warning
+        )
+    else:
+        assert f"1 of 3 questions start from topic entities the KG does not hold ({dora} (Dora))" in warning
 
 
 def test_kg_subgraph_without_a_dataset_path_names_the_field(compose_cfg):

@@ -1,12 +1,14 @@
-"""``kg=subgraph``: RoG's per-question Freebase subgraphs as one embedded store, in two scopes.
+"""``kg=subgraph``: RoG's per-question Freebase subgraphs as an embedded store, in two scopes.
 
-The store (``kgx.kg.subgraph_build``) holds each question's subgraph in a named graph. A handle
-on the whole store reads the union of all of them (``use_default_graph_as_union``): that is the
-KG of ``kg.scope=union``, and what the run's pre-flight check and the benchmarks see in either
-scope. Under ``kg.scope=question`` (the setting RoG, GNN-RAG and SubgraphRAG report) a question
-sees only its own subgraph: ``for_question`` gives a view whose every query has that question's
-graph as its default graph. A view shares the open store (no reopening, no copy per question)
-and has its own result cache, since the same query means different rows in two views.
+Each scope has its own store (``kgx.kg.subgraph_build``), and the handle reads the scope its store
+was built for (its manifest says which). ``kg.scope=question`` (the setting RoG, GNN-RAG and
+SubgraphRAG report): each question's subgraph is a named graph, and ``for_question`` gives a view
+whose every query has that question's graph as its default graph; a handle on the whole store reads
+the union of all of them (``use_default_graph_as_union``, which deduplicates at query time: fine
+for a benchmark's look at it, too slow for a run's thousands of calls). A view shares the open
+store (no reopening, no copy per question) and has its own result cache, since the same query means
+different rows in two views. ``kg.scope=union``: every subgraph is in the default graph, each
+triple once, read as any embedded KG is; ``for_question`` is the KG itself.
 """
 
 from __future__ import annotations
@@ -21,29 +23,32 @@ import pyoxigraph as ox
 
 from kgx.core.config import KGConfig
 from kgx.core.paths import resolve
-from kgx.kg.build import fingerprint
+from kgx.kg.build import fingerprint, read_manifest
 from kgx.kg.custom import KEY_CHARS
 from kgx.kg.embedded import EmbeddedKG, solution_rows
 from kgx.kg.name_level import SourceError
 from kgx.kg.rog_files import check_columns, rog_files
 from kgx.kg.sparql import Term
-from kgx.kg.subgraph_build import FORMAT, build_subgraphs, graph_iri
+from kgx.kg.subgraph_build import build_subgraphs, graph_iri, store_format
 
 VIEW_CACHE = 10_000  # results kept per question view: one question's calls
 
 
 class SubgraphKG(EmbeddedKG):
-    """The whole store (the union of the subgraphs); ``for_question`` narrows it in question scope."""
+    """The store of one scope; in question scope, ``for_question`` narrows it to one subgraph."""
 
-    def __init__(self, store_dir: Path, scope: str = "question", **options: Any):
+    def __init__(self, store_dir: Path, **options: Any):
         super().__init__(store_dir, **options)
-        self.scope = scope
+        self.store_dir = Path(store_dir)
+        self.scope: str = read_manifest(self.store_dir).get("scope", "question")
         self._graph: Optional[ox.NamedNode] = None
 
     def _select(self, query: str) -> list[dict[str, Term]]:
-        if self._graph is None:
+        if self._graph is not None:
+            return solution_rows(self.store.query(query, default_graph=self._graph))
+        if self.scope == "question":  # the whole store of named graphs: their union
             return solution_rows(self.store.query(query, use_default_graph_as_union=True))
-        return solution_rows(self.store.query(query, default_graph=self._graph))
+        return super()._select(query)
 
     def for_question(self, question_id: str) -> "SubgraphKG":
         """The KG ``question_id`` sees: its own subgraph in question scope, else the whole KG."""
@@ -57,8 +62,10 @@ class SubgraphKG(EmbeddedKG):
 
 
 def open_subgraphs(cfg: KGConfig, cache_dir: Path, **options: Any) -> SubgraphKG:
-    """The KG of ``kg=subgraph``: its sources' RoG files built (or found built) under
-    ``<cache_dir>/kg/<name>-<hash of the files>``, so two datasets never share or rebuild one store."""
+    """The KG of ``kg=subgraph``: its sources' RoG files built (or found built) for ``kg.scope``
+    under ``<cache_dir>/kg/<name>-<hash>`` (question) or ``<name>-union-<hash>`` (union; beside
+    ``kg.store`` as ``<store>-union`` when that is set), so neither two datasets nor two scopes
+    share or rebuild one store."""
     if not cfg.sources:
         raise SourceError(
             f"kg '{cfg.name}' (format rog) has no sources: it builds from RoG parquet files, "
@@ -66,6 +73,7 @@ def open_subgraphs(cfg: KGConfig, cache_dir: Path, **options: Any) -> SubgraphKG
         )
     files = [f for source in cfg.sources for f in rog_files(resolve(source), cfg.split)]
     check_columns(files, ("id", "graph"))
-    key = fingerprint(files, FORMAT, False)[:KEY_CHARS]
-    store = Path(cfg.store) if cfg.store else cache_dir / "kg" / f"{cfg.name}-{key}"
-    return SubgraphKG(build_subgraphs(files, store).store, cfg.scope, **options)
+    key = fingerprint(files, store_format(cfg.scope), False)[:KEY_CHARS]
+    suffix = "" if cfg.scope == "question" else f"-{cfg.scope}"
+    store = Path(cfg.store + suffix) if cfg.store else cache_dir / "kg" / f"{cfg.name}{suffix}-{key}"
+    return SubgraphKG(build_subgraphs(files, store, scope=cfg.scope).store, **options)

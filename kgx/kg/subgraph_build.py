@@ -1,13 +1,17 @@
-"""The store of ``kg=subgraph``: every question's subgraph of RoG parquet files in its own named graph.
+"""The stores of ``kg=subgraph``: RoG parquet files' subgraphs, one named graph per question or one union.
 
 Each row of a RoG file (``kgx.kg.rog_files``) is one question and its Freebase subgraph, written
 ``[head, relation, tail]`` with names where Freebase has one and mids (``m.06w2sn5``) otherwise.
 They become the Freebase shape every method queries, as name-level KGs do (``kgx.kg.name_level``):
 a name is the node ``ns:<name_id(name)>`` with ``type.object.name "name"@en``, a mid is that node
 itself and stays unnamed (a CVT, described by its attributes), a relation id is ``ns:<relation>``.
-Every triple and the names of its nodes go into the question's named graph (``graph_iri``), so a
-question's view of the store (``kgx.kg.subgraph``) holds its subgraph alone, names included: an
-entity another question's subgraph names cannot be found from it, by edge or by name.
+For ``kg.scope=question`` every triple and the names of its nodes go into the question's named
+graph (``graph_iri``), so a question's view of the store (``kgx.kg.subgraph``) holds its subgraph
+alone, names included: an entity another question's subgraph names cannot be found from it, by edge
+or by name. For ``kg.scope=union`` the same lines go into the default graph instead, where the store
+keeps each triple once however many subgraphs list it: queries read it as it is, with no union of
+named graphs to deduplicate at query time (on CWQ, hubs and names recur in hundreds of subgraphs).
+The two scopes are two stores with their own fingerprints, so switching scope never rebuilds the other.
 
 The build is one pass: a thread converts rows to N-Quads into a pipe that Oxigraph's bulk loader
 reads, so conversion (Python) and loading (Rust) share the two cores. Like ``kgx.kg.build`` it is
@@ -40,6 +44,7 @@ from kgx.kg.pipeline_bar import PhaseBar, count
 from kgx.kg.rog_files import row_count, rows
 
 FORMAT = "rog"
+SCOPES = ("question", "union")
 GRAPH_PREFIX = "urn:kgx:question:"
 _RELATION = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+$")
 
@@ -49,24 +54,35 @@ def graph_iri(question_id: str) -> str:
     return GRAPH_PREFIX + urllib.parse.quote(question_id, safe="")
 
 
+def store_format(scope: str) -> str:
+    """The format a store's fingerprint holds: ``rog`` for question scope (as before the union had
+    its own store, so those stay valid), ``rog-union`` for the union."""
+    if scope not in SCOPES:
+        raise SourceError(f"kg.scope={scope}: choose one of {', '.join(SCOPES)}")
+    return FORMAT if scope == "question" else f"{FORMAT}-{scope}"
+
+
 @dataclass(frozen=True)
 class SubgraphBuild:
     store: Path
-    questions: int  # rows read, one named graph each
+    questions: int  # rows read (question scope: one named graph each)
     triples: int  # graph triples as the files list them
-    quads: int  # in the store: distinct triples per question plus the names of their nodes
+    quads: int  # in the store: distinct triples plus names, per question (question scope) or in all (union)
     seconds: float  # of the build that made the store (an earlier one when reused)
     reused: bool  # an up-to-date store was already there
+    scope: str = "question"
 
 
 class _Writer:
-    """Converts the files' rows to N-Quads into ``target``; an error is kept for the builder,
-    which raises it once the loader has stopped (the pipe is closed either way)."""
+    """Converts the files' rows to N-Quads into ``target``, in each question's named graph or, for
+    the union, in the default graph; an error is kept for the builder, which raises it once the
+    loader has stopped (the pipe is closed either way)."""
 
-    def __init__(self, files: list[Path], target: Path, progress: PhaseBar):
+    def __init__(self, files: list[Path], target: Path, progress: PhaseBar, scope: str):
         self.files = files
         self.target = target
         self.progress = progress
+        self.scope = scope
         self.questions = self.triples = 0
         self.error: Optional[BaseException] = None
         self._seen: dict[str, str] = {}  # question id -> where it was first read
@@ -91,7 +107,7 @@ class _Writer:
                 f"each question needs its own id"
             )
         self._seen[qid] = where
-        g = f"<{graph_iri(qid)}> .\n"
+        g = f"<{graph_iri(qid)}> .\n" if self.scope == "question" else ".\n"
         nodes: dict[str, str] = {}
         lines: list[str] = []
         for k, triple in enumerate(graph):
@@ -127,29 +143,33 @@ class _Writer:
 
 
 def build_subgraphs(
-    files: list[Path], store_dir: Path, progress: bool = True, stream: Optional[TextIO] = None
+    files: list[Path],
+    store_dir: Path,
+    progress: bool = True,
+    stream: Optional[TextIO] = None,
+    scope: str = "question",
 ) -> SubgraphBuild:
-    """Load ``files`` into ``store_dir`` unless a store of the same files is already there."""
+    """Load ``files`` into ``store_dir`` for ``scope`` unless a store of the same files and scope is there."""
     files = [Path(f) for f in files]
     if not files:
         raise SourceError("no RoG parquet files given")
-    digest = fingerprint(files, FORMAT, False)
+    digest = fingerprint(files, store_format(scope), False)
     manifest = read_manifest(store_dir)
     if manifest.get("fingerprint") == digest:
         return _from_manifest(store_dir, manifest)
     start = time.perf_counter()
     with workspace(store_dir) as work:
-        meter = PhaseBar("kgx: subgraph build", row_count(files), count, "questions/s", stream=stream, enabled=progress)
-        writer, quads = _load(files, work, meter)
+        title = "kgx: subgraph build" + ("" if scope == "question" else f" ({scope})")
+        meter = PhaseBar(title, row_count(files), count, "questions/s", stream=stream, enabled=progress)
+        writer, quads = _load(_Writer(files, work / "quads.nq", meter, scope), work)
         meter.close()
-        result = SubgraphBuild(
-            store_dir, writer.questions, writer.triples, quads, round(time.perf_counter() - start, 3), False
-        )
+        seconds = round(time.perf_counter() - start, 3)
+        result = SubgraphBuild(store_dir, writer.questions, writer.triples, quads, seconds, False, scope)
         manifest = {
             **asdict(result),
             "store": str(store_dir),
             "fingerprint": digest,
-            "format": FORMAT,
+            "format": store_format(scope),
             "sources": [str(f) for f in files],
         }
         if not install(work / "store", store_dir, manifest):
@@ -157,13 +177,12 @@ def build_subgraphs(
         return result
 
 
-def _load(files: list[Path], work: Path, meter: PhaseBar) -> tuple[_Writer, int]:
-    """Convert and bulk-load at once through a named pipe; returns the writer and the quads
-    stored. The writer's error comes first, as it is the cause when both fail (the loader then
-    read a cut-off stream)."""
-    pipe = work / "quads.nq"
+def _load(writer: _Writer, work: Path) -> tuple[_Writer, int]:
+    """Convert and bulk-load at once through a named pipe (the writer's target); returns the
+    writer and the quads stored. The writer's error comes first, as it is the cause when both
+    fail (the loader then read a cut-off stream)."""
+    pipe, meter = writer.target, writer.progress
     os.mkfifo(pipe)
-    writer = _Writer(files, pipe, meter)
     meter.extra = lambda: f"{writer.triples:,} triples, {meter.per_s(writer.triples):,.0f} triples/s"
     thread = threading.Thread(target=writer.run, name="kgx-subgraph-writer", daemon=True)
     thread.start()
@@ -187,5 +206,11 @@ def _load(files: list[Path], work: Path, meter: PhaseBar) -> tuple[_Writer, int]
 
 def _from_manifest(store_dir: Path, manifest: dict) -> SubgraphBuild:
     return SubgraphBuild(
-        store_dir, manifest["questions"], manifest["triples"], manifest["quads"], manifest["seconds"], True
+        store_dir,
+        manifest["questions"],
+        manifest["triples"],
+        manifest["quads"],
+        manifest["seconds"],
+        True,
+        manifest.get("scope", "question"),
     )

@@ -7,7 +7,8 @@ so a dataset on the wrong KG (``dataset=cwq`` on the default demo KG) would look
 
 * topic entities given by name (IRN files, a JSON-lines list of names) become the ids of the
   entities of that exact name in the KG; a name the KG lacks stops the run, listing near matches;
-* every topic id must be an entity with an edge in the KG. If one is missing, the run stops
+* every topic id must be an entity with an edge in the KG its question sees (under
+  ``kg.scope=question``, its own subgraph: ``SparqlKG.for_question``). If one is missing, the run stops
   with the dataset, the KG, a few missing ids, and the fix: the dataset's own KG
   (``dataset.kg``), or ``kg.allow_missing_topics=true``. It goes on with a warning instead when
   the user chose the KG (``kg=`` on the command line or a sweep axis) or it is the dataset's own
@@ -57,14 +58,16 @@ def check(spec: RunSpec, questions: list[Question], kg: SparqlKG) -> list[Questi
     questions, unknown = resolve_names(questions, kg)
     if unknown:
         _unknown_names(spec, unknown, len(names), allowed)
-    topics = {topic: name for q in questions for topic, name in q.topic_entities.items()}
-    absent = set(missing(kg, list(topics)))
+    views = _views(questions, kg)
+    absent = _absent_topics(views)
     if absent:
-        hit = sum(1 for q in questions if any(t in absent for t in q.topic_entities))
-        shown = _listed([f"{t} ({name})" for t, name in topics.items() if t in absent])
+        hit = len({q for q, _ in absent})
+        own = any(seen.view for seen, _ in views)  # each question sees its own subgraph
+        shown = _listed(list(dict.fromkeys(f"{t} ({name})" + (f" in {q}" if own else "") for q, (t, name) in absent)))
+        where = "their own subgraphs lack" if own else "the KG does not hold"
         text = (
             f"dataset '{spec.dataset.name}' on kg '{spec.kg.name}': {hit} of {len(questions)} questions start "
-            f"from topic entities the KG does not hold ({shown}); every KG method answers those from the "
+            f"from topic entities {where} ({shown}); every KG method answers those from the "
             f"model's own knowledge (status fallback)"
         )
         if allowed or spec.kg.name == spec.dataset.kg or kg_chosen():
@@ -73,6 +76,26 @@ def check(spec: RunSpec, questions: list[Question], kg: SparqlKG) -> list[Questi
             raise ConfigError(f"{text}. {_fix(spec)}")
     _check_depth(spec, questions)
     return questions
+
+
+def _views(questions: list[Question], kg: SparqlKG) -> list[tuple[SparqlKG, list[Question]]]:
+    """The questions grouped by the part of the KG each sees (``SparqlKG.for_question``): one
+    group for most KGs, one per question for per-question subgraphs (``kg.scope=question``)."""
+    groups: dict[str, tuple[SparqlKG, list[Question]]] = {}
+    for q in questions:
+        seen = kg.for_question(q.id)
+        groups.setdefault(seen.view, (seen, []))[1].append(q)
+    return list(groups.values())
+
+
+def _absent_topics(views: list[tuple[SparqlKG, list[Question]]]) -> list[tuple[str, tuple[str, str]]]:
+    """(question id, (topic id, name)) of every topic entity missing from the KG its question
+    sees, looked up in one batch per view."""
+    absent = []
+    for seen, group in views:
+        gone = set(missing(seen, list({t: None for q in group for t in q.topic_entities})))
+        absent += [(q.id, item) for q in group for item in q.topic_entities.items() if item[0] in gone]
+    return absent
 
 
 def resolve_names(questions: list[Question], kg: SparqlKG) -> tuple[list[Question], list[Unknown]]:

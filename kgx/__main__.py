@@ -154,6 +154,8 @@ def options(group: str) -> list[str]:
     found = {p.stem for p in (CONF_DIR / group).glob("*.yaml")} | (set(METHODS) if group == "method" else set())
     defaults = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "config.yaml").defaults)
     default = next((d[group] for d in defaults if isinstance(d, dict) and group in d), None)
+    if "${" in str(default):  # kg: of/${dataset}, chosen by the dataset (conf/kg/of/)
+        return ["the dataset's own", *sorted(found)]
     return sorted(found, key=lambda name: (name != default, name))
 
 
@@ -187,7 +189,7 @@ def usage() -> str:
     lines += [
         "",
         "Added with +:",
-        row("+experiment", "paper settings per method and dataset", options("experiment")),
+        row("+experiment", "the papers' runs by name; every run gets its paper settings", options("experiment")),
         row("+sweeps", "studies, with -m: kgx's own, and your own in ./sweeps/NAME.yaml", sweep_names),
         "",
         "Settings: run.*, method.*, dataset.*, llm.*, kg.* (python -m kgx --cfg job lists them all).",

@@ -187,7 +187,7 @@ def test_help_is_kgx_own(tmp_path):
     for expected in (
         "method      lmp (default), cgpe, cot, io,",
         "dataset     demo (default), custom, cwq,",
-        "kg          demo (default), custom, freebase,",
+        "kg          the dataset's own (default), custom, demo, freebase,",
         "llm         local (default),",
         "+experiment",
         "+sweeps",

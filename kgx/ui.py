@@ -27,6 +27,7 @@ from typing import Optional
 
 from kgx.core.cli import plain
 from kgx.core.config import RunConfig
+from kgx.core.lifeline import guard_group
 from kgx.track.tracker import present, runs_url, tracking_uri
 
 
@@ -92,6 +93,20 @@ def serve_remote(uri: str, experiment: str, open_it: bool) -> None:
         webbrowser.open(url)
 
 
+def stop(server: subprocess.Popen, timeout_s: float = 30.0) -> None:
+    """SIGTERM to the server's process group (mlflow, uvicorn and its workers), SIGKILL to what
+    is left after ``timeout_s``."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(server.pid, sig)
+            server.wait(timeout=timeout_s)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # a terminated kgx.ui stops its server rather than orphaning it
 
@@ -118,10 +133,13 @@ def main(argv: Optional[list[str]] = None) -> None:
     url = dashboard(uri, args.experiment, base)
     print(f"starting the MLflow UI for {uri} ...", flush=True)
     signal.signal(signal.SIGTERM, _interrupt)
-    server = subprocess.Popen(command(args.port, uri))
+    # Its own process group, guarded: a kill -9 of this process takes mlflow, uvicorn and its
+    # workers along (kgx.core.lifeline) rather than leaving them holding the port.
+    server = subprocess.Popen(command(args.port, uri), start_new_session=True)
+    guard = guard_group(server.pid)
     try:
         if not wait_up(base, server):  # the URL is printed only once it answers
-            server.terminate()
+            stop(server)
             raise SystemExit(
                 f"kgx: error: the MLflow UI did not come up on {base} (exit code {server.wait()}); "
                 f"is port {args.port} taken? Try --port"
@@ -132,8 +150,9 @@ def main(argv: Optional[list[str]] = None) -> None:
         raise SystemExit(server.wait())
     except KeyboardInterrupt:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second signal must not cut the shutdown short
-        server.terminate()
-        server.wait(timeout=30)
+        stop(server)
+    finally:
+        guard.terminate()
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from mlflow.tracking import MlflowClient
 
 from kgx.core.config import ConfigError
 from kgx.core.types import Prediction
-from kgx.track.spans import stages
+from kgx.track.spans import stages, trace_name
 from tests.helpers import kgx_env, swap_method
 
 
@@ -155,3 +155,19 @@ def test_kg_calls_join_the_stage_whose_input_they_gather():
         ("answer", ["kg", "note", "llm", "kg"]),
     ]
     assert stages([{"kind": "kg"}]) == [("kg", [{"kind": "kg"}])]
+
+
+def test_an_id_too_long_for_mlflow_keeps_its_batch_of_transcripts(run, in_tmp, capsys):
+    long_id = "q" * 5000
+    rows = [
+        {"id": long_id, "question": "who directed Inception?", "answers": [["Christopher Nolan"]]},
+        {"id": "short", "question": "who wrote Dune?", "answers": [["Frank Herbert"]]},
+    ]
+    path = in_tmp / "q.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = run("dataset=custom", f"dataset.path={path}")
+    assert "transcripts logged, the rest not" not in capsys.readouterr().err
+    names = question_ids(traces(in_tmp, out.run_id, spans=False))
+    assert names[1] == "short" and len(names[0]) == 4096  # MLflow's limit; cut, with a hash of the whole id
+    assert names[0].startswith("q" * 4000) and names[0][4079] == "~"
+    assert trace_name("short") == "short" and trace_name(long_id) == names[0] != trace_name(long_id + "q")

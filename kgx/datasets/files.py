@@ -9,8 +9,10 @@ The JSON readers also reject text that could not be written back as UTF-8 (see
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,10 @@ from kgx.core.config import DatasetConfig
 # A surrogate code point (U+D800-U+DFFF) as JSON text spells it. Text decoded from UTF-8 holds
 # none, so only a parsed value whose text has this escape needs the walk of check_text.
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# JSON has no NaN or Infinity, but Python's parser reads them as floats: a gold answer NaN would
+# become the alias "nan". Only text holding one needs the walk of check_text.
+NON_FINITE = re.compile(r"NaN|Infinity")
+BOM = "\ufeff"  # what some editors put first in a UTF-8 file; accepted and dropped
 
 
 class DataError(ValueError):
@@ -64,13 +70,11 @@ def read_json(path: Path) -> Any:
     an array, since a line number says little in a one-line JSON file.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{exc.lineno}: not JSON ({exc.msg}, column {exc.colno})") from exc
+        text = path.read_text(encoding="utf-8-sig")  # a leading BOM is dropped
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    if not SURROGATE_ESCAPE.search(text):
+    data = parse(text, str(path))
+    if not (SURROGATE_ESCAPE.search(text) or NON_FINITE.search(text)):
         return data
     if isinstance(data, list):
         for index, record in enumerate(data):
@@ -80,8 +84,24 @@ def read_json(path: Path) -> Any:
     return data
 
 
+def parse(text: str, where: str) -> Any:
+    """``json.loads``, its failures a DataError at ``where`` (with the line of a multi-line text):
+    a syntax error, or nesting deeper than Python's parser can follow."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = f":{exc.lineno}" if "\n" in text.strip() else ""
+        raise DataError(f"{where}{line}: not JSON ({exc.msg}, column {exc.colno})") from exc
+    except RecursionError as exc:
+        raise DataError(
+            f"{where}: JSON nested too deeply to read (arrays or objects inside each other beyond "
+            f"Python's recursion limit of {sys.getrecursionlimit()}); a question needs only a few levels"
+        ) from exc
+
+
 def check_text(value: Any, where: str, name: str = "") -> None:
-    """A DataError unless every string in a parsed JSON value, keys included, can be written as UTF-8.
+    """A DataError unless every string in a parsed JSON value, keys included, can be written as
+    UTF-8, and every number is finite (JSON has no NaN or Infinity; Python's parser reads them).
 
     A JSON escape of half a UTF-16 surrogate pair (``"\\ud800"``) parses into a Python string
     that no UTF-8 writer accepts: the question would load, and the run would crash when its
@@ -89,6 +109,11 @@ def check_text(value: Any, where: str, name: str = "") -> None:
     """
     if isinstance(value, str):
         _check_string(value, where, f"field {name!r}" if name else "the text")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise DataError(
+            f"{where}: field {name!r} is {value!r}, which JSON does not have (Python's parser reads "
+            f"NaN and Infinity); write the value as a string, or leave the field out"
+        )
     elif isinstance(value, dict):
         for key, item in value.items():
             _check_string(key, where, f"a key of field {name!r}" if name else "a field name")
@@ -134,6 +159,8 @@ def text_lines(path: Path) -> Iterator[tuple[int, str]]:
                 line = raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as exc:
                 raise DataError(f"{path}:{lineno}: not UTF-8 text ({exc.reason})") from exc
+            if lineno == 1:
+                line = line.removeprefix(BOM)
             if line.strip():
                 yield lineno, line
 
@@ -144,12 +171,9 @@ def json_lines(path: Path, check_strings: bool = True) -> Iterator[tuple[str, di
     is off, for files that are only read."""
     for lineno, line in text_lines(path):
         where = f"{path}:{lineno}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{where}: not JSON ({exc.msg})") from exc
+        row = parse(line, where)
         if not isinstance(row, dict):
             raise DataError(f"{where}: expected a JSON object")
-        if check_strings and SURROGATE_ESCAPE.search(line):
+        if check_strings and (SURROGATE_ESCAPE.search(line) or NON_FINITE.search(line)):
             check_text(row, where)
         yield where, row

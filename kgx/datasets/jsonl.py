@@ -24,22 +24,43 @@ def read_jsonl(path: Path, cfg: DatasetConfig) -> list[Question]:
     """
     questions = []
     for where, row in json_lines(path):
-        answers = field(row, "answers", list, where)
-        if not all(isinstance(a, list) and a for a in answers):
-            raise DataError(f"{where}: field 'answers' must be a list of alias lists")
+        answers = _answers(row, where)
         topics, names = _topics(row, where)
         answer_ids = field(row, "answer_ids", list, where) if "answer_ids" in row else []
         meta = field(row, "meta", dict, where) if "meta" in row else {}
         questions.append(
             Question(
-                id=str(field(row, "id", (str, int), where)),
-                text=field(row, "question", str, where),
+                id=_filled(str(field(row, "id", (str, int), where)), "id", where),
+                text=_filled(field(row, "question", str, where), "question", where),
                 topic_entities=topics,
-                answers=[[str(x) for x in a] for a in answers],
+                answers=answers,
                 meta={**meta, "answer_ids": answer_ids, **({TOPIC_NAMES: names} if names else {})},
             )
         )
     return questions
+
+
+def _answers(row: dict[str, Any], where: str) -> list[list[str]]:
+    """``answers``: a list of non-empty alias lists of strings (an integer is read as its digits).
+    A float, null or boolean is refused, not turned into the alias "nan", "None" or "True"."""
+    answers = field(row, "answers", list, where)
+    for i, aliases in enumerate(answers):
+        if not (isinstance(aliases, list) and aliases):
+            raise DataError(f"{where}: field 'answers' must be a list of alias lists; answers[{i}] is not one")
+        for j, alias in enumerate(aliases):
+            if isinstance(alias, bool) or not isinstance(alias, (str, int)):
+                raise DataError(
+                    f"{where}: field 'answers[{i}][{j}]' must be a string, found {type(alias).__name__} "
+                    f'{alias!r}; write the answer as a string, as a reply would say it ("1.5", not 1.5)'
+                )
+    return [[str(alias) for alias in aliases] for aliases in answers]
+
+
+def _filled(value: str, name: str, where: str) -> str:
+    """A field that must say something: an empty id would name the trace file ``.json``."""
+    if not value.strip():
+        raise DataError(f"{where}: field '{name}' is empty")
+    return value
 
 
 def _topics(row: dict[str, Any], where: str) -> tuple[dict[str, str], list[str]]:

@@ -70,6 +70,11 @@ def load(cfg: DatasetConfig) -> list[Question]:
     questions = LOADERS[cfg.loader](path, cfg)
     if not questions:
         raise DataError(f"dataset '{cfg.name}': {path} holds no questions")
+    blank = next((i for i, q in enumerate(questions) if not q.id.strip() or not q.text.strip()), None)
+    if blank is not None:  # formats with ids or texts of their own; kgx's format says the line
+        raise DataError(
+            f"{path}: question {blank + 1} has an empty {'id' if not questions[blank].id.strip() else 'text'}"
+        )
     duplicates = [qid for qid, n in Counter(q.id for q in questions).items() if n > 1]
     if duplicates:
         raise DataError(f"{path}: question id '{duplicates[0]}' appears more than once")

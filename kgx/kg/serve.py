@@ -19,6 +19,8 @@ import urllib.request
 from pathlib import Path
 from typing import Optional
 
+from kgx.core.lifeline import server_preexec
+
 PING = "ASK { }"
 # The readiness check goes straight to loopback, whatever http_proxy the environment sets.
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -98,10 +100,16 @@ class OxigraphServer:
             f"127.0.0.1:{self.port}",
         ]
         # stderr to a file, not a pipe: a long-running server must never block on a full pipe.
-        # Its own session: a terminal's Ctrl-C reaches only us, and we stop it in order.
+        # Its own session: a terminal's Ctrl-C reaches only us, and we stop it in order; and it
+        # dies with us, even on kill -9 (kgx.core.lifeline), so no orphan keeps the port.
         self._stderr = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr, start_new_session=True
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self._stderr,
+            start_new_session=True,
+            preexec_fn=server_preexec(),
         )
         try:
             self._wait_until_ready()

@@ -23,9 +23,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from kgx.core.lifeline import server_preexec
 from kgx.kg.dump_filter import BuildError, atomic_write, disk_full_error
 from kgx.kg.serve import ServerError
-from kgx.kg.virtuoso_process import PACKAGED_INI, VirtuosoProcess, die_with_parent, sql_string, write_ini
+from kgx.kg.virtuoso_process import PACKAGED_INI, VirtuosoProcess, sql_string, write_ini
 
 BUFFERS_PER_GB = 85_000  # Virtuoso's table: 8 KB pages with their overhead, per GB given to it
 MIN_GB = 0.5
@@ -135,7 +136,7 @@ class VirtuosoDB(VirtuosoProcess):
         )
         atomic_write(self.directory / DB_STATE, json.dumps(asdict(self.sizing)))
         try:
-            self.launch(ini, preexec=die_with_parent)
+            self.launch(ini)
             if not created.exists():
                 self.isql("checkpoint;")
                 created.write_text("created and checkpointed\n")
@@ -179,7 +180,7 @@ class VirtuosoDB(VirtuosoProcess):
                 stderr=subprocess.STDOUT,
                 text=True,
                 errors="replace",
-                preexec_fn=die_with_parent,
+                preexec_fn=server_preexec(),
             )
             for _ in range(max(1, min(loaders, len(files))))
         ]

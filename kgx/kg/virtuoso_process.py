@@ -9,9 +9,7 @@ whatever happens, so its error lines, not its exit code, tell a failed statement
 from __future__ import annotations
 
 import configparser
-import ctypes
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -20,15 +18,15 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import IO, Callable, Mapping, Optional, Sequence
+from typing import IO, Mapping, Optional, Sequence
 
+from kgx.core.lifeline import server_preexec
 from kgx.kg.serve import PING, ServerError, end_process, free_port
 
 PACKAGED_INI = Path("/etc/virtuoso-opensource-7/virtuoso.ini")
 INSTALL = "apt-get install virtuoso-opensource"
 LOG_TAIL = 40  # lines of the server's log quoted when it fails
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback, whatever the proxy
-_PR_SET_PDEATHSIG = 1
 
 
 def binary(name: str) -> Path:
@@ -89,15 +87,6 @@ def write_ini(
         ini.write(out)
 
 
-def die_with_parent() -> None:
-    """In a child before exec (Linux): be killed when the process that started it dies, even
-    by ``kill -9``, so an interrupted build never leaves a server writing to its database."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (AttributeError, OSError):  # not Linux: the server may outlive a killed parent
-        pass
-
-
 class VirtuosoProcess:
     """A ``virtuoso-t`` started on an ini, ready once SPARQL answers over HTTP and the SQL port
     takes connections; ``isql`` runs SQL as ``dba``; ``stop`` ends it."""
@@ -120,8 +109,10 @@ class VirtuosoProcess:
         self._isql_binary = Path("isql-vt")
         self._log: Optional[IO[bytes]] = None
 
-    def launch(self, ini: Path, preexec: Optional[Callable[[], None]] = None) -> None:
-        """Start the server on ``ini`` (in its directory) and wait until it answers."""
+    def launch(self, ini: Path) -> None:
+        """Start the server on ``ini`` (in its directory) and wait until it answers. It dies with
+        this process, even on ``kill -9`` (kgx.core.lifeline): no orphan keeps its ports, nor
+        writes to a database an interrupted build left."""
         server, self._isql_binary = binary("virtuoso-t"), binary("isql-vt")
         # The log to an unnamed file, not a pipe: a server must never block on a full pipe.
         # Its own session: a terminal's Ctrl-C reaches only us, and we stop it in order.
@@ -133,7 +124,7 @@ class VirtuosoProcess:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=preexec,
+            preexec_fn=server_preexec(),
         )
         self._wait_until_ready()
 

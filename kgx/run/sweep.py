@@ -32,6 +32,7 @@ from kgx.core.config import ConfigError, RunConfig
 from kgx.diagnose.breakdown import CATEGORIES
 from kgx.llm.ratelimit import JOBS_ENV
 from kgx.run.spec import to_run_spec
+from kgx.run.sweep_workers import bind_workers
 from kgx.track.tracker import HEADLINE, PARENT_TAG, REUSED_TAG, Tracker, shown
 
 BREAKDOWN = ("reachable", *(f"failure.{c}" for c in CATEGORIES))  # on the parent per configuration, not in its table
@@ -241,6 +242,7 @@ class SweepTracking(Callback):
                 self.parent_id, {"sweep": name, "params": params, "overrides": overrides}, "sweep.json"
             )
         parallel = max(1, int(config.hydra.launcher.get("n_jobs") or 1))
+        bind_workers(str(config.hydra.launcher.get("_target_", "")))  # a killed launcher takes its workers along
         path = _sweep_file(config.hydra.sweep.dir)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(

@@ -32,12 +32,22 @@ TRACE_TAG = "mlflow.traceTag."  # a root span attribute the store turns into a t
 # among the scores; every score is in the root span's kgx.scores.
 TAGGED_SCORES = ("hits1",)
 OK, ERROR = "STATUS_CODE_OK", "STATUS_CODE_ERROR"
+MAX_TRACE_NAME = 4096  # MLflow refuses a longer trace name, and with it the whole batch of traces
 
 
 def attempt_key(record: Record) -> str:
     """Tells attempts at a question apart: the latency is measured to the nanosecond, so two
     attempts practically never share it, and it survives the round trip through ``predictions.jsonl``."""
     return hashlib.sha256(f"{record.id}\0{record.latency_s!r}".encode()).hexdigest()[:16]
+
+
+def trace_name(question_id: str) -> str:
+    """The question's id, as a trace is named and searched; an id too long for MLflow is cut and
+    told apart from other cut ids by a hash of the whole id (predictions.jsonl keeps it whole)."""
+    if len(question_id) <= MAX_TRACE_NAME:
+        return question_id
+    digest = hashlib.sha256(question_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{question_id[: MAX_TRACE_NAME - len(digest) - 1]}~{digest}"
 
 
 def ns(seconds: float) -> int:
@@ -125,7 +135,7 @@ def build(record: Record, question: Optional[Question], data: dict[str, Any], en
     calls_end = start + sum(ns(e.get("latency_s", 0.0)) for e in events)
     tree = Tree()
     root = tree.add(
-        record.id,
+        trace_name(record.id),
         "AGENT",
         start,
         max(end, calls_end),
@@ -144,7 +154,7 @@ def build(record: Record, question: Optional[Question], data: dict[str, Any], en
 def _root_attributes(record: Record) -> dict[str, Any]:
     failure = record.failure
     tags = {
-        "mlflow.traceName": record.id,
+        "mlflow.traceName": trace_name(record.id),
         "attempt": attempt_key(record),
         "status": record.status,
         **({"error": failure.kind} if failure else {}),

@@ -13,7 +13,8 @@ from typing import Any
 from kgx.core.config import ConfigError, MethodConfig
 from kgx.core.types import Prediction, Question
 from kgx.methods.base import Context, register
-from kgx.methods.kit import answers_schema, clean_answers, conclusion
+from kgx.methods.fallbacks import NO_ANSWER, no_answer
+from kgx.methods.kit import answers_schema, ask, clean_answers, conclusion
 
 
 @dataclass
@@ -74,5 +75,5 @@ def to_prediction(reply: dict[str, Any]) -> Prediction:
 
 @register("cot", config=CoTConfig, stages=("answer",))
 def answer(question: Question, ctx: Context) -> Prediction:
-    reply = ctx.llm("answer", messages(question, ctx.params.shots), schema=SCHEMA, retries=ctx.params.max_retries)
-    return to_prediction(reply)
+    reply = ask(ctx, "answer", messages(question, ctx.params.shots), schema=SCHEMA, fallback=no_answer, note=NO_ANSWER)
+    return reply if isinstance(reply, Prediction) else to_prediction(reply)

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from kgx.core.config import MethodConfig
 from kgx.core.types import Prediction, Question
 from kgx.methods.base import Context, register
-from kgx.methods.kit import answers_schema, braces, clean_answers
+from kgx.methods.fallbacks import NO_ANSWER, no_answer
+from kgx.methods.kit import answers_schema, ask, braces, clean_answers
 
 SYSTEM = (
     "You answer questions from your own knowledge. Give the answer entities only, most "
@@ -24,11 +25,15 @@ class IOConfig(MethodConfig):
 
 @register("io", config=IOConfig, stages=("answer",))
 def answer(question: Question, ctx: Context) -> Prediction:
-    reply = ctx.llm(
+    reply = ask(
+        ctx,
         "answer",
         [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"Question: {question.text}"}],
         schema=SCHEMA,
-        retries=ctx.params.max_retries,
+        fallback=no_answer,
+        note=NO_ANSWER,
     )
+    if isinstance(reply, Prediction):
+        return reply
     answers = clean_answers(reply["answers"])
     return Prediction(answer=braces(answers), answers=answers)

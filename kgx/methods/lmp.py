@@ -32,6 +32,7 @@ from kgx.llm.errors import OutputError
 from kgx.methods import kit
 from kgx.methods import lmp_prompts as prompts
 from kgx.methods.base import Context, register
+from kgx.methods.fallbacks import NO_ANSWER, no_answer
 from kgx.methods.kit import Hop
 from kgx.methods.lmp_facts import Fact, FactsGraph, explanation, readout
 from kgx.methods.samplers import check_available, rank
@@ -105,13 +106,17 @@ def answer(question: Question, ctx: Context) -> Prediction:
     if graphs:
         ctx.trace.explanation = explanation(question, graphs, knowledge).to_dict()
     schema = {"type": "object", "properties": {"answers": kit.answers_schema(p.max_answers)}, "required": ["answers"]}
-    reply = ctx.llm(
+    reply = kit.ask(
+        ctx,
         "answer",
         prompts.answer(question.text, knowledge or "(none)", p.answer_style),
         temperature=p.temperature,
         schema=schema,
-        retries=kit.retries(ctx),
+        fallback=lambda exc: no_answer(exc, evidence, "; ".join(reasons)),
+        note=NO_ANSWER,
     )
+    if isinstance(reply, Prediction):
+        return reply
     answers = kit.clean_answers(reply["answers"])
     layers = max((f.depth for g in graphs for f in g.facts), default=0)
     return Prediction(

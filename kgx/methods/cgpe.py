@@ -47,7 +47,7 @@ from kgx.methods.cgpe_paths import (
     path_triples,
 )
 from kgx.methods.cgpe_phrases import phrases, same_characters
-from kgx.methods.fallbacks import NO_ANSWER, no_answer
+from kgx.methods.fallbacks import no_answer
 
 
 @dataclass
@@ -435,6 +435,5 @@ def respond(question: Question, ctx: Context, run: Exploration, names: dict[str,
         temperature=p.temperature,
         schema=prompts.answer_schema(p.max_answers),
         validate=answered,
-        fallback=lambda exc: no_answer(exc, triples, run.reason, run.ending()),
-        note=NO_ANSWER,
+        fallback=lambda exc: no_answer(ctx, exc, triples, run.reason, run.ending()),
     )

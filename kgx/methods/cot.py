@@ -13,7 +13,7 @@ from typing import Any
 from kgx.core.config import ConfigError, MethodConfig
 from kgx.core.types import Prediction, Question
 from kgx.methods.base import Context, register
-from kgx.methods.fallbacks import NO_ANSWER, no_answer
+from kgx.methods.fallbacks import no_answer
 from kgx.methods.kit import answers_schema, ask, clean_answers, conclusion
 
 
@@ -75,5 +75,7 @@ def to_prediction(reply: dict[str, Any]) -> Prediction:
 
 @register("cot", config=CoTConfig, stages=("answer",))
 def answer(question: Question, ctx: Context) -> Prediction:
-    reply = ask(ctx, "answer", messages(question, ctx.params.shots), schema=SCHEMA, fallback=no_answer, note=NO_ANSWER)
+    reply = ask(
+        ctx, "answer", messages(question, ctx.params.shots), schema=SCHEMA, fallback=lambda exc: no_answer(ctx, exc)
+    )
     return reply if isinstance(reply, Prediction) else to_prediction(reply)

@@ -10,19 +10,25 @@ output (also in the trace), scored 0 like any unanswered question. The question 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from kgx.core.types import Prediction
 from kgx.llm.errors import OutputError
 
-NO_ANSWER = "no valid final answer: fallback without an answer"  # the trace note beside it
+if TYPE_CHECKING:
+    from kgx.methods.base import Context
 
 
 def no_answer(
-    exc: OutputError, evidence: Sequence[str] = (), reason: str = "", stats: Optional[dict[str, float]] = None
+    ctx: "Context",
+    exc: OutputError,
+    evidence: Sequence[str] = (),
+    reason: str = "",
+    stats: Optional[dict[str, float]] = None,
 ) -> Prediction:
     """The prediction of a final answer that stayed invalid (``exc``), keeping the ``evidence``
-    gathered and the ``reason`` the method had so far."""
+    gathered and the ``reason`` the method had so far; noted in the trace at ``exc``'s stage."""
+    ctx.trace.note(exc.stage, "no valid final answer: fallback without an answer", error=str(exc))
     why = f"{reason}; " if reason else ""
     return Prediction(
         answer="",

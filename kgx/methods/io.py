@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from kgx.core.config import MethodConfig
 from kgx.core.types import Prediction, Question
 from kgx.methods.base import Context, register
-from kgx.methods.fallbacks import NO_ANSWER, no_answer
+from kgx.methods.fallbacks import no_answer
 from kgx.methods.kit import answers_schema, ask, braces, clean_answers
 
 SYSTEM = (
@@ -30,8 +30,7 @@ def answer(question: Question, ctx: Context) -> Prediction:
         "answer",
         [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"Question: {question.text}"}],
         schema=SCHEMA,
-        fallback=no_answer,
-        note=NO_ANSWER,
+        fallback=lambda exc: no_answer(ctx, exc),
     )
     if isinstance(reply, Prediction):
         return reply

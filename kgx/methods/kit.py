@@ -25,7 +25,7 @@ from kgx.explain.graph import Edge, Graph, Node
 from kgx.kg.freebase import Direction
 from kgx.llm.errors import OutputError
 from kgx.llm.messages import Messages
-from kgx.methods.fallbacks import NO_ANSWER, no_answer
+from kgx.methods.fallbacks import no_answer
 
 if TYPE_CHECKING:
     from kgx.methods.base import Context
@@ -273,17 +273,15 @@ def final_answer(
     temperature: Optional[float],
     max_answers: int,
 ) -> Prediction:
-    """The ``answer`` call a search ends with: from ``evidence`` (status ``ok``), or with none from
-    the model's own knowledge (status ``fallback``); output that stays invalid gives no answer
-    (status ``fallback``, the reason saying why: kgx.methods.fallbacks), never a made-up one."""
+    """The ``answer`` call a search ends with: from ``evidence`` (status ``ok``), or with none from the
+    model's own knowledge (status ``fallback``); invalid output gives no answer (kgx.methods.fallbacks)."""
     reply = ask(
         ctx,
         "answer",
         messages,
         schema=answer_schema(max_answers),
         temperature=temperature,
-        fallback=lambda exc: no_answer(exc, evidence, reason),
-        note=NO_ANSWER,
+        fallback=lambda exc: no_answer(ctx, exc, evidence, reason),
     )
     if isinstance(reply, Prediction):
         return reply

@@ -32,7 +32,7 @@ from kgx.llm.errors import OutputError
 from kgx.methods import kit
 from kgx.methods import lmp_prompts as prompts
 from kgx.methods.base import Context, register
-from kgx.methods.fallbacks import NO_ANSWER, no_answer
+from kgx.methods.fallbacks import no_answer
 from kgx.methods.kit import Hop
 from kgx.methods.lmp_facts import Fact, FactsGraph, explanation, readout
 from kgx.methods.samplers import check_available, rank
@@ -112,8 +112,7 @@ def answer(question: Question, ctx: Context) -> Prediction:
         prompts.answer(question.text, knowledge or "(none)", p.answer_style),
         temperature=p.temperature,
         schema=schema,
-        fallback=lambda exc: no_answer(exc, evidence, "; ".join(reasons)),
-        note=NO_ANSWER,
+        fallback=lambda exc: no_answer(ctx, exc, evidence, "; ".join(reasons)),
     )
     if isinstance(reply, Prediction):
         return reply

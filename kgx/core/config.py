@@ -245,6 +245,9 @@ class LLMConfig:
     timeout_s: float = execution(120.0)
     max_retries: int = execution(4)  # transient errors (429, 5xx, timeouts), exponential backoff
     backoff_s: float = execution(1.0)
+    # A reply longer than this is cut (recorded as a trace note and the run's replies_cut): a server
+    # sending megabytes must not fill the disk through the cache, traces, logs and MLflow.
+    max_reply_chars: int = execution(200_000)
     parse_retries: int = 5  # invalid structured output: retry at temperature +0.2 (LMP App. A.7)
     retry_temperature_step: float = 0.2
     # How a reply's JSON schema is enforced: json_schema | json_object_schema | prompted | auto
@@ -285,6 +288,8 @@ class LLMConfig:
         for name in ("max_retries", "parse_retries", "max_tokens"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"llm.{name}={getattr(self, name)}: must be >= 0")
+        if self.max_reply_chars < 1:
+            raise ConfigError(f"llm.max_reply_chars={self.max_reply_chars}: must be at least 1")
 
 
 @dataclass

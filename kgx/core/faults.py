@@ -16,6 +16,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
+from kgx.core.boundary import clean_text
+
 
 class InfraError(RuntimeError):
     """A failure of something the run depends on, not of the method; ``kind`` says which."""
@@ -49,7 +51,9 @@ class Failure:
 
 
 def classify(exc: BaseException) -> Failure:
-    message = str(exc)[:2000]
+    """The failure ``exc`` stands for; its message passes the text boundary (a server's error body
+    in it may echo a secret or hold a lone surrogate: kgx.core.boundary)."""
+    message = clean_text(str(exc))[:2000]
     if isinstance(exc, InfraError):
         return Failure(exc.kind, True, type(exc).__name__, message)
     return Failure("method", False, type(exc).__name__, message)

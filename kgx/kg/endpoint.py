@@ -32,6 +32,7 @@ from urllib3.exceptions import (
     ReadTimeoutError,
 )
 
+from kgx.core.boundary import SECRETS, clean_text, clean_value, needs_cleaning
 from kgx.core.faults import InfraError
 from kgx.kg.freebase import KGError
 from kgx.kg.sparql import SparqlKG, Term
@@ -74,7 +75,9 @@ def _term(binding: dict[str, str]) -> Term:
 
 
 def _excerpt(body: bytes) -> str:
-    return " ".join(body[:300].decode("utf-8", "replace").split())
+    """The start of an error body, as a message shows it: cleaned at the text boundary, since a
+    server may echo the request's credentials (kgx.core.boundary)."""
+    return clean_text(" ".join(body[:300].decode("utf-8", "replace").split()))
 
 
 def _within_own_limit(query: str, max_rows: int) -> bool:
@@ -181,6 +184,8 @@ class EndpointKG(SparqlKG):
                 f"section of virtuoso.ini) or lower kgx's caps below {max_rows}. Query: {query[:200]}",
                 "kg.truncated",
             )
+        if needs_cleaning(body):  # results are text from outside too: a JSON escape may be a lone surrogate
+            rows = clean_value(rows)[0]
         return [{k: _term(v) for k, v in row.items()} for row in rows]
 
     def _select(self, query: str) -> list[dict[str, Term]]:
@@ -224,8 +229,11 @@ def request_headers(cfg: KGConfig, environ: Mapping[str, str] = os.environ) -> d
         return found
 
     headers = {name: value(f"kg.headers_env.{name}", variable) for name, variable in cfg.headers_env.items()}
+    for name, variable in cfg.headers_env.items():
+        SECRETS.add(headers[name], variable)
     if cfg.user_env and cfg.password_env:
         user, password = value("kg.user_env", cfg.user_env), value("kg.password_env", cfg.password_env)
+        SECRETS.add_pair(user, password, cfg.user_env, cfg.password_env)
         headers["Authorization"] = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     return headers
 

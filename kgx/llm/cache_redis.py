@@ -23,6 +23,7 @@ import warnings
 from typing import Any, Optional
 from urllib.parse import unquote, urlsplit
 
+from kgx.core.boundary import SECRETS
 from kgx.core.config import ConfigError
 from kgx.core.masking import masked_url
 
@@ -47,6 +48,8 @@ class RedisCache:
         self.url = masked_url(url)
         self.prefix = prefix
         self._secrets = _secrets(url)
+        for secret in self._secrets:
+            SECRETS.add(secret, "run.cache_url")
         try:
             import redis
             from redis.backoff import ExponentialBackoff

@@ -4,6 +4,10 @@ A method asks ``ctx.llm(stage, messages, schema=...)``; this module picks the st
 serves the call from the response cache or the provider (retrying transient errors with
 backoff: ``kgx.llm.retries``), checks structured output against its schema and the method's validator (retrying at
 a higher temperature, LMP App. A.7), and meters and traces everything it did.
+
+A reply is text from outside: it is cut at ``llm.max_reply_chars`` and cleaned
+(``kgx.core.boundary``) as it arrives, and reaches the cache only once the caller has found it
+valid (``keep``), so that an invalid reply is asked again rather than replayed by every rerun.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import litellm
 
+from kgx.core.boundary import SECRETS, Repairs, clean
 from kgx.core.config import LLMConfig
 from kgx.llm import providers
 from kgx.llm.cache import Cache, cache_key
@@ -48,6 +53,9 @@ class Completion:
     cached: bool
     retries: int
     truncated: bool = False  # the provider stopped at max_tokens (finish_reason "length")
+    cut_from: int = 0  # the reply's length when it was cut at llm.max_reply_chars (0: not cut)
+    repairs: Repairs = dataclasses.field(default_factory=Repairs)  # what the boundary changed in it
+    key: str = ""  # its response-cache key, until ``LLMClient.keep`` stores it ("" once kept or uncached)
 
 
 class LLMClient:
@@ -62,6 +70,9 @@ class LLMClient:
         sleep: Callable[[float], None] = time.sleep,
     ):
         providers.install()
+        for cfg in [llm, *stages.values()]:
+            if cfg.api_key_env:
+                SECRETS.add(os.environ.get(cfg.api_key_env), cfg.api_key_env)
         self.default = llm
         self.stages = stages
         self.cache = cache
@@ -203,9 +214,11 @@ class LLMClient:
         start = time.perf_counter()
         if cached:
             hit = self.cache.get(key)
-            if hit is not None:
+            # A reply cut at a smaller llm.max_reply_chars than this run's is asked again.
+            if hit is not None and not (hit.get("cut_from") and cfg.max_reply_chars > len(hit["text"])):
+                text, repairs = clean(hit["text"][: cfg.max_reply_chars])  # an entry older than the boundary
                 return Completion(
-                    hit["text"],
+                    text,
                     hit["input_tokens"],
                     hit["output_tokens"],
                     time.perf_counter() - start,
@@ -213,6 +226,8 @@ class LLMClient:
                     True,
                     0,
                     bool(hit.get("truncated")),
+                    int(hit.get("cut_from", 0)),
+                    Repairs(**hit["repairs"]) if "repairs" in hit else repairs,
                 )
         limiter = self.limiters.get(cfg.name)
         if limiter is not None:  # counted as the provider counts: prompt plus the completion budget
@@ -224,9 +239,10 @@ class LLMClient:
                 f"llm '{cfg.name}' ({cfg.model}): the provider rejected the request (no completion came back)",
                 "llm.bad_request",
             )
-        text = response.choices[0].message.content or ""
+        raw = response.choices[0].message.content or ""
+        text, repairs = clean(raw[: cfg.max_reply_chars])
         usage = response.usage
-        completion = Completion(
+        return Completion(
             text,
             usage.prompt_tokens,
             usage.completion_tokens,
@@ -235,18 +251,28 @@ class LLMClient:
             False,
             retries,
             response.choices[0].finish_reason == "length",
+            len(raw) if len(raw) > cfg.max_reply_chars else 0,
+            repairs,
+            key,
         )
-        if cached:
-            self.cache.put(
-                key,
-                {
-                    "text": text,
-                    "input_tokens": completion.input_tokens,
-                    "output_tokens": completion.output_tokens,
-                    "truncated": completion.truncated,
-                },
-            )
-        return completion
+
+    def keep(self, done: Completion) -> None:
+        """Store a reply the caller found valid (or did not check) in the response cache. An invalid
+        one is never stored: a rerun or a retry asks the provider again instead of replaying it."""
+        if not done.key or self.cache is None:
+            return
+        self.cache.put(
+            done.key,
+            {
+                "text": done.text,
+                "input_tokens": done.input_tokens,
+                "output_tokens": done.output_tokens,
+                "truncated": done.truncated,
+                "cut_from": done.cut_from,
+                "repairs": dataclasses.asdict(done.repairs),
+            },
+        )
+        done.key = ""
 
     def _request(
         self,

@@ -4,13 +4,16 @@ Each call is metered per stage (``Usage``) and traced verbatim; structured outpu
 checked against its schema and the method's validator, and invalid output is asked again at a
 temperature ``llm.retry_temperature_step`` higher (LMP App. A.7), at most the method's retries.
 A stage that expects a long reply asks for its size (``max_tokens``); a reply the provider cut
-at the limit is named so when it fails, and is asked again with twice the limit.
+at the limit is named so when it fails, and is asked again with twice the limit. What the text
+boundary changed in a reply (``kgx.core.boundary``: a cut at ``llm.max_reply_chars``, lone
+surrogates, echoed secrets) is noted in the trace and counted; only a valid reply is cached.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
+from kgx.core.boundary import Repairs, clean_value
 from kgx.core.config import LLMConfig
 from kgx.core.trace import LLMEvent, Trace
 from kgx.llm.client import Completion, LLMClient
@@ -45,7 +48,8 @@ class QuestionLLM:
         retries: Optional[int] = None,
         max_tokens: Optional[int] = None,
     ) -> Any:
-        """Text, or the parsed JSON when a schema is given; a list of n results when n > 1.
+        """Text, or the parsed JSON when a schema is given; a list of n results when n > 1, where
+        a sample whose output stayed invalid is its OutputError (one bad sample spoils no other).
 
         ``validate`` may normalise the parsed value or raise ValueError (e.g. a relation that
         is not among the candidates); either failure is retried like invalid JSON, at most
@@ -55,7 +59,7 @@ class QuestionLLM:
         """
         if n > 1:
             return [
-                self._one(stage, messages, temperature, schema, validate, sample, retries, max_tokens)
+                self._sample(stage, messages, temperature, schema, validate, sample, retries, max_tokens)
                 for sample in range(n)
             ]
         return self._one(stage, messages, temperature, schema, validate, 0, retries, max_tokens)
@@ -74,6 +78,13 @@ class QuestionLLM:
         among valid ones) as a parse failure, without spending a retry on it."""
         self.meter.record(stage, Usage(parse_failures=1))
         self.trace.note(stage, f"discarded: {reason}", **data)
+
+    def _sample(self, *args: Any) -> Any:
+        """One of n samples: its result, or the OutputError it ended in."""
+        try:
+            return self._one(*args)
+        except OutputError as exc:
+            return exc
 
     def _one(
         self,
@@ -106,8 +117,12 @@ class QuestionLLM:
                 self._record(stage, cfg, messages, temp, None, attempt, str(exc), limit)
                 raise
             text = done.text
+            self._boundary(stage, cfg, done)
             try:
                 value = parse_json(text, schema) if schema is not None else text
+                if schema is not None and "\\u" in text:  # an escape may decode to a surrogate or a secret
+                    value, repairs = clean_value(value)
+                    self._noted(stage, repairs, "parsed reply")
                 if validate is not None:
                     value = validate(value)
             except ValueError as exc:
@@ -118,8 +133,24 @@ class QuestionLLM:
                     limit = self._widen(stage, cfg, limit)
                 continue
             self._record(stage, cfg, messages, temp, done, attempt, "", limit)
+            self.client.keep(done)
             return value
         raise OutputError(stage, f"invalid output after {attempts} tries: {reason}", text)
+
+    def _boundary(self, stage: str, cfg: LLMConfig, done: Completion) -> None:
+        """Note what the boundary changed in a reply as it arrived; its counts go to the usage."""
+        if done.cut_from:
+            self.trace.note(
+                stage,
+                f"reply cut at llm.max_reply_chars={cfg.max_reply_chars} (it had {done.cut_from} characters)",
+                chars=done.cut_from,
+            )
+        self._noted(stage, done.repairs, "reply")
+
+    def _noted(self, stage: str, repairs: Repairs, what: str) -> None:
+        if repairs:
+            self.trace.note(stage, f"{what} made storable: {repairs.describe()}", **vars(repairs))
+            self.meter.record(stage, Usage(unstorable_chars=repairs.replaced, secrets_redacted=repairs.redacted))
 
     def _widen(self, stage: str, cfg: LLMConfig, limit: int) -> int:
         """The limit for the retry of a reply cut at ``limit``: asked again at the same limit it
@@ -145,7 +176,10 @@ class QuestionLLM:
         max_tokens: int,
     ) -> None:
         usage = Usage(
-            calls=1, parse_failures=int(bool(error) and done is not None), truncated=int(bool(done and done.truncated))
+            calls=1,
+            parse_failures=int(bool(error) and done is not None),
+            truncated=int(bool(done and done.truncated)),
+            replies_cut=int(bool(done and done.cut_from)),
         )
         if done is not None:
             usage.input_tokens = done.input_tokens

@@ -4,7 +4,9 @@ litellm's own retries are off (``num_retries=0`` in every request): here a rate 
 a server error or a dropped connection is retried with exponential backoff and jitter, up to
 ``llm.max_retries``; a refused key, a missing model or a request the provider rejects fails at
 once. Either way the error that ends it is an LLMError whose kind (``llm.auth``,
-``llm.rate_limit``, ...) says what failed, in the provider's own words.
+``llm.rate_limit``, ...) says what failed, in the provider's own words, cleaned at the text
+boundary (``kgx.core.boundary``: a body echoing the API key shows ``[secret NAME]``). The
+provider's exception is not chained to it: its raw text would reach the question's traceback.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Callable
 import httpx
 import litellm
 
+from kgx.core.boundary import clean_text
 from kgx.core.config import LLMConfig
 from kgx.llm import providers
 from kgx.llm.errors import LLMError
@@ -105,7 +108,7 @@ def send(cfg: LLMConfig, kwargs: dict[str, Any], sleep: Callable[[float], None])
                     f"llm '{cfg.name}' ({cfg.model}{' at ' + cfg.api_base if cfg.api_base else ''}): "
                     f"{type(exc).__name__}{tries}: {_provider_message(exc)}",
                     kind,
-                ) from exc
+                ) from None
             sleep(cfg.backoff_s * 2**retry * (0.5 + random.random()))
     raise AssertionError("unreachable")
 
@@ -113,4 +116,4 @@ def send(cfg: LLMConfig, kwargs: dict[str, Any], sleep: Callable[[float], None])
 def _provider_message(exc: Exception) -> str:
     """The provider's own words, without litellm's boilerplate around them."""
     text = str(getattr(exc, "message", "") or exc)
-    return text.replace("litellm.", "", 1)[:1000]
+    return clean_text(text.replace("litellm.", "", 1))[:1000]

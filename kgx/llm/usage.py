@@ -26,6 +26,9 @@ class Usage:
     retries: int = 0  # transient-error retries
     parse_failures: int = 0  # outputs that did not parse or validate
     truncated: int = 0  # replies the provider cut at max_tokens (finish_reason "length")
+    replies_cut: int = 0  # replies kgx cut at llm.max_reply_chars
+    unstorable_chars: int = 0  # lone surrogates in replies, replaced by U+FFFD (kgx.core.boundary)
+    secrets_redacted: int = 0  # secrets of the run a reply echoed, redacted
 
     @property
     def total_tokens(self) -> int:

@@ -18,6 +18,7 @@ from kgx.core.metrics import normalize
 from kgx.core.types import Prediction
 from kgx.llm.messages import Messages
 from kgx.methods import kit
+from kgx.methods.fallbacks import no_answer
 
 if TYPE_CHECKING:
     from kgx.methods.base import Context
@@ -73,15 +74,15 @@ def final_answer(
     max_answers: int,
 ) -> Prediction:
     """The ``answer`` call a search ends with: from ``evidence`` (status ``ok``), or with none from
-    the model's own knowledge (status ``fallback``); output that stays invalid gives an ``error``
-    prediction with the reason, so a failure is never reported as an answer."""
+    the model's own knowledge (status ``fallback``); invalid output gives no answer
+    (kgx.methods.fallbacks)."""
     reply = kit.ask(
         ctx,
         "answer",
         messages,
         schema=answer_schema(max_answers),
         temperature=temperature,
-        fallback=lambda exc: Prediction(answer="", evidence=evidence, status="error", reason=f"{reason}; {exc}"),
+        fallback=lambda exc: no_answer(ctx, exc, evidence, reason),
     )
     if isinstance(reply, Prediction):
         return reply

@@ -50,6 +50,7 @@ from kgx.methods.cgpe_paths import (
     path_triples,
 )
 from kgx.methods.cgpe_phrases import phrases, same_characters
+from kgx.methods.fallbacks import no_answer
 
 
 @dataclass
@@ -289,7 +290,5 @@ def respond(question: Question, ctx: Context, run: Exploration, names: dict[str,
         temperature=p.temperature,
         schema=prompts.answer_schema(p.max_answers),
         validate=answered,
-        fallback=lambda exc: Prediction(
-            answer="", evidence=triples, status="error", reason=f"{run.reason}; answer: {exc}", stats=run.ending()
-        ),
+        fallback=lambda exc: no_answer(ctx, exc, triples, run.reason, run.ending()),
     )

@@ -14,6 +14,8 @@ from kgx.core.config import ConfigError, MethodConfig
 from kgx.core.types import Prediction, Question
 from kgx.methods.answers import answers_schema, clean_answers, conclusion
 from kgx.methods.base import Context, register
+from kgx.methods.fallbacks import no_answer
+from kgx.methods.kit import ask
 
 
 @dataclass
@@ -74,5 +76,7 @@ def to_prediction(reply: dict[str, Any]) -> Prediction:
 
 @register("cot", config=CoTConfig, stages=("answer",))
 def answer(question: Question, ctx: Context) -> Prediction:
-    reply = ctx.llm("answer", messages(question, ctx.params.shots), schema=SCHEMA, retries=ctx.params.max_retries)
-    return to_prediction(reply)
+    reply = ask(
+        ctx, "answer", messages(question, ctx.params.shots), schema=SCHEMA, fallback=lambda exc: no_answer(ctx, exc)
+    )
+    return reply if isinstance(reply, Prediction) else to_prediction(reply)

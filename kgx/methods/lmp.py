@@ -33,6 +33,7 @@ from kgx.methods import kit
 from kgx.methods import lmp_prompts as prompts
 from kgx.methods.answers import answers_schema, braces, clean_answers, unnumbered
 from kgx.methods.base import Context, register
+from kgx.methods.fallbacks import no_answer
 from kgx.methods.kit import Hop
 from kgx.methods.lmp_facts import Fact, FactsGraph, explanation, readout
 from kgx.methods.samplers import check_available, rank
@@ -106,13 +107,16 @@ def answer(question: Question, ctx: Context) -> Prediction:
     if graphs:
         ctx.trace.explanation = explanation(question, graphs, knowledge).to_dict()
     schema = {"type": "object", "properties": {"answers": answers_schema(p.max_answers)}, "required": ["answers"]}
-    reply = ctx.llm(
+    reply = kit.ask(
+        ctx,
         "answer",
         prompts.answer(question.text, knowledge or "(none)", p.answer_style),
         temperature=p.temperature,
         schema=schema,
-        retries=kit.retries(ctx),
+        fallback=lambda exc: no_answer(ctx, exc, evidence, "; ".join(reasons)),
     )
+    if isinstance(reply, Prediction):
+        return reply
     answers = clean_answers(reply["answers"])
     layers = max((f.depth for g in graphs for f in g.facts), default=0)
     return Prediction(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from kgx.core.config import ConfigError, check_temperature
 from kgx.core.metrics import normalize
 from kgx.core.types import Prediction, Question
+from kgx.llm.errors import OutputError
 from kgx.methods import cot
 from kgx.methods.base import Context, register
 from kgx.methods.cot import CoTConfig
@@ -41,7 +42,10 @@ def answer(question: Question, ctx: Context) -> Prediction:
         n=p.n,
         retries=p.max_retries,
     )
-    samples = [cot.to_prediction(r) for r in replies]
+    invalid = [r for r in replies if isinstance(r, OutputError)]
+    if invalid:
+        ctx.trace.note("answer", f"{len(invalid)} of {p.n} samples without a valid answer: left out of the vote")
+    samples = [cot.to_prediction(r) for r in replies if not isinstance(r, OutputError)]
     votes = Counter(normalize(s.answers[0]) for s in samples if s.answers)
     if not votes:
         return Prediction(answer="{}", status="fallback", reason="no sample gave an answer")

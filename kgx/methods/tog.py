@@ -33,6 +33,7 @@ from kgx.kg.freebase import DIRECTIONS
 from kgx.methods import cot, kit
 from kgx.methods.answers import answer_schema, sufficiency_schema
 from kgx.methods.base import Context, register
+from kgx.methods.fallbacks import no_answer
 from kgx.methods.kit import Arc, Hop
 from kgx.methods.samplers import check_available, rank
 from kgx.methods.tog_prompts import (
@@ -287,7 +288,7 @@ def conclude(question: Question, search: Search, why: str, ctx: Context) -> Pred
         messages_,
         schema=schema,
         temperature=p.temperature_reason,
-        fallback=lambda exc: Prediction(answer="", evidence=evidence, status="error", reason=f"{reason}; {exc}"),
+        fallback=lambda exc: no_answer(ctx, exc, evidence, reason),
     )
     if isinstance(reply, Prediction):
         return reply

@@ -33,6 +33,9 @@ def summarize(records: Sequence[Record], wall_s: float, spent: Sequence[Record] 
     ``billed_calls``/``cached_calls`` count calls that reached the provider or the cache, and
     ``billed_tokens`` the tokens of billed calls only (the per-question token means count all).
     ``llm_calls_per_q.<stage>`` and ``total_tokens_per_q.<stage>`` split the means by stage.
+    ``replies_cut``, ``unstorable_chars`` and ``secrets_redacted`` count what the text boundary
+    changed in replies (kgx.core.boundary): cut at ``llm.max_reply_chars``, lone surrogates
+    replaced, echoed secrets removed.
     ``fallback_rate`` is the percentage of questions a method answered without its KG evidence
     (status ``fallback``); ``kg_capped_per_q`` counts KG results a method cut to its cap.
     ``entities_shown_per_q``, ``unnamed_entity_share`` and ``bare_entity_share`` (KG methods) are
@@ -70,6 +73,9 @@ def summarize(records: Sequence[Record], wall_s: float, spent: Sequence[Record] 
             "billed_tokens": float(paid.billed_input_tokens + paid.billed_output_tokens),
             "parse_failures": float(used.parse_failures),
             "truncated": float(used.truncated),
+            "replies_cut": float(used.replies_cut),
+            "unstorable_chars": float(used.unstorable_chars),
+            "secrets_redacted": float(used.secrets_redacted),
             "retries": float(used.retries),
             "kg_queries_per_q": mean(kg.queries),
             "kg_latency_s_per_q": mean(kg.latency_s),

@@ -33,6 +33,7 @@ from kgx.methods import (
     kit,
     knowpath_prompts,
     lmp_prompts,
+    structgpt_prompts,
     tog_prompts,
 )
 from kgx.methods.answers import answers_schema, sufficiency_schema
@@ -140,6 +141,8 @@ def test_the_hint_takes_the_chain_and_the_entities_of_the_paths_that_follow_it()
     assert hint.relations == [("film.film.starring", "in"), ("film.film.directed_by", "out")]
     assert hint.entities == ["Film", "Bo", "m.film", "m.bo"]  # not the shortcut's Other, not the topic
     assert (hint.answers, hint.topics) == ([["Bo"]], ["Ann"])
+    assert hint.chains == [[("film.film.starring", "in"), ("film.film.directed_by", "out")]]
+    assert hint.depths == {"m.ann": 0, "Ann": 0, "m.film": 1, "Film": 1, "m.bo": 2, "Bo": 2}
     assert GoldHint.from_dict(hint.to_dict()) == hint
     # Without a chain the reach paths give the relations; without reach only the dataset's own path.
     plain = replace(question, meta={})
@@ -148,9 +151,15 @@ def test_the_hint_takes_the_chain_and_the_entities_of_the_paths_that_follow_it()
         ("film.film.directed_by", "out"),
         ("film.film.starring", "in"),
     ]
+    assert gold_hint(plain, reach, "metaqa").chains == [  # each reach path a chain of its own, in order
+        [("film.film.written_by", "in"), ("film.film.directed_by", "out")],
+        [("film.film.starring", "in"), ("film.film.directed_by", "out")],
+    ]
     pq = Question("p", "q", {}, [["uk"]], {"path": ["fred", "spouse", "ernest", "nationality", "uk"], "hops": 2})
+    chain_pq = [("people.person.spouse_s", "out"), ("people.person.nationality", "out")]
+    depths_pq = {"fred": 0, "ernest": 1, "uk": 2}
     assert gold_hint(pq, None, "pathquestion") == GoldHint(
-        [["uk"]], [("people.person.spouse_s", "out"), ("people.person.nationality", "out")], ["ernest", "uk"], ["fred"]
+        [["uk"]], chain_pq, ["ernest", "uk"], ["fred"], [chain_pq], depths_pq
     )
 
 
@@ -180,6 +189,44 @@ def test_a_relation_choice_takes_the_gold_relation_the_scripted_model_passes_ove
     assert scripted == {"relations": [{"relation": "film.film.directed_by (reverse)", "score": 1.0}]}
     # directed_by is on the gold chain, but forwards from the movie: walked back from the actor it is no lead.
     assert oracle == {"relations": [{"relation": "film.film.starring (reverse)", "score": 1.0}]}
+
+
+# PQ-3H: claudius -parents-> nero_claudius_drusus -children-> livilla -spouse_s-> julius_caesar_drusus
+PARENTS, CHILDREN, SPOUSE = "people.person.parents", "people.person.children", "people.person.spouse_s"
+CLAUDIUS = GoldHint(
+    [["julius_caesar_drusus"]],
+    [(PARENTS, "out"), (CHILDREN, "out"), (SPOUSE, "out")],
+    ["nero_claudius_drusus", "livilla", "julius_caesar_drusus"],
+    ["claudius"],
+    [[(PARENTS, "out"), (CHILDREN, "out"), (SPOUSE, "out")]],
+    {"claudius": 0, "nero_claudius_drusus": 1, "livilla": 2, "julius_caesar_drusus": 3},
+)
+
+
+@pytest.mark.parametrize(
+    "followed, offered, expected",
+    [
+        ([], [PARENTS, "people.person.place_of_birth", "people.person.places_lived", SPOUSE], PARENTS),
+        ([PARENTS], [PARENTS, SPOUSE, CHILDREN], CHILDREN),
+        ([PARENTS, CHILDREN], [CHILDREN, PARENTS, SPOUSE], SPOUSE),
+    ],
+)
+def test_a_single_choice_takes_the_next_unwalked_step_of_the_chain(followed, offered, expected):
+    question = "claudius 's dad 's kid 's couple ?"
+    prompt = structgpt_prompts.relation_prompt(question, ["claudius"], followed, offered, 1)
+    schema = kit.choice_schema({"relations": offered}, 1, 1)
+    oracle, _ = ask(ORACLE, structgpt_prompts.messages("relation_selection", prompt), schema, gold=CLAUDIUS)
+    assert oracle == {"relations": [expected]}
+
+
+def test_where_a_prompt_stands_is_the_deepest_gold_entity_it_shows():
+    # ToG names the entity it expands: at the father, the chain's next step is children, not parents again.
+    messages, schema = relation_call([PARENTS, SPOUSE, CHILDREN], 1, "claudius 's dad 's kid 's couple ?", "claudius")
+    assert ask(ORACLE, messages, schema, gold=CLAUDIUS)[0]["relations"][0]["relation"] == PARENTS
+    messages, schema = relation_call(
+        [PARENTS, SPOUSE, CHILDREN], 1, "claudius 's dad 's kid 's couple ?", "nero_claudius_drusus"
+    )
+    assert ask(ORACLE, messages, schema, gold=CLAUDIUS)[0]["relations"][0]["relation"] == CHILDREN
 
 
 def test_a_relation_in_the_wrong_direction_is_no_gold_and_nothing_is_invented():

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from kgx.core.types import Question
+from kgx.kg.freebase import is_literal
 from kgx.kg.name_level import relation_id
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ METAQA_KINDS = {
     "imdbrating": "has_imdb_rating",
     "imdbvotes": "has_imdb_votes",
 }
+MAX_WALKED = 500  # entities one step of a chain walk carries (limit(): a bounded check)
 # IRN's KBs (WC2014) write each edge twice, ``r`` and ``r_inverse``; a KG built with
 # ``kg.drop_inverse`` keeps only ``r``, so a gold ``r_inverse`` step is ``r`` walked backwards.
 INVERSE = "_inverse"
@@ -185,3 +187,29 @@ def gold_hint(question: Question, reach: Optional["Reach"], kg_format: str) -> G
         gold_chains,
         depths(question, reach, paths),
     )
+
+
+def walk(kg: Any, start: list[str], steps: list[Step]) -> set[str]:
+    """The nodes the chain ``steps`` reaches from ``start`` in ``kg``, at most ``MAX_WALKED`` per step."""
+    frontier = set(start)
+    for relation, direction in steps:
+        reached: set[str] = set()
+        for node in sorted(frontier):
+            if not is_literal(node) and len(reached) < MAX_WALKED:
+                reached.update(kg.neighbors(node, relation, direction)[:MAX_WALKED])
+        frontier = reached
+    return frontier
+
+
+def limit(question: Question, reach: "Reach", kg: Any, kg_format: str) -> dict[str, str]:
+    """Whose limit a ``not_retrieved`` question is: the method's, when the KG walks a gold path to
+    a gold answer (the reach paths are such paths; where the dataset gives a chain, the chain
+    itself is walked), else the KG's (a gap: the dataset's chain reaches no gold answer in this KG,
+    the answer is reachable only by another path, which the oracle does not lead to)."""
+    found = chains(question, kg_format)
+    if not found:
+        return {"limit": "method", "limit_why": "a method limit: the KG holds a gold path"}
+    gold = set(reach.gold_ids)
+    if any(walk(kg, list(question.topic_entities), c) & gold for c in found):
+        return {"limit": "method", "limit_why": "a method limit: the KG walks the gold chain to a gold answer"}
+    return {"limit": "kg", "limit_why": "a KG gap: the gold chain reaches no gold answer in the KG"}

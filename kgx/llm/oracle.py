@@ -59,6 +59,10 @@ REVERSE = " (reverse)"
 FOLLOWED = re.compile(r"^Relations already followed: (.*)$", flags=re.M)  # StructGPT's walked relations
 FAR = (2, 0)  # the order key of a candidate on no gold chain
 CLUES = frozenset({"clues"})  # choices that are a set of question phrases to cover (CGPE's clue extraction)
+# CGPE's matchings: filters that may keep none (minItems 0); an off-path candidate is no lead, so
+# where none is on the path, none is kept (the scripted double's choice would lead the path astray).
+FILTERS = frozenset({"keep", "scores", "matches"})
+STEM = 4  # letters two words share at their start to say one thing ("starred", "starring")
 
 
 def gold_params(cfg: "LLMConfig", gold: Optional[GoldHint]) -> dict[str, Any]:
@@ -159,14 +163,17 @@ class Judge:
         keys = [(0, i - here) if i >= here else (1, here - i) for i in self.steps(candidate)]
         return min(keys, default=FAR)
 
-    def pick(self, options: list[Any], low: int, high: Optional[int], focused: bool) -> list[Any]:
+    def pick(self, options: list[Any], low: int, high: Optional[int], focused: bool, name: str = "") -> list[Any]:
         """Gold candidates first (in the chain's order from where the prompt stands, ties in the
         scripted order), topped up to ``low`` with the scripted order's others. Without any: the
         scripted choice, or only ``low`` of it when a sibling choice of the same reply has gold
-        candidates (``focused``: the others are no lead)."""
+        candidates (``focused``: the others are no lead), or none in a filter that may keep none
+        (CGPE's matchings, ``FILTERS``)."""
         ranked = rank(options, self.question)
         here = self.at(options)
         gold = sorted((o for o in ranked if self.on_path(o)), key=lambda o: self.order(o, here))
+        if not gold and name in FILTERS and not low:
+            return []
         if not gold and not focused:
             return ranked[: max(1, low) if high is None else high]
         chosen = gold[:high]
@@ -182,6 +189,21 @@ class Judge:
         taken = set().union(*(scripted.words(str(o)) for o in named))
         rest = [o for o in ranked if o not in named and not scripted.words(str(o)) & taken]
         return (named + rest)[:high]
+
+    def clue_for(self, candidate: Any, clues: list[Any]) -> Any:
+        """The clue that says how the gold path reaches ``candidate``: the most words shared (by
+        their first letters) with the relation of its gold step and its own name; ties in the
+        offered order, a topic's name last (it names where a path starts, not a step)."""
+        said = scripted.words(str(candidate))
+        for i in self.steps(candidate):
+            said |= {w for chain in self.chains if i < len(chain) for w in scripted.words(chain[i][0])}
+        stems = {w[:STEM] for w in said}
+        topics = {normalize(t) for t in self.gold.topics}
+
+        def score(clue: Any) -> tuple[int, int]:
+            return (-(normalize(str(clue)) in topics), sum(w[:STEM] in stems for w in scripted.words(str(clue))))
+
+        return max(clues, key=score)
 
     def has_gold(self, schema: dict[str, Any]) -> bool:
         return any(self.on_path(o) for o in schema.get("items", {}).get("enum", []))
@@ -212,7 +234,7 @@ class Judge:
         if "enum" in items and name in CLUES:
             return self.clues(list(items["enum"]), high)
         if "enum" in items:
-            return self.pick(list(items["enum"]), low, high, focused)
+            return self.pick(list(items["enum"]), low, high, focused, name)
         if items.get("type") == "object" and any("enum" in sub for sub in props.values()):
             return self.choices(schema, name)
         if name == "answers":
@@ -226,12 +248,16 @@ class Judge:
         """Objects choosing a candidate each (ToG's scored relations and entities, CGPE's rough
         and exact matches): one per gold candidate, topped up to minItems. Scores go to the gold:
         equal shares of 1 where the scores are shares (ToG), the maximum otherwise; the top-ups
-        get the minimum. Without gold candidates: the scripted reply."""
+        get the minimum; a second choice (CGPE's clue per match) is the one that says the gold step
+        reaching the candidate. Without gold candidates: none in a filter that may keep none (CGPE),
+        else the scripted reply."""
         items = schema["items"]
         props = items["properties"]
         key = next(k for k, sub in props.items() if "enum" in sub)
         options = list(props[key]["enum"])
         if not any(self.on_path(o) for o in options):
+            if name in FILTERS and not schema.get("minItems", 0):
+                return []
             return scripted.instance(schema, self.prompt, self.question, name)
         chosen = self.pick(options, schema.get("minItems", 0), schema.get("maxItems"), True)
         gold = [c for c in chosen if self.on_path(c)]
@@ -244,6 +270,8 @@ class Judge:
             for field, sub in props.items():
                 if field == key:
                     item[field] = choice
+                elif "enum" in sub:
+                    item[field] = self.clue_for(choice, list(sub["enum"]))
                 elif sub.get("type") in ("number", "integer"):
                     top = sub.get("maximum", 1) if choice in gold else sub.get("minimum", 0)
                     item[field] = share if shares else top

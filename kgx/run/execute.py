@@ -28,7 +28,7 @@ from kgx.core.faults import Breaker, DiskFull, Failure, classify, disk_full_mess
 from kgx.core.paths import file_name
 from kgx.core.trace import Trace
 from kgx.core.types import Prediction, Question
-from kgx.diagnose import breakdown
+from kgx.diagnose import breakdown, gold_path
 from kgx.diagnose.gold_path import gold_hint
 from kgx.diagnose.reach import Reacher
 from kgx.kg import open_kg
@@ -101,6 +101,8 @@ def answer_one(
         if record.breakdown == "not_retrieved":
             record.left_at = breakdown.left_at(reach, trace)
             if record.left_at:
+                record.left_at.update(gold_path.limit(question, reach, kg, spec.kg.format))
+                record.left_at["why"] += f"; {record.left_at['limit_why']}"
                 trace.note("failure", record.left_at["why"], **record.left_at)
     trace.write(out_dir / record.trace)
     return record

@@ -16,7 +16,7 @@ from kgx.core.config import DatasetConfig, KGConfig, LLMConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.datasets import dataset_config, irn
-from kgx.diagnose.gold_path import GoldHint, chain, gold_hint
+from kgx.diagnose.gold_path import GoldHint, chain, gold_hint, limit, walk
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import ResponseCache
@@ -273,6 +273,57 @@ def test_clues_name_the_topic_entities_before_the_scripted_phrases():
     assert "James Joyce and Arthur Miller" in scripted["clues"]  # which would swallow both names
     assert oracle["clues"][:2] == ["James Joyce", "Arthur Miller"]
     assert not {"James Joyce and Arthur Miller", "James", "Miller"} & set(oracle["clues"])
+
+
+KRASINSKI = GoldHint(
+    [["Sam Mendes"]],
+    [("film.film.starring", "in"), ("film.film.directed_by", "out")],
+    ["Away We Go", "Sam Mendes"],
+    ["John Krasinski"],
+    depths={"John Krasinski": 0, "Away We Go": 1, "Sam Mendes": 2},
+)
+
+
+def test_cgpe_matches_take_their_clue_from_the_gold_step_and_leave_off_path_candidates_out():
+    question, unused = (
+        "which person directed the movies starred by John Krasinski",
+        ["person directed", "movies starred"],
+    )
+    options = ["(none, Away We Go)", "(none, Leatherheads)"]
+    messages = cgpe_prompts.exact(question, "John Krasinski", unused, options)
+    oracle, _ = ask(ORACLE, messages, cgpe_prompts.exact_schema(options, unused), gold=KRASINSKI)
+    assert oracle == {"matches": [{"candidate": "(none, Away We Go)", "clue": "movies starred"}]}
+    options = ["(none, Sam Mendes)", "(none, Jim Jarmusch)"]
+    messages = cgpe_prompts.exact(question, "Away We Go", unused[:1], options)
+    oracle, _ = ask(ORACLE, messages, cgpe_prompts.exact_schema(options, unused[:1]), gold=KRASINSKI)
+    assert oracle == {"matches": [{"candidate": "(none, Sam Mendes)", "clue": "person directed"}]}
+    # No candidate on the gold path: every matching keeps none (the scripted double keeps some).
+    pairs = ["(film.film.written_by (reverse), none)", "(film.film.genre (reverse), none)"]
+    messages = cgpe_prompts.fuzzy(question, "John Krasinski", unused, pairs)
+    scripted, _ = ask(SCRIPTED, messages, cgpe_prompts.fuzzy_schema(pairs))
+    oracle, _ = ask(ORACLE, messages, cgpe_prompts.fuzzy_schema(pairs), gold=KRASINSKI)
+    assert scripted["keep"] and oracle == {"keep": []}
+    options = ["(none, Leatherheads)", "(none, Nobody Walks)"]
+    messages = cgpe_prompts.rough(question, "John Krasinski", unused, options)
+    assert ask(ORACLE, messages, cgpe_prompts.rough_schema(options), gold=KRASINSKI)[0] == {"scores": []}
+
+
+def test_a_miss_is_a_method_limit_where_the_kg_walks_the_gold_chain_else_a_kg_gap():
+    edges = {("m.ann", "starring", "in"): ["m.film"], ("m.film", "directed_by", "out"): ["m.bo"]}
+    kg = SimpleNamespace(neighbors=lambda e, r, d: edges.get((e, r, d), []))
+    question = Question(
+        "q", "q", {"m.ann": "Ann"}, [["Bo"]], {"path": ["Ann", "starring_inverse", "F", "directed_by", "Bo"]}
+    )
+    reach = SimpleNamespace(gold_ids=["m.bo"])
+    assert limit(question, reach, kg, "custom")["limit"] == "method"
+    assert walk(kg, ["m.ann"], [("starring", "in"), ("directed_by", "out")]) == {"m.bo"}
+    question.meta["path"] = ["Ann", "starring_inverse", "F", "written_by", "Bo"]
+    assert limit(question, reach, kg, "custom") == {
+        "limit": "kg",
+        "limit_why": "a KG gap: the gold chain reaches no gold answer in the KG",
+    }
+    # Without a dataset chain the reach paths are the gold, and they are KG paths.
+    assert limit(Question("q", "q", {"m.ann": "Ann"}, [["Bo"]]), reach, kg, "custom")["limit"] == "method"
 
 
 # --------------------------------------------------------------------------- verdicts and answers

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from kgx.core.types import Question
-from kgx.kg.freebase import is_literal
+from kgx.diagnose.chain_walk import on_chain
 from kgx.kg.name_level import relation_id
 
 if TYPE_CHECKING:
@@ -42,7 +42,6 @@ METAQA_KINDS = {
     "imdbrating": "has_imdb_rating",
     "imdbvotes": "has_imdb_votes",
 }
-MAX_WALKED = 500  # entities one step of a chain walk carries (limit(): a bounded check)
 # IRN's KBs (WC2014) write each edge twice, ``r`` and ``r_inverse``; a KG built with
 # ``kg.drop_inverse`` keeps only ``r``, so a gold ``r_inverse`` step is ``r`` walked backwards.
 INVERSE = "_inverse"
@@ -162,10 +161,10 @@ def depths(question: Question, reach: Optional["Reach"], paths: list) -> dict[st
     return found
 
 
-def gold_hint(question: Question, reach: Optional["Reach"], kg_format: str) -> GoldHint:
+def gold_hint(question: Question, reach: Optional["Reach"], kg_format: str, kg: Any = None) -> GoldHint:
     """The oracle's hint: chains from the dataset when it gives them, else the reach paths';
-    entities from the reach paths (those following the chain, where some do) and from the
-    dataset's own gold path, with their depths."""
+    entities from the reach paths (those following the chain, where some do), from the dataset's
+    own gold path and, given the ``kg``, from the dataset's chains walked in it, with their depths."""
     gold_chains = chains(question, kg_format)
     paths = list(reach.paths) if reach is not None else []
     if gold_chains:
@@ -179,26 +178,33 @@ def gold_hint(question: Question, reach: Optional["Reach"], kg_format: str) -> G
     ids = [s.target for p in paths for s in p if s.target not in topics]
     names = [reach.names[i] for i in ids if reach is not None and i in reach.names]
     named = [e for path in _paths(question) for e in path[2::2] if e not in topics]
+    found = depths(question, reach, paths)
+    walked = walked_depths(question, reach, kg, chains(question, kg_format) or [])
+    for key, depth in walked.items():
+        found.setdefault(key, depth)
     return GoldHint(
         question.answers,
         relations,
-        list(dict.fromkeys([*names, *named, *ids])),
+        list(dict.fromkeys([*names, *named, *ids, *(k for k in walked if k not in topics)])),
         list(dict.fromkeys([*question.topic_entities.values(), *subjects])),
         gold_chains,
-        depths(question, reach, paths),
+        found,
     )
 
 
-def walk(kg: Any, start: list[str], steps: list[Step]) -> set[str]:
-    """The nodes the chain ``steps`` reaches from ``start`` in ``kg``, at most ``MAX_WALKED`` per step."""
-    frontier = set(start)
-    for relation, direction in steps:
-        reached: set[str] = set()
-        for node in sorted(frontier):
-            if not is_literal(node) and len(reached) < MAX_WALKED:
-                reached.update(kg.neighbors(node, relation, direction)[:MAX_WALKED])
-        frontier = reached
-    return frontier
+def walked_depths(question: Question, reach: Optional["Reach"], kg: Any, gold_chains: list[list[Step]]) -> dict:
+    """The middle nodes of the dataset's chains walked in ``kg`` toward a gold answer (ids and
+    names) with their depths; nothing without a KG, reach or chain."""
+    if kg is None or reach is None or not reach.gold_ids:
+        return {}
+    found: dict[str, int] = {}
+    for steps in gold_chains:
+        layers = on_chain(kg, list(question.topic_entities), steps, set(reach.gold_ids))
+        for depth, layer in enumerate(layers[1:-1], 1):
+            for node in layer:
+                found.setdefault(node, depth)
+    names = kg.names(list(found)) if found else {}
+    return {**found, **{names[n]: d for n, d in found.items() if n in names}}
 
 
 def limit(question: Question, reach: "Reach", kg: Any, kg_format: str) -> dict[str, str]:
@@ -210,6 +216,6 @@ def limit(question: Question, reach: "Reach", kg: Any, kg_format: str) -> dict[s
     if not found:
         return {"limit": "method", "limit_why": "a method limit: the KG holds a gold path"}
     gold = set(reach.gold_ids)
-    if any(walk(kg, list(question.topic_entities), c) & gold for c in found):
+    if any(on_chain(kg, list(question.topic_entities), c, gold)[0] for c in found):
         return {"limit": "method", "limit_why": "a method limit: the KG walks the gold chain to a gold answer"}
     return {"limit": "kg", "limit_why": "a KG gap: the gold chain reaches no gold answer in the KG"}

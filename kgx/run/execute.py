@@ -59,7 +59,7 @@ def answer_one(
     kg = kg.for_question(question.id)  # its own subgraph under kg.scope=question (kgx.kg.subgraph)
     horizon = spec.method.horizon()
     reach = reacher.check(question, horizon) if reacher is not None and horizon is not None else None
-    gold = gold_hint(question, reach, spec.kg.format) if client.wants_gold() else None
+    gold = gold_hint(question, reach, spec.kg.format, kg) if client.wants_gold() else None
     metered_kg = MeteredKG(kg, trace, spec.kg.max_candidates)
     seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
     from kgx.llm.question import QuestionLLM  # with litellm: imported once input is known good

@@ -16,7 +16,8 @@ from kgx.core.config import DatasetConfig, KGConfig, LLMConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.datasets import dataset_config, irn
-from kgx.diagnose.gold_path import GoldHint, chain, gold_hint, limit, walk
+from kgx.diagnose.chain_walk import on_chain
+from kgx.diagnose.gold_path import GoldHint, chain, gold_hint, limit
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import ResponseCache
@@ -310,13 +311,20 @@ def test_cgpe_matches_take_their_clue_from_the_gold_step_and_leave_off_path_cand
 
 def test_a_miss_is_a_method_limit_where_the_kg_walks_the_gold_chain_else_a_kg_gap():
     edges = {("m.ann", "starring", "in"): ["m.film"], ("m.film", "directed_by", "out"): ["m.bo"]}
-    kg = SimpleNamespace(neighbors=lambda e, r, d: edges.get((e, r, d), []))
+    kg = SimpleNamespace(neighbors=lambda e, r, d: edges.get((e, r, d), []), names=lambda ids: {"m.film": "Film"})
     question = Question(
         "q", "q", {"m.ann": "Ann"}, [["Bo"]], {"path": ["Ann", "starring_inverse", "F", "directed_by", "Bo"]}
     )
     reach = SimpleNamespace(gold_ids=["m.bo"])
     assert limit(question, reach, kg, "custom")["limit"] == "method"
-    assert walk(kg, ["m.ann"], [("starring", "in"), ("directed_by", "out")]) == {"m.bo"}
+    assert on_chain(kg, ["m.ann"], [("starring", "in"), ("directed_by", "out")], {"m.bo"}) == [
+        {"m.ann"},
+        {"m.film"},
+        {"m.bo"},
+    ]
+    # The oracle knows every middle node of the chain walked to a gold answer, not only the reach paths'.
+    hint = gold_hint(question, SimpleNamespace(gold_ids=["m.bo"], paths=[], names={}), "custom", kg)
+    assert (hint.depths["m.film"], hint.depths["Film"]) == (1, 1) and "Film" in hint.entities
     question.meta["path"] = ["Ann", "starring_inverse", "F", "written_by", "Bo"]
     assert limit(question, reach, kg, "custom") == {
         "limit": "kg",

@@ -26,7 +26,8 @@ METHODS = {"lmp": ["method.depth=2"], "knowpath": [], "tog": [], "tog_r": [], "c
 SHOWN = ("answer_recall", "hits1", "fallback_rate", "llm_calls_per_q", "total_tokens_per_q", "parse_failures")
 
 
-def run(method: str, overrides: list[str], cache: Path) -> dict[str, float]:
+def outcome(overrides: list[str], cache: Path):
+    """One run in process, as ``python -m kgx`` makes it, in a temporary launch folder: its outcome."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
@@ -38,24 +39,18 @@ def run(method: str, overrides: list[str], cache: Path) -> dict[str, float]:
     register_schemas()
     GlobalHydra.instance().clear()
     with tempfile.TemporaryDirectory() as launch, initialize_config_dir(str(CONF_DIR), version_base=None):
-        cfg = compose(
-            "config",
-            [
-                f"method={method}",
-                *METHODS[method],
-                *overrides,
-                f"run.cache_dir={cache}",
-                "run.progress=false",
-                "run.explain=0",
-            ],
-        )
+        cfg = compose("config", [*overrides, f"run.cache_dir={cache}", "run.progress=false", "run.explain=0"])
         cwd = os.getcwd()
         os.chdir(launch)
         try:
-            return execute(to_run_spec(cfg), Path(launch)).summary
+            return execute(to_run_spec(cfg), Path(launch))
         finally:
             os.chdir(cwd)
             GlobalHydra.instance().clear()
+
+
+def run(method: str, overrides: list[str], cache: Path) -> dict[str, float]:
+    return outcome([f"method={method}", *METHODS[method], *overrides], cache).summary
 
 
 def main() -> None:

@@ -1,11 +1,14 @@
 """A question's gold path: the relations and entities between its topic entities and its answers.
 
 ``llm=oracle`` (:mod:`kgx.llm.oracle`) is driven by it, to give each method's ceiling: at every
-choice it takes what lies on a gold path. Where the dataset spells the path out, its relation
-chain is the gold (MetaQA's question type, PathQuestion's and WC2014's gold paths), because the
-KG may also join topic and answer by paths the question does not ask about; elsewhere the paths
-reachability found in the KG (:mod:`kgx.diagnose.reach`) are. The entities come from those KG paths
-(the ones that follow the chain, where there is one) and from the dataset's own path.
+choice it takes what lies on a gold path, in the path's order. Where the dataset spells the path
+out, its relation chain is the gold (MetaQA's question type, PathQuestion's and WC2014's gold
+paths), because the KG may also join topic and answer by paths the question does not ask about;
+elsewhere each path reachability found in the KG (:mod:`kgx.diagnose.reach`) is a chain of its own
+(a shortest path, not necessarily the one the question's wording walks). The entities come from
+those KG paths (the ones that follow the chain, where there is one) and from the dataset's own
+path, each with its depth: the hop at which a gold path first reaches it (topic entities 0), which
+tells the oracle where on the chain a prompt stands.
 
 WebQSP's parses carry an ``InferentialChain``, but the loader (``kgx.datasets.freebase_qa``)
 does not keep it in meta: WebQSP questions take their relations from the reach paths.
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from kgx.core.types import Question
+from kgx.diagnose.chain_walk import on_chain
 from kgx.kg.name_level import relation_id
 
 if TYPE_CHECKING:
@@ -47,13 +51,21 @@ INVERSE = "_inverse"
 class GoldHint:
     """What the oracle backbone knows of one question: the gold answers (alias lists), the
     relations of its gold paths with the direction they are walked from the topic side, the
-    entities on them (topic excluded), by name and by id; and the topic entities' names, which
-    are no candidate to choose but what a clue of the question should name (CGPE)."""
+    entities on them (topic excluded), by name and by id; the topic entities' names, which
+    are no candidate to choose but what a clue of the question should name (CGPE); the gold
+    chains in the order they are walked (none given: ``relations`` is the one chain); and the
+    depth of each entity name and id (topics 0, the chain's first step reaches depth 1)."""
 
     answers: list[list[str]]
     relations: list[Step]
     entities: list[str]
     topics: list[str] = field(default_factory=list)
+    chains: list[list[Step]] = field(default_factory=list)
+    depths: dict[str, int] = field(default_factory=dict)
+
+    def walks(self) -> list[list[Step]]:
+        """The gold chains, each in its order."""
+        return self.chains or [list(self.relations)]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +73,8 @@ class GoldHint:
             "relations": [list(r) for r in self.relations],
             "entities": list(self.entities),
             "topics": list(self.topics),
+            "chains": [[list(s) for s in c] for c in self.chains],
+            "depths": dict(self.depths),
         }
 
     @classmethod
@@ -70,6 +84,8 @@ class GoldHint:
             [(r, d) for r, d in data["relations"]],
             list(data["entities"]),
             list(data.get("topics", [])),
+            [[(r, d) for r, d in c] for c in data.get("chains", [])],
+            dict(data.get("depths", {})),
         )
 
 
@@ -123,25 +139,83 @@ def chain(question: Question, kg_format: str) -> Optional[list[Step]]:
     return None if found is None else [step for c in found for step in c]
 
 
-def gold_hint(question: Question, reach: Optional["Reach"], kg_format: str) -> GoldHint:
-    """The oracle's hint: relations from the dataset's chain when it gives one, else from the
-    reach paths; entities from the reach paths (those following the chain, where some do) and
-    from the dataset's own gold path."""
+def depths(question: Question, reach: Optional["Reach"], paths: list) -> dict[str, int]:
+    """Each gold entity's name and id with the first hop at which a gold path reaches it
+    (topic entities 0): the KG paths' and the dataset's own."""
+    found: dict[str, int] = {}
+
+    def meet(key: str, depth: int) -> None:
+        found[key] = min(depth, found.get(key, depth))
+
+    for topic_id, name in question.topic_entities.items():
+        meet(topic_id, 0)
+        meet(name, 0)
+    for path in paths:
+        for depth, step in enumerate(path, 1):
+            meet(step.target, depth)
+            if reach is not None and step.target in reach.names:
+                meet(reach.names[step.target], depth)
+    for path in _paths(question):
+        for depth, entity in enumerate(path[::2]):
+            meet(entity, depth)
+    return found
+
+
+def gold_hint(question: Question, reach: Optional["Reach"], kg_format: str, kg: Any = None) -> GoldHint:
+    """The oracle's hint: chains from the dataset when it gives them, else the reach paths';
+    entities from the reach paths (those following the chain, where some do), from the dataset's
+    own gold path and, given the ``kg``, from the dataset's chains walked in it, with their depths."""
     gold_chains = chains(question, kg_format)
     paths = list(reach.paths) if reach is not None else []
     if gold_chains:
-        relations = list(dict.fromkeys(step for c in gold_chains for step in c))
         paths = [p for p in paths if [fold(s.relation, s.direction) for s in p] in gold_chains] or paths
     else:
-        relations = list(dict.fromkeys(fold(s.relation, s.direction) for p in paths for s in p))
+        walked = [[fold(s.relation, s.direction) for s in p] for p in paths]
+        gold_chains = [list(c) for c in dict.fromkeys(tuple(c) for c in walked)]
+    relations = list(dict.fromkeys(step for c in gold_chains for step in c))
     subjects = [path[0] for path in _paths(question)]
     topics = set(question.topic_entities) | set(subjects)
     ids = [s.target for p in paths for s in p if s.target not in topics]
     names = [reach.names[i] for i in ids if reach is not None and i in reach.names]
     named = [e for path in _paths(question) for e in path[2::2] if e not in topics]
+    found = depths(question, reach, paths)
+    walked = walked_depths(question, reach, kg, chains(question, kg_format) or [])
+    for key, depth in walked.items():
+        found.setdefault(key, depth)
     return GoldHint(
         question.answers,
         relations,
-        list(dict.fromkeys([*names, *named, *ids])),
+        list(dict.fromkeys([*names, *named, *ids, *(k for k in walked if k not in topics)])),
         list(dict.fromkeys([*question.topic_entities.values(), *subjects])),
+        gold_chains,
+        found,
     )
+
+
+def walked_depths(question: Question, reach: Optional["Reach"], kg: Any, gold_chains: list[list[Step]]) -> dict:
+    """The middle nodes of the dataset's chains walked in ``kg`` toward a gold answer (ids and
+    names) with their depths; nothing without a KG, reach or chain."""
+    if kg is None or reach is None or not reach.gold_ids:
+        return {}
+    found: dict[str, int] = {}
+    for steps in gold_chains:
+        layers = on_chain(kg, list(question.topic_entities), steps, set(reach.gold_ids))
+        for depth, layer in enumerate(layers[1:-1], 1):
+            for node in layer:
+                found.setdefault(node, depth)
+    names = kg.names(list(found)) if found else {}
+    return {**found, **{names[n]: d for n, d in found.items() if n in names}}
+
+
+def limit(question: Question, reach: "Reach", kg: Any, kg_format: str) -> dict[str, str]:
+    """Whose limit a ``not_retrieved`` question is: the method's, when the KG walks a gold path to
+    a gold answer (the reach paths are such paths; where the dataset gives a chain, the chain
+    itself is walked), else the KG's (a gap: the dataset's chain reaches no gold answer in this KG,
+    the answer is reachable only by another path, which the oracle does not lead to)."""
+    found = chains(question, kg_format)
+    if not found:
+        return {"limit": "method", "limit_why": "a method limit: the KG holds a gold path"}
+    gold = set(reach.gold_ids)
+    if any(on_chain(kg, list(question.topic_entities), c, gold)[0] for c in found):
+        return {"limit": "method", "limit_why": "a method limit: the KG walks the gold chain to a gold answer"}
+    return {"limit": "kg", "limit_why": "a KG gap: the gold chain reaches no gold answer in the KG"}

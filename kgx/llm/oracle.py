@@ -1,19 +1,26 @@
 """An oracle backbone for method ceilings (litellm provider ``kgx-oracle``, ``llm=oracle``).
 
-A test double like the scripted one (:mod:`kgx.llm.scripted`) that also knows the question's
-gold path (:class:`kgx.diagnose.gold_path.GoldHint`, sent with each request by the client). At every
-choice it takes the offered candidates on a gold path; it calls the evidence sufficient only
-when a gold answer is in what it was shown, and answers with the gold answers it was shown. A
-run with it measures how far a method's own search can get: its choices are constrained like
-any model's (only offered candidates, within the schema's counts), and it is metered like the
-scripted backbone (real token counts, the same simulated latency and failures). Whatever the
-gold does not decide (reasoning text, sub-objectives, notes) is the scripted reply, except where
-free text feeds the search or the answer: CGPE's clues name the topic and gold entities first,
-and LMP's fact summaries keep the gold names of the facts they summarise.
+A test double like the scripted one (:mod:`kgx.llm.scripted`) that also knows the question's gold
+path (:class:`kgx.diagnose.gold_path.GoldHint`, sent with each request by the client). At every
+choice it takes the offered candidates on a gold path, in the chain's order: first the next unwalked
+step of the chain from where the prompt stands (the relation in the direction the chain walks it, or
+the entity that step reaches), then the later steps, then the earlier ones. It calls the evidence
+sufficient only when a gold answer is in what it was shown, and answers with the gold answers it was
+shown. A run with it measures how far a method's own search can get: its choices are constrained
+like any model's (only offered candidates, within the schema's counts), and it is metered like the
+scripted backbone (real token counts, the same simulated latency and failures). Whatever the gold
+does not decide (reasoning text, sub-objectives, notes) is the scripted reply, except where free
+text feeds the search or the answer: CGPE's clues name the topic and gold entities first, and LMP's
+fact summaries keep the gold names of the facts they summarise.
 
 What the oracle was shown is the request's last message (worked examples are earlier turns),
 its ``Question:`` line excluded: the question is not evidence. An alias is shown when its
 normalised form (:func:`kgx.core.metrics.normalize`) stands there as whole words.
+
+Where a prompt stands on the chain: the deepest gold entity it shows outside its candidates
+(the entity a relation list belongs to, the facts or triples read so far; the depth is the hop at
+which the gold path first reaches it), or, where the prompt lists the relations already followed
+(StructGPT's ``Relations already followed: a -> b``), their count, whichever is further.
 
 How candidates are read, as the methods render them:
 - a relation is ``r`` (walked forwards) or ``r (reverse)``; where no message of the request
@@ -49,7 +56,13 @@ LIST_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)*[.)]\s+", flags=re.M)  # "1. ", "1.2
 NUMBERED = re.compile(r"^\s*(\d+)\.\s+(.+)$", flags=re.M)
 SUFFIX = re.compile(r" (?:\[\d+\]|#\d+)$")  # ToG's/PoG's "Name [2]", KnowPath's "Name #2"
 REVERSE = " (reverse)"
+FOLLOWED = re.compile(r"^Relations already followed: (.*)$", flags=re.M)  # StructGPT's walked relations
+FAR = (2, 0)  # the order key of a candidate on no gold chain
 CLUES = frozenset({"clues"})  # choices that are a set of question phrases to cover (CGPE's clue extraction)
+# CGPE's matchings: filters that may keep none (minItems 0); an off-path candidate is no lead, so
+# where none is on the path, none is kept (the scripted double's choice would lead the path astray).
+FILTERS = frozenset({"keep", "scores", "matches"})
+STEM = 4  # letters two words share at their start to say one thing ("starred", "starring")
 
 
 def gold_params(cfg: "LLMConfig", gold: Optional[GoldHint]) -> dict[str, Any]:
@@ -81,6 +94,8 @@ class Judge:
         self.names = [*gold.entities, *(alias for group in gold.answers for alias in group)]
         self.known = {normalize(n) for n in self.names} - {""}
         self.ids = set(gold.entities)
+        self.chains = [[fold(r, d) for r, d in c] for c in gold.walks()]
+        self.depths = {**{normalize(k): d for k, d in gold.depths.items()}, **gold.depths}
 
     # ------------------------------------------------------------------ what it was shown
 
@@ -114,12 +129,51 @@ class Judge:
                 return True
         return False
 
-    def pick(self, options: list[Any], low: int, high: Optional[int], focused: bool) -> list[Any]:
-        """Gold candidates first (in the scripted order), topped up to ``low`` with the scripted
-        order's others. Without any: the scripted choice, or only ``low`` of it when a sibling
-        choice of the same reply has gold candidates (``focused``: the others are no lead)."""
+    def at(self, options: list[Any]) -> int:
+        """Where the prompt stands: the hop of the deepest gold entity it shows that is not one of
+        the ``options``, or the count of the relations it says were followed, whichever is more."""
+        offered = {w for o in options for v in views(str(o)) for w in (v, normalize(v))}
+        shown = [d for key, d in self.depths.items() if key not in offered and self.has(self.shown, key)]
+        followed = FOLLOWED.search(self.prompt)
+        walked = (
+            0 if followed is None or followed.group(1).strip() == "(none yet)" else followed.group(1).count("->") + 1
+        )
+        return max([walked, *shown])
+
+    def steps(self, candidate: Any) -> list[int]:
+        """The chain positions a candidate takes: the index of each gold step it is (a relation),
+        or the hop before the depth it lies at (an entity; a gold answer the last hop)."""
+        found = []
+        for view in views(str(candidate)):
+            relation, direction = fold(view[: -len(REVERSE)], "in") if view.endswith(REVERSE) else fold(view, "out")
+            for chain in self.chains:
+                found += [
+                    i for i, (r, d) in enumerate(chain) if r == relation and (d == direction or not self.directed)
+                ]
+            depth = self.depths.get(view, self.depths.get(normalize(view)))
+            if depth:
+                found.append(depth - 1)
+            if normalize(view) in self.known and depth is None:
+                found += [len(c) - 1 for c in self.chains]
+        return found
+
+    def order(self, candidate: Any, here: int) -> tuple[int, int]:
+        """Next unwalked step first, then later steps, then earlier ones (a prompt that shows less
+        than the walk so far)."""
+        keys = [(0, i - here) if i >= here else (1, here - i) for i in self.steps(candidate)]
+        return min(keys, default=FAR)
+
+    def pick(self, options: list[Any], low: int, high: Optional[int], focused: bool, name: str = "") -> list[Any]:
+        """Gold candidates first (in the chain's order from where the prompt stands, ties in the
+        scripted order), topped up to ``low`` with the scripted order's others. Without any: the
+        scripted choice, or only ``low`` of it when a sibling choice of the same reply has gold
+        candidates (``focused``: the others are no lead), or none in a filter that may keep none
+        (CGPE's matchings, ``FILTERS``)."""
         ranked = rank(options, self.question)
-        gold = [o for o in ranked if self.on_path(o)]
+        here = self.at(options)
+        gold = sorted((o for o in ranked if self.on_path(o)), key=lambda o: self.order(o, here))
+        if not gold and name in FILTERS and not low:
+            return []
         if not gold and not focused:
             return ranked[: max(1, low) if high is None else high]
         chosen = gold[:high]
@@ -135,6 +189,21 @@ class Judge:
         taken = set().union(*(scripted.words(str(o)) for o in named))
         rest = [o for o in ranked if o not in named and not scripted.words(str(o)) & taken]
         return (named + rest)[:high]
+
+    def clue_for(self, candidate: Any, clues: list[Any]) -> Any:
+        """The clue that says how the gold path reaches ``candidate``: the most words shared (by
+        their first letters) with the relation of its gold step and its own name; ties in the
+        offered order, a topic's name last (it names where a path starts, not a step)."""
+        said = scripted.words(str(candidate))
+        for i in self.steps(candidate):
+            said |= {w for chain in self.chains if i < len(chain) for w in scripted.words(chain[i][0])}
+        stems = {w[:STEM] for w in said}
+        topics = {normalize(t) for t in self.gold.topics}
+
+        def score(clue: Any) -> tuple[int, int]:
+            return (-(normalize(str(clue)) in topics), sum(w[:STEM] in stems for w in scripted.words(str(clue))))
+
+        return max(clues, key=score)
 
     def has_gold(self, schema: dict[str, Any]) -> bool:
         return any(self.on_path(o) for o in schema.get("items", {}).get("enum", []))
@@ -165,7 +234,7 @@ class Judge:
         if "enum" in items and name in CLUES:
             return self.clues(list(items["enum"]), high)
         if "enum" in items:
-            return self.pick(list(items["enum"]), low, high, focused)
+            return self.pick(list(items["enum"]), low, high, focused, name)
         if items.get("type") == "object" and any("enum" in sub for sub in props.values()):
             return self.choices(schema, name)
         if name == "answers":
@@ -179,12 +248,16 @@ class Judge:
         """Objects choosing a candidate each (ToG's scored relations and entities, CGPE's rough
         and exact matches): one per gold candidate, topped up to minItems. Scores go to the gold:
         equal shares of 1 where the scores are shares (ToG), the maximum otherwise; the top-ups
-        get the minimum. Without gold candidates: the scripted reply."""
+        get the minimum; a second choice (CGPE's clue per match) is the one that says the gold step
+        reaching the candidate. Without gold candidates: none in a filter that may keep none (CGPE),
+        else the scripted reply."""
         items = schema["items"]
         props = items["properties"]
         key = next(k for k, sub in props.items() if "enum" in sub)
         options = list(props[key]["enum"])
         if not any(self.on_path(o) for o in options):
+            if name in FILTERS and not schema.get("minItems", 0):
+                return []
             return scripted.instance(schema, self.prompt, self.question, name)
         chosen = self.pick(options, schema.get("minItems", 0), schema.get("maxItems"), True)
         gold = [c for c in chosen if self.on_path(c)]
@@ -197,6 +270,8 @@ class Judge:
             for field, sub in props.items():
                 if field == key:
                     item[field] = choice
+                elif "enum" in sub:
+                    item[field] = self.clue_for(choice, list(sub["enum"]))
                 elif sub.get("type") in ("number", "integer"):
                     top = sub.get("maximum", 1) if choice in gold else sub.get("minimum", 0)
                     item[field] = share if shares else top

@@ -86,6 +86,10 @@ class PoGConfig(MethodConfig):
     max_neighbors: int = 100  # KG cap per (entity, relation); cuts are recorded
     exemplars: bool = True  # one worked example per stage, as the released prompts carry (False: zero-shot)
     max_answers: int = 5
+    # The released pre_relations: never offer the hop back along the relation that reached an entity.
+    # On a KG without inverse relations (MetaQA) that removes every co-star / co-director question;
+    # true offers it (a comparison setting, not the paper's).
+    walk_back: bool = False
 
     def horizon(self) -> Horizon:
         """Reachability's bound: one hop per exploration depth."""

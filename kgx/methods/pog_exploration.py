@@ -21,7 +21,8 @@ from kgx.methods.samplers import rank, ranker, shortlist
 
 def relation_exploration(question: Question, mem: Memory, entity: str, ctx: Context) -> list[Hop]:
     """Up to ``width`` relations at ``entity``, both directions, chosen in one call. Not offered:
-    the way back to where the entity was reached from, and relations explored from it before."""
+    the way back to where the entity was reached from (unless ``walk_back``), and relations
+    explored from it before."""
     p = ctx.params  # PoGConfig
     stage = "relation_exploration"
     try:
@@ -37,7 +38,7 @@ def relation_exploration(question: Question, mem: Memory, entity: str, ctx: Cont
             removed=[h.label for h in hops if unnecessary(h.relation)],
         )
         hops = [h for h in hops if not unnecessary(h.relation)]
-    hops = mem.offered_hops(entity, hops)
+    hops = mem.offered_hops(entity, hops, p.walk_back)
     mem.explored.add(entity)
     if len(hops) > 1:
         by_label = {h.label: h for h in hops}

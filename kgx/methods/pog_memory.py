@@ -67,10 +67,11 @@ class Memory:
         self.came_by.setdefault(link.target, set()).add(link.hop)
         return True
 
-    def offered_hops(self, entity: str, hops: list[Hop]) -> list[Hop]:
+    def offered_hops(self, entity: str, hops: list[Hop], walk_back: bool = False) -> list[Hop]:
         """Hops worth offering at ``entity``: not back along a hop that reached it (the released code's
-        ``pre_relations``), and not one explored from it before (a backtracked entity tries others)."""
-        back = {h.reverse() for h in self.came_by.get(entity, set())}
+        ``pre_relations``; ``walk_back`` offers it), and not one explored from it before (a
+        backtracked entity tries others)."""
+        back = set() if walk_back else {h.reverse() for h in self.came_by.get(entity, set())}
         done = self.walked.get(entity, set())
         return [h for h in hops if h not in back and h not in done]
 

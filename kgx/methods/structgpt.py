@@ -68,6 +68,10 @@ class StructGPTConfig(MethodConfig):
     max_frontier: int = 20  # entities carried to the next step (released: no cap)
     max_values: int = 30  # values shown per CVT attribute in the constraints call
     max_answers: int = 1  # released: "provide only one answer entity"
+    # Never walk back: the relation that reached an entity is not offered backwards from it, and no
+    # topic entity is read from again. On a KG without inverse relations (MetaQA) that removes every
+    # co-star / co-director question; true allows both (a comparison setting, not the paper's).
+    walk_back: bool = False
 
     def horizon(self) -> Horizon:
         """Reachability's bound: a reading step reads an unnamed (CVT) node one hop further."""
@@ -265,9 +269,9 @@ def answer(question: Question, ctx: Context) -> Prediction:
         verdict = reason(question, search, lines, step, ctx)
         if verdict is not None:
             return finish(question, search, verdict, step, ctx)
-        tails = [t for t in reading.tails() if t not in search.topics]
+        tails = [t for t in reading.tails() if p.walk_back or t not in search.topics]
         back = {}
-        for arc in reading.all_arcs():
+        for arc in [] if p.walk_back else reading.all_arcs():
             back.setdefault(arc.target, set()).add(arc.hop.reverse())
         current = kit.cap(
             ctx, "relation_selection", tails, p.max_frontier, "entities carried to the next step", step=step + 1

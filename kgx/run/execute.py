@@ -28,7 +28,7 @@ from kgx.core.faults import Breaker, DiskFull, Failure, classify, disk_full_mess
 from kgx.core.paths import file_name
 from kgx.core.trace import Trace
 from kgx.core.types import Prediction, Question
-from kgx.diagnose import breakdown
+from kgx.diagnose import breakdown, gold_path
 from kgx.diagnose.gold_path import gold_hint
 from kgx.diagnose.reach import Reacher
 from kgx.kg import open_kg
@@ -59,7 +59,7 @@ def answer_one(
     kg = kg.for_question(question.id)  # its own subgraph under kg.scope=question (kgx.kg.subgraph)
     horizon = spec.method.horizon()
     reach = reacher.check(question, horizon) if reacher is not None and horizon is not None else None
-    gold = gold_hint(question, reach, spec.kg.format) if client.wants_gold() else None
+    gold = gold_hint(question, reach, spec.kg.format, kg) if client.wants_gold() else None
     metered_kg = MeteredKG(kg, trace, spec.kg.max_candidates)
     seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
     from kgx.llm.question import QuestionLLM  # with litellm: imported once input is known good
@@ -101,6 +101,8 @@ def answer_one(
         if record.breakdown == "not_retrieved":
             record.left_at = breakdown.left_at(reach, trace)
             if record.left_at:
+                record.left_at.update(gold_path.limit(question, reach, kg, spec.kg.format))
+                record.left_at["why"] += f"; {record.left_at['limit_why']}"
                 trace.note("failure", record.left_at["why"], **record.left_at)
     trace.write(out_dir / record.trace)
     return record

@@ -16,7 +16,8 @@ from kgx.core.config import DatasetConfig, KGConfig, LLMConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.datasets import dataset_config, irn
-from kgx.diagnose.gold_path import GoldHint, chain, gold_hint
+from kgx.diagnose.chain_walk import on_chain
+from kgx.diagnose.gold_path import GoldHint, chain, gold_hint, limit
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import ResponseCache
@@ -33,6 +34,7 @@ from kgx.methods import (
     kit,
     knowpath_prompts,
     lmp_prompts,
+    structgpt_prompts,
     tog_prompts,
 )
 from kgx.methods.answers import answers_schema, sufficiency_schema
@@ -140,6 +142,8 @@ def test_the_hint_takes_the_chain_and_the_entities_of_the_paths_that_follow_it()
     assert hint.relations == [("film.film.starring", "in"), ("film.film.directed_by", "out")]
     assert hint.entities == ["Film", "Bo", "m.film", "m.bo"]  # not the shortcut's Other, not the topic
     assert (hint.answers, hint.topics) == ([["Bo"]], ["Ann"])
+    assert hint.chains == [[("film.film.starring", "in"), ("film.film.directed_by", "out")]]
+    assert hint.depths == {"m.ann": 0, "Ann": 0, "m.film": 1, "Film": 1, "m.bo": 2, "Bo": 2}
     assert GoldHint.from_dict(hint.to_dict()) == hint
     # Without a chain the reach paths give the relations; without reach only the dataset's own path.
     plain = replace(question, meta={})
@@ -148,9 +152,15 @@ def test_the_hint_takes_the_chain_and_the_entities_of_the_paths_that_follow_it()
         ("film.film.directed_by", "out"),
         ("film.film.starring", "in"),
     ]
+    assert gold_hint(plain, reach, "metaqa").chains == [  # each reach path a chain of its own, in order
+        [("film.film.written_by", "in"), ("film.film.directed_by", "out")],
+        [("film.film.starring", "in"), ("film.film.directed_by", "out")],
+    ]
     pq = Question("p", "q", {}, [["uk"]], {"path": ["fred", "spouse", "ernest", "nationality", "uk"], "hops": 2})
+    chain_pq = [("people.person.spouse_s", "out"), ("people.person.nationality", "out")]
+    depths_pq = {"fred": 0, "ernest": 1, "uk": 2}
     assert gold_hint(pq, None, "pathquestion") == GoldHint(
-        [["uk"]], [("people.person.spouse_s", "out"), ("people.person.nationality", "out")], ["ernest", "uk"], ["fred"]
+        [["uk"]], chain_pq, ["ernest", "uk"], ["fred"], [chain_pq], depths_pq
     )
 
 
@@ -180,6 +190,44 @@ def test_a_relation_choice_takes_the_gold_relation_the_scripted_model_passes_ove
     assert scripted == {"relations": [{"relation": "film.film.directed_by (reverse)", "score": 1.0}]}
     # directed_by is on the gold chain, but forwards from the movie: walked back from the actor it is no lead.
     assert oracle == {"relations": [{"relation": "film.film.starring (reverse)", "score": 1.0}]}
+
+
+# PQ-3H: claudius -parents-> nero_claudius_drusus -children-> livilla -spouse_s-> julius_caesar_drusus
+PARENTS, CHILDREN, SPOUSE = "people.person.parents", "people.person.children", "people.person.spouse_s"
+CLAUDIUS = GoldHint(
+    [["julius_caesar_drusus"]],
+    [(PARENTS, "out"), (CHILDREN, "out"), (SPOUSE, "out")],
+    ["nero_claudius_drusus", "livilla", "julius_caesar_drusus"],
+    ["claudius"],
+    [[(PARENTS, "out"), (CHILDREN, "out"), (SPOUSE, "out")]],
+    {"claudius": 0, "nero_claudius_drusus": 1, "livilla": 2, "julius_caesar_drusus": 3},
+)
+
+
+@pytest.mark.parametrize(
+    "followed, offered, expected",
+    [
+        ([], [PARENTS, "people.person.place_of_birth", "people.person.places_lived", SPOUSE], PARENTS),
+        ([PARENTS], [PARENTS, SPOUSE, CHILDREN], CHILDREN),
+        ([PARENTS, CHILDREN], [CHILDREN, PARENTS, SPOUSE], SPOUSE),
+    ],
+)
+def test_a_single_choice_takes_the_next_unwalked_step_of_the_chain(followed, offered, expected):
+    question = "claudius 's dad 's kid 's couple ?"
+    prompt = structgpt_prompts.relation_prompt(question, ["claudius"], followed, offered, 1)
+    schema = kit.choice_schema({"relations": offered}, 1, 1)
+    oracle, _ = ask(ORACLE, structgpt_prompts.messages("relation_selection", prompt), schema, gold=CLAUDIUS)
+    assert oracle == {"relations": [expected]}
+
+
+def test_where_a_prompt_stands_is_the_deepest_gold_entity_it_shows():
+    # ToG names the entity it expands: at the father, the chain's next step is children, not parents again.
+    messages, schema = relation_call([PARENTS, SPOUSE, CHILDREN], 1, "claudius 's dad 's kid 's couple ?", "claudius")
+    assert ask(ORACLE, messages, schema, gold=CLAUDIUS)[0]["relations"][0]["relation"] == PARENTS
+    messages, schema = relation_call(
+        [PARENTS, SPOUSE, CHILDREN], 1, "claudius 's dad 's kid 's couple ?", "nero_claudius_drusus"
+    )
+    assert ask(ORACLE, messages, schema, gold=CLAUDIUS)[0]["relations"][0]["relation"] == CHILDREN
 
 
 def test_a_relation_in_the_wrong_direction_is_no_gold_and_nothing_is_invented():
@@ -226,6 +274,64 @@ def test_clues_name_the_topic_entities_before_the_scripted_phrases():
     assert "James Joyce and Arthur Miller" in scripted["clues"]  # which would swallow both names
     assert oracle["clues"][:2] == ["James Joyce", "Arthur Miller"]
     assert not {"James Joyce and Arthur Miller", "James", "Miller"} & set(oracle["clues"])
+
+
+KRASINSKI = GoldHint(
+    [["Sam Mendes"]],
+    [("film.film.starring", "in"), ("film.film.directed_by", "out")],
+    ["Away We Go", "Sam Mendes"],
+    ["John Krasinski"],
+    depths={"John Krasinski": 0, "Away We Go": 1, "Sam Mendes": 2},
+)
+
+
+def test_cgpe_matches_take_their_clue_from_the_gold_step_and_leave_off_path_candidates_out():
+    question, unused = (
+        "which person directed the movies starred by John Krasinski",
+        ["person directed", "movies starred"],
+    )
+    options = ["(none, Away We Go)", "(none, Leatherheads)"]
+    messages = cgpe_prompts.exact(question, "John Krasinski", unused, options)
+    oracle, _ = ask(ORACLE, messages, cgpe_prompts.exact_schema(options, unused), gold=KRASINSKI)
+    assert oracle == {"matches": [{"candidate": "(none, Away We Go)", "clue": "movies starred"}]}
+    options = ["(none, Sam Mendes)", "(none, Jim Jarmusch)"]
+    messages = cgpe_prompts.exact(question, "Away We Go", unused[:1], options)
+    oracle, _ = ask(ORACLE, messages, cgpe_prompts.exact_schema(options, unused[:1]), gold=KRASINSKI)
+    assert oracle == {"matches": [{"candidate": "(none, Sam Mendes)", "clue": "person directed"}]}
+    # No candidate on the gold path: every matching keeps none (the scripted double keeps some).
+    pairs = ["(film.film.written_by (reverse), none)", "(film.film.genre (reverse), none)"]
+    messages = cgpe_prompts.fuzzy(question, "John Krasinski", unused, pairs)
+    scripted, _ = ask(SCRIPTED, messages, cgpe_prompts.fuzzy_schema(pairs))
+    oracle, _ = ask(ORACLE, messages, cgpe_prompts.fuzzy_schema(pairs), gold=KRASINSKI)
+    assert scripted["keep"] and oracle == {"keep": []}
+    options = ["(none, Leatherheads)", "(none, Nobody Walks)"]
+    messages = cgpe_prompts.rough(question, "John Krasinski", unused, options)
+    assert ask(ORACLE, messages, cgpe_prompts.rough_schema(options), gold=KRASINSKI)[0] == {"scores": []}
+
+
+def test_a_miss_is_a_method_limit_where_the_kg_walks_the_gold_chain_else_a_kg_gap():
+    edges = {("m.ann", "starring", "in"): ["m.film"], ("m.film", "directed_by", "out"): ["m.bo"]}
+    kg = SimpleNamespace(neighbors=lambda e, r, d: edges.get((e, r, d), []), names=lambda ids: {"m.film": "Film"})
+    question = Question(
+        "q", "q", {"m.ann": "Ann"}, [["Bo"]], {"path": ["Ann", "starring_inverse", "F", "directed_by", "Bo"]}
+    )
+    reach = SimpleNamespace(gold_ids=["m.bo"])
+    assert limit(question, reach, kg, "custom")["limit"] == "method"
+    assert on_chain(kg, ["m.ann"], [("starring", "in"), ("directed_by", "out")], {"m.bo"}) == [
+        {"m.ann"},
+        {"m.film"},
+        {"m.bo"},
+    ]
+    # The oracle knows every middle node of the chain walked to a gold answer, not only the reach paths'.
+    hint = gold_hint(question, SimpleNamespace(gold_ids=["m.bo"], paths=[], names={}), "custom", kg)
+    assert (hint.depths["m.film"], hint.depths["Film"]) == (1, 1) and "Film" in hint.entities
+    question.meta["path"] = ["Ann", "starring_inverse", "F", "written_by", "Bo"]
+    assert limit(question, reach, kg, "custom") == {
+        "limit": "kg",
+        "limit_why": "a KG gap: the gold chain reaches no gold answer in the KG",
+    }
+    # Without a dataset chain the reach paths are the gold, and they are KG paths.
+    assert limit(Question("q", "q", {"m.ann": "Ann"}, [["Bo"]]), reach, kg, "custom")["limit"] == "method"
 
 
 # --------------------------------------------------------------------------- verdicts and answers

@@ -1,0 +1,100 @@
+"""Oracle ceilings per KG method on the chain datasets: MetaQA 2-hop/3-hop and PathQuestion PQ-2H/PQ-3H.
+
+    KGX_DATA_DIR=/path/to/shared/data python benchmarks/oracle_ceilings.py                 # 50 per set
+    KGX_DATA_DIR=... python benchmarks/oracle_ceilings.py --sets pq_3h --methods structgpt --why
+    KGX_DATA_DIR=... python benchmarks/oracle_ceilings.py --sets costar --methods pog,structgpt \\
+        --set method.walk_back=true                                                         # issue 34 part 4
+
+Runs each method with ``llm=oracle`` (kgx.llm.oracle: it takes what lies on the question's gold chain,
+in the chain's order) on a seeded sample of each set's test split and prints per method and set: the
+questions, how many had a gold answer within the method's depth (``reach``), how many the oracle got
+right, the ceiling (right / reachable, in %) and the misses by category. ``--why`` adds each miss's
+drill-down note (``left_at``: where the search left the gold path, and whether the method's design or
+the KG stopped it). ``costar`` is the MetaQA 2-hop questions whose chain walks one relation back and
+forth (co-stars, co-directors, co-writers, and movies sharing an actor, director or writer): the ones a
+method that never walks back along the relation that reached an entity cannot answer on a KG without
+inverse relations. Runs go to a temporary folder; KG stores are kept in ``--cache``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+METHODS = ("lmp", "knowpath", "tog", "tog_r", "cgpe", "pog", "structgpt")
+SETS = {  # set -> (dataset, kg)
+    "metaqa_2hop": ("metaqa_2hop", "metaqa"),
+    "metaqa_3hop": ("metaqa_3hop", "metaqa"),
+    "pq_2h": ("pq_2h", "pathquestion"),
+    "pq_3h": ("pq_3h", "pathquestion"),
+    "costar": ("metaqa_2hop", "metaqa"),
+}
+EXTRA = {"lmp": ["method.depth=3"]}  # LMP's default depth 1 cannot reach a 2-hop answer
+BACK_AND_FORTH = ("actor_to_movie_to_actor", "director_to_movie_to_director", "writer_to_movie_to_writer")
+
+
+def pick(name: str, dataset: str, size: int, seed: int) -> list[str]:
+    """The question ids of a set: a seeded sample of the test split (costar: of its back-and-forth types)."""
+    import random
+
+    from kgx import datasets
+    from kgx.datasets import dataset_config
+
+    questions = datasets.load(replace(dataset_config(dataset), limit=None))
+    if name == "costar":
+        kinds = {*BACK_AND_FORTH, *(f"movie_to_{k}_to_movie" for k in ("actor", "director", "writer"))}
+        questions = [q for q in questions if q.meta.get("qtype") in kinds]
+    chosen = random.Random(seed).sample(questions, min(size, len(questions)))
+    return [q.id for q in chosen]
+
+
+def run(method: str, dataset: str, kg: str, ids: list[str], overrides: list[str], cache: Path):
+    """One oracle run of ``method`` on the questions ``ids``: its records."""
+    from fidelity import outcome
+
+    chosen = [f"method={method}", *EXTRA.get(method, []), "llm=oracle", "llm.cache=false"]
+    where = [f"dataset={dataset}", f"dataset.ids=[{','.join(ids)}]", f"kg={kg}"]
+    return outcome([*chosen, *where, *overrides], cache).records
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sets", default="metaqa_2hop,metaqa_3hop,pq_2h,pq_3h")
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--questions", type=int, default=50, help="per set, a seeded sample of the test split")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--set", nargs="*", default=[], help="extra overrides for every run")
+    parser.add_argument("--why", action="store_true", help="print each miss's drill-down note")
+    parser.add_argument("--cache", type=Path, default=Path(".kgx_cache"))
+    args = parser.parse_args()
+    print(f"{'method':<10}{'set':<13}{'n':>4}{'reach':>6}{'right':>6}{'ceiling%':>9}{'s':>6}  misses", flush=True)
+    for name in args.sets.split(","):
+        dataset, kg = SETS[name]
+        ids = pick(name, dataset, args.questions, args.seed)
+        for method in args.methods.split(","):
+            start = time.perf_counter()
+            records = run(method, dataset, kg, ids, args.set, args.cache.resolve())
+            reach = [r for r in records if r.reach is not None and r.reach.reachable]
+            right = [r for r in reach if r.breakdown == "correct"]
+            misses = Counter(r.breakdown for r in records if r.breakdown != "correct")
+            ceiling = 100.0 * len(right) / len(reach) if reach else float("nan")
+            print(
+                f"{method:<10}{name:<13}{len(records):>4}{len(reach):>6}{len(right):>6}{ceiling:>9.1f}"
+                f"{time.perf_counter() - start:>6.0f}  {dict(sorted(misses.items()))}",
+                flush=True,
+            )
+            if args.why:
+                for r in records:
+                    if r.breakdown != "correct":
+                        note = (r.left_at or {}).get("why", r.prediction.reason)
+                        print(f"    {r.breakdown:<14}{r.question[:70]:<72}{note}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

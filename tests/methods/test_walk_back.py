@@ -1,0 +1,57 @@
+"""``method.walk_back`` for PoG and StructGPT (issue 34): off by default, as the released code, a
+co-star question on a KG without inverse relations has no way to its answer; on, the oracle
+walks back along the relation that reached the film and answers it."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kgx.core.config import KGConfig, LLMConfig
+from kgx.core.trace import Trace
+from kgx.core.types import Question
+from kgx.diagnose.gold_path import GoldHint
+from kgx.kg import open_kg
+from kgx.kg.metered import MeteredKG
+from kgx.kg.name_level import name_id
+from kgx.llm.client import LLMClient
+from kgx.llm.question import QuestionLLM
+from kgx.llm.usage import Meter
+from kgx.methods import Context, get
+from kgx.methods.pog import PoGConfig
+from kgx.methods.structgpt import StructGPTConfig
+
+ORACLE = LLMConfig(name="oracle", model="kgx-oracle/gold", structured_output="json_schema", backoff_s=0.0)
+# MetaQA's shape: films point at their actors, no inverse edges.
+KB = "Film_A\tstarring\tAnn\nFilm_A\tstarring\tBo\nFilm_A\tgenre\tDrama\nFilm_B\tstarring\tAnn\nFilm_B\tyear\t1999\n"
+STARRING = [("starring", "in"), ("starring", "out")]
+GOLD = GoldHint([["Bo"]], STARRING, ["Film_A", "Bo"], ["Ann"], [STARRING], {"Ann": 0, "Film_A": 1, "Bo": 2})
+
+
+@pytest.fixture(scope="module")
+def kg(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("costar")
+    (folder / "kb.tsv").write_text(KB)
+    return open_kg(KGConfig(name="custom", sources=[str(folder / "kb.tsv")], format="custom"), folder / "cache")
+
+
+def solve(kg, params):
+    question = Question("q", "who starred in films together with Ann", {name_id("Ann"): "Ann"}, [["Bo"]])
+    trace, meter = Trace(), Meter()
+    llm = QuestionLLM(LLMClient(ORACLE, {}, None, sleep=lambda s: None), meter, trace, gold=GOLD)
+    ctx = Context(llm=llm, params=params, rng=random.Random(0), trace=trace, kg=MeteredKG(kg, trace))
+    return get(params.name)(question, ctx)
+
+
+@pytest.mark.parametrize("params", [PoGConfig(depth=2), StructGPTConfig(depth=2)], ids=["pog", "structgpt"])
+def test_co_stars_need_the_walk_back_the_released_code_never_offers(kg, params):
+    released = solve(kg, params)
+    assert "Bo" not in released.answers and not any("Bo" in e for e in released.evidence)
+    params.walk_back = True
+    walked = solve(kg, params)
+    assert walked.answers[:1] == ["Bo"]
+
+
+def test_walk_back_defaults_to_the_released_behaviour():
+    assert PoGConfig().walk_back is False and StructGPTConfig().walk_back is False

@@ -24,6 +24,7 @@ from kgx.report.paper_cells import compare, wilson
 from kgx.report.paper_layout import paper_report
 from kgx.report.paper_published import TABLES, PublishedError, load_published, paper_table, read_file
 from kgx.report.runs import ReportError
+from kgx.report.sweep_summary import html_report
 from kgx.run.compose import register_schemas
 from kgx.run.spec import to_run_spec
 from kgx.run.sweep import job_overrides
@@ -197,7 +198,7 @@ def test_the_published_files_hold_every_cell_of_every_table():
     assert (kp.value, kp.spread, kp.metric, kp.backbone, kp.rule) == (73.5, 0.9, "hits1_tog", "deepseek_v3", "tog")
     assert cell["lmp_table2", "with knowledge graph", "LMP", "o1-mini CWQ"].value == 83.8
     gain = cell["lmp_table2", "without knowledge graph", "LMP Gain", "Llama-2-70B WebQSP"]
-    assert (gain.text, gain.value, gain.percent, gain.selector) == ("+46.9%", 46.9, True, {})
+    assert (gain.text, gain.value, gain.metric, gain.selector) == ("+46.9%", 46.9, "gain_pct", {})
     assert cell["knowpath_cost", "Table 4: WebQSP", "PoG", "LLM Call"].text == "9"
     assert cell["knowpath_cost", "Table 5: SimpleQuestions", "KnowPath", "Input Token"].value == 1064.44
     four = cell["cgpe_table4", "CE PE A", "G4 GLM CG", "1-Hop Query complete match"]
@@ -285,7 +286,7 @@ def test_the_sweep_is_named_and_tabled_by_its_table_and_rows(swept):
 def test_the_report_lays_the_sweep_out_as_the_paper_with_every_published_figure(swept, capsys):
     cwd, _ = swept
     text = report(capsys, cwd, "tog_table1", "--parent", "tog_table1", "--format", "markdown")
-    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines() if line.startswith("|")]
+    rows = markdown_rows(text)
     _, cells = paper_table("tog_table1")
     assert rows[0][2:] == ["CWQ", "WebQSP", "GrailQA", "Simple Questions", "WebQuestions"]
     shown = [value for row in rows[2:] if row[1] == "paper" for value in row[2:]]
@@ -294,6 +295,31 @@ def test_the_report_lays_the_sweep_out_as_the_paper_with_every_published_figure(
     assert kgx_lines[0] == ["0.0 [0.0, 65.8] 1×2q", "not run", "not run", "not run", "not run"]  # IO prompt
     assert kgx_lines[1][0] == "0.0 [0.0, 65.8] 1×2q" and kgx_lines[2] == ["not run"] * 5  # CoT ran, SC did not
     assert "backbone scripted stands in for the paper's (gpt35, gpt4, llama2_70b)" in text
+
+
+def markdown_rows(text: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines() if line.startswith("|")]
+
+
+@pytest.mark.parametrize("name", sorted(COUNTS))
+def test_every_table_prints_its_layout_from_the_sweep_with_the_published_column_complete(swept, name):
+    """The scripted sweep of two ToG Table 1 rows, laid out as every table: each published figure
+    on its row's paper line, in the paper's order; the cells those runs make filled, no other."""
+    cwd, _ = swept
+    text = paper_report(name, fmt="markdown", uri=f"sqlite:///{cwd / 'mlruns' / 'mlflow.db'}")
+    rows = markdown_rows(text)
+    _, cells = paper_table(name)
+    assert [value for row in rows[2:] if row[1] == "paper" for value in row[2:]] == [c.text for c in cells]
+    kgx_cells = [value for row in rows[2:] if row[1] == "kgx" for value in row[2:]]
+    made = [c for c in cells if c.selector.get("method.name") in ("io", "cot") and c.selector["dataset.name"] == "cwq"]
+    assert sum(v.startswith("0.0 [0.0, 65.8] 1×2q") for v in kgx_cells) == len(made)
+    assert all(v in ("not run", "not in kgx") for v in kgx_cells if not v.startswith("0.0 ["))
+
+
+def test_the_sweeps_html_page_opens_with_its_table(swept):
+    cwd, _ = swept
+    page = html_report(uri=f"sqlite:///{cwd / 'mlruns' / 'mlflow.db'}", parent="tog_table1")
+    assert page.index("<h2>Paper table: tog_table1</h2>") < page.index("<h2>Main table: hits1</h2>")
 
 
 def test_the_report_in_csv_gives_each_cell_its_state(swept, capsys):

@@ -45,14 +45,14 @@ STYLES = {
     "text": Style("±", str),
     "md": Style("±", str),
     "html": Style("±", str),
-    "csv": Style("±", str),
     "latex": Style(r"$\pm$", escape),
 }
 
 
-def number(value: float, metric: str) -> str:
-    """One decimal for percentages, as the papers print them; cost figures to their precision."""
-    return f"{value:.{decimals(value) if metric in COST_METRICS else 1}f}"
+def number(value: float, metric: str, sign: str = "") -> str:
+    """One decimal for percentages, as the papers print them; cost figures to their precision.
+    ``sign="+"`` prints the sign of a positive difference too."""
+    return f"{value:{sign}.{decimals(value) if metric in COST_METRICS else 1}f}"
 
 
 def kgx_text(c: Comparison) -> str:
@@ -70,7 +70,7 @@ def delta_text(c: Comparison) -> str:
     if c.difference is None:
         return ""
     verdict = {True: " in", False: " out", None: ""}[c.inside]
-    return f"{c.difference:+.{decimals(c.difference) if c.published.metric in COST_METRICS else 1}f}{verdict}"
+    return number(c.difference, c.published.metric, "+") + verdict
 
 
 def text_table(table: PaperTable, comparisons: Sequence[Comparison], style: Style) -> TextTable:

@@ -123,10 +123,6 @@ class Published:
         """The params a kgx run of this cell has (full keys), backbone aside; empty: kgx has no such method."""
         return {**self.kgx_row, **self.kgx_column} if self.kgx_row else {}
 
-    @property
-    def percent(self) -> bool:
-        return self.text.endswith("%")
-
 
 def settings(text: str, where: str, field: str) -> dict[str, str]:
     """``key=value key=value`` as full param keys (``method`` is ``method.name``)."""

@@ -49,19 +49,19 @@ STYLES = {
 }
 
 
-def number(value: float, metric: str, sign: str = "") -> str:
-    """One decimal for percentages, as the papers print them; cost figures to their precision.
+def number(value: float, metric: str, like: float, sign: str = "") -> str:
+    """One decimal for percentages, as the papers print them; a cost figure to the precision of
+    ``like`` (kgx's mean: its interval and difference print as precisely as it does).
     ``sign="+"`` prints the sign of a positive difference too."""
-    return f"{value:{sign}.{decimals(value) if metric in COST_METRICS else 1}f}"
+    return f"{value:{sign}.{decimals(like) if metric in COST_METRICS else 1}f}"
 
 
 def kgx_text(c: Comparison) -> str:
     if c.state != "run":
         return c.state
-    mean = number(c.mean, c.published.metric)
-    interval = (
-        f" [{number(c.low, c.published.metric)}, {number(c.high, c.published.metric)}]" if c.low is not None else ""
-    )
+    metric = c.published.metric
+    mean = number(c.mean, metric, c.mean)
+    interval = f" [{number(c.low, metric, c.mean)}, {number(c.high, metric, c.mean)}]" if c.low is not None else ""
     size = f"{c.runs}×{c.questions}q" if c.questions else f"n={c.runs}"
     return f"{mean}{interval} {size}"
 
@@ -70,7 +70,7 @@ def delta_text(c: Comparison) -> str:
     if c.difference is None:
         return ""
     verdict = {True: " in", False: " out", None: ""}[c.inside]
-    return number(c.difference, c.published.metric, "+") + verdict
+    return number(c.difference, c.published.metric, c.mean, "+") + verdict
 
 
 def text_table(table: PaperTable, comparisons: Sequence[Comparison], style: Style) -> TextTable:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import yaml
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import MissingConfigException
@@ -113,15 +114,20 @@ def kgx(cwd: Path, data: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @functools.lru_cache(maxsize=None)
-def composed(name: str) -> tuple[dict[str, str], ...]:
-    """Every job of a table, composed in process as the sweep's callback composes it: its run params."""
+def composed(name: str) -> tuple[tuple[tuple[str, ...], dict[str, str]], ...]:
+    """Every job of a table, composed in process as the sweep's callback composes it: its overrides
+    and its run params."""
     register_schemas()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
         table = compose(config_name="config", overrides=[f"+paper={name}"], return_hydra_config=True)
-        specs = [to_run_spec(compose(config_name="config", overrides=o)) for o in job_overrides(table)]
+        jobs = [(tuple(o), to_run_spec(compose(config_name="config", overrides=o), o)) for o in job_overrides(table)]
     GlobalHydra.instance().clear()
-    return tuple(run_params(spec.resolved()) for spec in specs)
+    return tuple((overrides, run_params(spec.resolved())) for overrides, spec in jobs)
+
+
+def params(name: str) -> list[dict[str, str]]:
+    return [job for _, job in composed(name)]
 
 
 def test_the_tables_are_the_paper_configs():
@@ -131,8 +137,8 @@ def test_the_tables_are_the_paper_configs():
 @pytest.mark.parametrize("name", sorted(COUNTS))
 def test_every_cell_of_a_table_composes_and_every_published_cell_kgx_can_make_is_one(name):
     """A composed job stands for a run: the report's own matching must find a job for every
-    published cell kgx has a method and a backbone for, and no other cell."""
-    jobs = composed(name)
+    published figure kgx has a method and a backbone for, and for no cell kgx cannot make."""
+    jobs = params(name)
     assert jobs, name
     frame = pl.from_dicts(
         [
@@ -156,20 +162,68 @@ def test_every_cell_of_a_table_composes_and_every_published_cell_kgx_can_make_is
     _, cells = paper_table(name)
     comparisons, standing = compare(cells, frame)
     assert standing is None  # the jobs run the paper's own backbones
-    expected = {(c.group, c.row, c.column): c.selector != {} and c.backbone.split()[0] in KGX_BACKBONES for c in cells}
+    makes = {(c.group, c.row, c.column): c.selector != {} and c.backbone.split()[0] in KGX_BACKBONES for c in cells}
     made = {(c.published.group, c.published.row, c.published.column): c.state == "run" for c in comparisons}
-    assert made == expected
+    printed = {(c.group, c.row, c.column) for c in cells if c.value is not None}  # where the paper prints "-": either
+    assert {k: made[k] for k in printed} == {k: makes[k] for k in printed}
+    assert not [k for k in made if made[k] and not makes[k]]
+
+
+def settings_file(job: dict[str, str]) -> Path | None:
+    """The paper settings a job's cell should get: its backbone's file, else its dataset's."""
+    method, dataset, llm = job["method.name"], job["dataset.name"], job["llm.name"]
+    for path in (
+        CONF_DIR / "paper_backbone" / f"{method}_{dataset}_{llm}.yaml",
+        CONF_DIR / "paper_settings" / f"{method}_{dataset}.yaml",
+    ):
+        if path.is_file():
+            return path
+    return None
+
+
+VARIANTS = {"+experiment": "experiment", "+paper/row": "paper/row", "+lmp_ablation": "lmp_ablation"}
+# ToG has no published setting on MetaQA, CGPE's stand-in: it runs at its defaults, which are the
+# settings CGPE gives for it (Sec. 4.1: path count and exploration steps 3).
+UNSET = {"cgpe_table1": {"tog"}, "cgpe_table2": {"tog"}}
+
+
+def variant_keys(overrides: tuple[str, ...]) -> set[str]:
+    """The method settings a job's table sets on purpose: its row's, experiment's or ablation's."""
+    keys = set()
+    for override in overrides:
+        group, _, option = override.partition("=")
+        if group in VARIANTS:
+            written = yaml.safe_load((CONF_DIR / VARIANTS[group] / f"{option}.yaml").read_text()) or {}
+            keys |= set(written if group == "+lmp_ablation" else written.get("method") or {})
+    return keys
+
+
+@pytest.mark.parametrize("name", sorted(COUNTS))
+def test_every_cell_has_its_methods_published_settings(name):
+    """A table sets only its own axes (a variant's switches): every other method setting of a cell
+    is the paper's for its dataset and backbone (conf/paper_settings, conf/paper_backbone)."""
+    checked = set()
+    for overrides, job in composed(name):
+        path = settings_file(job)
+        if path is None:
+            continue
+        written = yaml.safe_load(path.read_text())["method"]
+        published = {k: str(v) for k, v in written.items() if k not in variant_keys(overrides)}
+        assert {k: job.get(f"method.{k}", "None") for k in published} == published, path
+        checked.add(job["method.name"])
+    kg_methods = {j["method.name"] for j in params(name)} - {"io", "cot", "sc"}
+    assert checked == kg_methods - UNSET.get(name, set())  # one cell per method that walks the KG, at least
 
 
 def test_the_paper_rows_pair_methods_with_their_backbones():
-    rows = {(j["method.name"], j["llm.name"], j.get("llm_stages.answer.name")) for j in composed("cgpe_table1")}
+    rows = {(j["method.name"], j["llm.name"], j.get("llm_stages.answer.name")) for j in params("cgpe_table1")}
     assert ("cgpe", "chatglm3_6b", "gpt35") in rows and ("io", "gpt35", None) in rows
-    assert {(j["method.name"], j["llm.name"]) for j in composed("knowpath_table1")} == {
+    assert {(j["method.name"], j["llm.name"]) for j in params("knowpath_table1")} == {
         *((m, "gpt35") for m in ("io", "cot", "sc", "structgpt", "tog", "pog", "knowpath")),
         *((m, "deepseek_v3") for m in ("tog", "pog", "knowpath")),
     }
-    noise = {(j["method.name"], j["kg.noise.drop_relations"], j["kg.noise.drop_names"]) for j in composed("lmp_table3")}
-    assert ("lmp", "0.4", "0.4") in noise and ("cot", "0.0", "0.0") in noise and len(composed("lmp_table3")) == 12
+    noise = {(j["method.name"], j["kg.noise.drop_relations"], j["kg.noise.drop_names"]) for j in params("lmp_table3")}
+    assert ("lmp", "0.4", "0.4") in noise and ("cot", "0.0", "0.0") in noise and len(params("lmp_table3")) == 12
 
 
 def test_an_unknown_table_is_listed_by_hydra_and_by_the_report(capsys):

@@ -125,14 +125,23 @@ def failure_report(outcome) -> str:
 
 def refuse_schemas() -> None:
     """``method=base_<name>`` would run a method's bare schema, without the settings of its
-    ``conf/method/<name>.yaml``: the ``base_`` entries exist only for those files to extend."""
+    ``conf/method/<name>.yaml``: the ``base_`` entries exist only for those files to extend. And
+    ``+paper=<table>`` without ``-m`` would run one default job, not the table."""
     from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
 
-    choice = HydraConfig.get().runtime.choices.get("method") or ""
+    choices = HydraConfig.get().runtime.choices
+    choice = choices.get("method") or ""
     if choice.startswith("base_"):
         raise ConfigError(
             f"method={choice}: {choice} is the schema that conf/method/{choice[5:]}.yaml extends, "
             f"not a method; use method={choice[5:]}"
+        )
+    table = choices.get(sweep.PAPER_GROUP)
+    if table and HydraConfig.get().mode != RunMode.MULTIRUN:  # without -m Hydra ignores the table's grid
+        raise ConfigError(
+            f"+paper={table} is the grid of a paper's table: run it with -m (python -m kgx -m +paper={table}); "
+            f"python -m kgx.report paper {table} shows the table"
         )
 
 
@@ -191,13 +200,14 @@ def usage() -> str:
         "Added with +:",
         row("+experiment", "the papers' runs by name; every run gets its paper settings", options("experiment")),
         row("+sweeps", "studies, with -m: kgx's own, and your own in ./sweeps/NAME.yaml", sweep_names),
+        row("+paper", "a paper's table, with -m; python -m kgx.report paper TABLE lays it out", options("paper")),
         "",
         "Settings: run.*, method.*, dataset.*, llm.*, kg.* (python -m kgx --cfg job lists them all).",
         "Your own data: dataset=custom dataset.path=FILE, kg=custom kg.sources=[FILE.tsv]",
         "  (docs/guides/data-and-kgs.md).",
         "",
         "Commands:",
-        "  python -m kgx.report   tables, cost tables, plots and comparisons of logged runs",
+        "  python -m kgx.report   tables, cost tables, plots, comparisons, and the papers' tables beside kgx's",
         "  python -m kgx.ui       the MLflow UI over ./mlruns",
         "  python -m kgx.score    score a predictions file with the rules runs use",
         "  python -m kgx.datasets which dataset configs this machine can run",

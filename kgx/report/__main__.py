@@ -1,4 +1,4 @@
-"""``python -m kgx.report {table,cost,failures,plot,html,compare}``: kgx runs from MLflow as tables and figures.
+"""``python -m kgx.report {table,cost,failures,plot,html,compare,paper}``: kgx runs from MLflow as tables and figures.
 
     python -m kgx.report table --rows method --cols dataset --metric hits1 --format md
     python -m kgx.report cost --rows method,dataset
@@ -7,6 +7,8 @@
     python -m kgx.report plot --cost total_tokens_per_q --param method.depth
     python -m kgx.report html --parent my_sweep --out report.html
     python -m kgx.report compare RUN_A RUN_B --metric hits1 --show 10
+    python -m kgx.report paper knowpath_table1 --parent SWEEP   # a paper's table, kgx beside it
+    python -m kgx.report paper lmp_table1 --released            # the authors' released outputs instead
 
 Runs are every FINISHED run of ``--experiment``, or the runs of one sweep with ``--parent`` (its
 run id or its name), or for ``html`` one run with ``--run``.
@@ -21,6 +23,11 @@ from pathlib import Path
 from kgx.core.cli import plain
 from kgx.report.compare import compare_labels, compare_runs, describe
 from kgx.report.failure_table import failure_table, listing, plot_failures
+from kgx.report.paper_layout import FORMATS as PAPER_FORMATS
+from kgx.report.paper_layout import paper_report
+from kgx.report.paper_published import TABLES, load_published
+from kgx.report.paper_released import RELEASED, score_all
+from kgx.report.paper_released import listing as released_listing
 from kgx.report.plots import plot_cost_accuracy, plot_param
 from kgx.report.render import FORMATS, render
 from kgx.report.runs import SHORT_KEYS, ReportError, load_runs
@@ -83,6 +90,15 @@ def parser() -> argparse.ArgumentParser:
     compare.add_argument("--resamples", type=int, default=2000)
     compare.add_argument("--seed", type=int, default=0)
     compare.add_argument("--tracking-uri", default=None)
+
+    paper = _runs_command(
+        commands, "paper", "a paper's table in its layout: kgx's mean and interval beside each figure"
+    )
+    paper.add_argument("table", nargs="?", help=f"one of: {', '.join(TABLES)}; none: list them")
+    paper.add_argument("--released", action="store_true", help="kgx's cells from the authors' released outputs")
+    paper.add_argument("--backbone", default=None, help="lay out runs of this LLM config in every cell's place")
+    paper.add_argument("--format", choices=sorted(PAPER_FORMATS), default="text")
+    paper.add_argument("--out", type=Path, default=None, help="write here instead of stdout")
     return top
 
 
@@ -110,6 +126,8 @@ def run(args: argparse.Namespace) -> str:
         result = compare_runs(args.run_a, args.run_b, args.metric, args.tracking_uri, args.resamples, args.seed)
         label_a, label_b = compare_labels(args.run_a, args.run_b, args.tracking_uri)
         return f"A = {label_a}, run {args.run_a}\nB = {label_b}, run {args.run_b}\n" + describe(result, args.show)
+    if args.command == "paper":
+        return paper_command(args)
     if args.command == "html":
         text = html_report(args.experiment, args.tracking_uri, args.parent, args.run, args.metric)
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -131,11 +149,29 @@ def run(args: argparse.Namespace) -> str:
     text = render(grid, args.format)
     if args.command == "failures":
         text += f"{plot_failures(frame, args.out_dir, args.rows)}\n"
-    if args.out is None:
+    return deliver(text, args.out)
+
+
+def deliver(text: str, out: Path | None) -> str:
+    """The text itself, or, written to ``out``, the path."""
+    if out is None:
         return text
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
-    return f"{args.out}\n"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    return f"{out}\n"
+
+
+def paper_command(args: argparse.Namespace) -> str:
+    """A table in its paper's layout; without a table, the tables (or, with --released, the
+    released outputs and what they fill)."""
+    if args.table is None and args.released:
+        return released_listing(score_all(RELEASED), load_published())
+    if args.table is None:
+        return "".join(f"{t.name:<16} {t.paper}, {t.source}: {t.title}\n" for t in TABLES.values())
+    text = paper_report(
+        args.table, args.format, args.experiment, args.tracking_uri, args.parent, args.released, args.backbone
+    )
+    return deliver(text, args.out)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,5 +1,7 @@
 """A :class:`Grid` as text: aligned for the terminal, Markdown, LaTeX, CSV, or an HTML table.
 
+A Grid becomes a :class:`TextTable` (every cell in words) and the formats lay that out, so a
+table built in other words (a paper's own layout, kgx.report.paper_layout) prints the same way.
 CSV is the long form, one line per cell with ``mean``, ``std`` and ``n`` in their own columns,
 so the numbers stay numbers for a spreadsheet or a notebook; missing cells have empty fields.
 """
@@ -11,7 +13,8 @@ import html
 import io
 import math
 import re
-from typing import Callable, Optional
+from dataclasses import dataclass
+from typing import Callable, Optional, Union
 
 from kgx.report.tables import Cell, Grid
 
@@ -34,11 +37,22 @@ def cell_text(cell: Cell, pm: str = "+-", missing: str = MISSING_TEXT) -> str:
     return f"{cell.mean:.{d}f} {pm} {cell.std:.{d}f} (n={cell.n})"
 
 
-def _lines(grid: Grid, text: Callable[[Cell], str]) -> tuple[list[str], list[list[str]]]:
-    """Header and body as text: one label column per row key, then one column per grid column."""
+@dataclass(frozen=True)
+class TextTable:
+    """A table in words: a title, the header, the body's rows, and how many leading columns are
+    labels (left-aligned, escaped in LaTeX, ``<th>`` in HTML); the other cells are printed as they are."""
+
+    title: str
+    header: list[str]
+    body: list[list[str]]
+    labels: int
+
+
+def as_text(grid: Grid, text: Callable[[Cell], str]) -> TextTable:
+    """One label column per row key, then one column per grid column, each cell in ``text``'s words."""
     header = [*grid.row_keys, *grid.headers]
     body = [[_label(v) for v in row] + [text(grid.cell(row, col)) for col in grid.cols] for row in grid.rows]
-    return header, body
+    return TextTable(grid.title, header, body, len(grid.row_keys))
 
 
 def _label(value: Optional[str]) -> str:
@@ -46,36 +60,50 @@ def _label(value: Optional[str]) -> str:
 
 
 def term(grid: Grid) -> str:
-    header, body = _lines(grid, cell_text)
+    return term_text(as_text(grid, cell_text))
+
+
+def term_text(table: TextTable) -> str:
+    header, body = table.header, table.body
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    labels = len(grid.row_keys)
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i < labels else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        return "  ".join(
+            c.ljust(w) if i < table.labels else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        ).rstrip()
 
-    return "\n".join([grid.title, line(header), "  ".join("-" * w for w in widths), *map(line, body)]) + "\n"
+    return "\n".join([table.title, line(header), "  ".join("-" * w for w in widths), *map(line, body)]) + "\n"
 
 
 def markdown(grid: Grid) -> str:
-    header, body = _lines(grid, cell_text)
-    rule = ["---"] * len(grid.row_keys) + ["---:"] * len(grid.cols)
-    rows = [header, rule, *body]
+    return markdown_text(as_text(grid, cell_text))
+
+
+def markdown_text(table: TextTable) -> str:
+    rule = ["---"] * table.labels + ["---:"] * (len(table.header) - table.labels)
+    rows = [table.header, rule, *table.body]
     return (
-        f"{grid.title}\n\n" + "\n".join("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows) + "\n"
+        f"{table.title}\n\n"
+        + "\n".join("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows)
+        + "\n"
     )
 
 
 def latex(grid: Grid) -> str:
-    header, body = _lines(grid, lambda c: cell_text(c, r"$\pm$", "--"))
-    spec = "l" * len(grid.row_keys) + "r" * len(grid.cols)
+    return latex_text(as_text(grid, lambda c: cell_text(c, r"$\pm$", "--")))
+
+
+def latex_text(table: TextTable) -> str:
+    """Labels and the header are escaped; cells are LaTeX already (``$\\pm$``)."""
+    spec = "l" * table.labels + "r" * (len(table.header) - table.labels)
     out = [
-        f"% {grid.title}",
+        f"% {table.title}",
         rf"\begin{{tabular}}{{{spec}}}",
         r"\hline",
-        " & ".join(map(escape, header)) + r" \\",
+        " & ".join(map(escape, table.header)) + r" \\",
         r"\hline",
     ]
-    out += [" & ".join(escape(c) if i < len(grid.row_keys) else c for i, c in enumerate(row)) + r" \\" for row in body]
+    out += [" & ".join(escape(c) if i < table.labels else c for i, c in enumerate(row)) + r" \\" for row in table.body]
     return "\n".join([*out, r"\hline", r"\end{tabular}"]) + "\n"
 
 
@@ -100,21 +128,21 @@ def _blank(values: tuple) -> list:
     return ["" if v is None else v for v in values]
 
 
-def html_table(grid: Grid) -> str:
-    """A ``<table>`` with the title as its caption; every label is escaped."""
-    header, body = _lines(grid, lambda c: cell_text(c, "±"))
-    labels = len(grid.row_keys)
-    rows = ["<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in header) + "</tr>"]
+def html_table(table: Union[Grid, TextTable]) -> str:
+    """A ``<table>`` with the title as its caption; every label and cell is escaped."""
+    if isinstance(table, Grid):
+        table = as_text(table, lambda c: cell_text(c, "±"))
+    rows = ["<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in table.header) + "</tr>"]
     rows += [
         "<tr>"
         + "".join(
-            f"<th>{html.escape(c)}</th>" if i < labels else f'<td class="num">{html.escape(c)}</td>'
+            f"<th>{html.escape(c)}</th>" if i < table.labels else f'<td class="num">{html.escape(c)}</td>'
             for i, c in enumerate(row)
         )
         + "</tr>"
-        for row in body
+        for row in table.body
     ]
-    return f"<table><caption>{html.escape(grid.title.replace('+-', '±'))}</caption>{''.join(rows)}</table>\n"
+    return f"<table><caption>{html.escape(table.title.replace('+-', '±'))}</caption>{''.join(rows)}</table>\n"
 
 
 FORMATS: dict[str, Callable[[Grid], str]] = {

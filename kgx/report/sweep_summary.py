@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import polars as pl
 
@@ -19,6 +19,7 @@ from kgx.report.failure_table import failure_table, plot_failures
 from kgx.report.failure_table import metrics as failure_metrics
 from kgx.report.html import RunQuestions, page
 from kgx.report.pages import from_folder, from_mlflow
+from kgx.report.paper_layout import PAPER_TAG, paper_section
 from kgx.report.plots import plot_cost_accuracy, plot_param
 from kgx.report.render import render
 from kgx.report.runs import (
@@ -28,6 +29,7 @@ from kgx.report.runs import (
     load_runs,
     numeric,
     param_column,
+    resolve_parent,
     run_labels,
     separating_keys,
 )
@@ -98,10 +100,12 @@ def write_summary(
     cost: str = "total_tokens_per_q",
     runs: Sequence[RunQuestions] = (),
     title: str = "runs",
+    sections: Sequence[tuple[str, object]] = (),
 ) -> list[Path]:
     """``table.md``/``table.csv`` (``metric`` by rows x cols), ``cost.md``/``cost.csv``,
     ``failures.md``/``failures.csv`` (when the runs have a breakdown), the
-    figures, and ``index.html`` (all of them, and the questions of ``runs``) in ``out_dir``."""
+    figures, and ``index.html`` (``sections`` first, then all of them, and the questions of
+    ``runs``) in ``out_dir``."""
     grids = layout(frame, metric, rows, cols)
     out_dir.mkdir(parents=True, exist_ok=True)
     files = []
@@ -110,7 +114,8 @@ def write_summary(
             files.append(out_dir / f"{name}.{fmt}")
             files[-1].write_text(render(grid, fmt))
     drawn = figures(frame, out_dir, metric, rows, cols, cost)
-    (out_dir / PAGE).write_text(page(title, count(frame.height, "run"), list(grids.items()), drawn, runs, metric))
+    tables = [*sections, *grids.items()]
+    (out_dir / PAGE).write_text(page(title, count(frame.height, "run"), tables, drawn, runs, metric))
     return [*files, *drawn, out_dir / PAGE]
 
 
@@ -131,7 +136,15 @@ def log_summary(
     runs = from_mlflow(mlflow, frame, f"{parent.artifact_uri}/{ARTIFACT_DIR}")
     with tempfile.TemporaryDirectory() as tmp:
         files = write_summary(
-            frame, Path(tmp), metric, rows, cols, cost, runs, f"sweep {parent.run_name} ({parent_run_id})"
+            frame,
+            Path(tmp),
+            metric,
+            rows,
+            cols,
+            cost,
+            runs,
+            f"sweep {parent.run_name} ({parent_run_id})",
+            paper_sections(mlflow, parent_run_id, frame),
         )
         mlflow.log_artifacts(parent_run_id, tmp, ARTIFACT_DIR)
     return [f"{ARTIFACT_DIR}/{f.name}" for f in files]
@@ -150,18 +163,26 @@ def html_report(
     """The page of one ``run``, of a sweep (``parent``: its id or name) or of ``experiment``,
     to be saved outside the store: it links the runs' artifacts by their own URIs."""
     frame = load_run(run, uri) if run else load_runs(experiment, uri, parent)
-    runs = from_mlflow(client(uri), frame, None)
+    mlflow = client(uri)
+    runs = from_mlflow(mlflow, frame, None)
+    sections = paper_sections(mlflow, resolve_parent(mlflow, experiment, parent), frame) if parent else []
     title = f"run {run}" if run else f"sweep {parent}" if parent else f"experiment {experiment}"
     with tempfile.TemporaryDirectory() as tmp:
         shown = figures(frame, Path(tmp), metric, rows, cols, cost) if frame.height > 1 else []
         return page(
             title,
             count(frame.height, "run"),
-            list(layout(frame, metric, rows, cols, strict=False).items()),
+            [*sections, *layout(frame, metric, rows, cols, strict=False).items()],
             shown,
             runs,
             metric,
         )
+
+
+def paper_sections(mlflow: Any, parent_id: str, frame: pl.DataFrame) -> list[tuple[str, object]]:
+    """The paper's table from the sweep's runs, when the sweep was one (``+paper=``: its parent's tag)."""
+    name = mlflow.get_run(parent_id).data.tags.get(PAPER_TAG)
+    return [paper_section(frame, name)] if name else []
 
 
 def log_run_report(run_id: str, uri: str, out_dir: Path, records: Sequence[Record], metric: str = "hits1") -> str:

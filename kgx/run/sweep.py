@@ -28,7 +28,8 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from kgx.core.config import ConfigError, RunConfig
+from kgx.core.config import ConfigError, DatasetConfig, RunConfig
+from kgx.datasets import DataError, dataset_file
 from kgx.diagnose.breakdown import CATEGORIES
 from kgx.llm.ratelimit import JOBS_ENV
 from kgx.run.spec import to_run_spec
@@ -38,6 +39,7 @@ from kgx.track.tracker import HEADLINE, PARENT_TAG, REUSED_TAG, Tracker, shown
 BREAKDOWN = ("reachable", *(f"failure.{c}" for c in CATEGORIES))  # on the parent per configuration, not in its table
 
 SWEEP_GROUP = "sweeps"
+PAPER_GROUP = "paper"  # +paper=<table>: a paper's table (conf/paper/), reported by kgx.report paper
 METRIC_CHARS = re.compile(r"[^/\w.\- :]")  # what MLflow refuses in a metric name
 SWEEP_FILE = "kgx_sweep.json"  # in the multirun directory: the parent run and the jobs in parallel
 
@@ -112,22 +114,43 @@ def job_overrides(config: DictConfig) -> list[list[str]]:
 
 def validate_jobs(config: DictConfig) -> int:
     """Range-check every job before any starts (Hydra checks keys and options, not ranges);
-    a bad one stops the sweep, named."""
+    a bad one stops the sweep, named. A paper's table also needs every dataset file it names:
+    a missing one stops it here, with where to get it, rather than failing its cells one by one."""
     jobs = job_overrides(config)
+    paper = config.hydra.runtime.choices.get(PAPER_GROUP)
+    checked: dict[str, str] = {}  # dataset -> what is wrong with its file ("" when nothing)
     for overrides in jobs:
         try:
-            to_run_spec(compose(config_name=config.hydra.job.config_name, overrides=overrides), overrides)
+            spec = to_run_spec(compose(config_name=config.hydra.job.config_name, overrides=overrides), overrides)
         except ConfigError as exc:
             # SystemExit, not an exception: Hydra turns callback exceptions into warnings.
             raise SystemExit(f"kgx: error: sweep job {' '.join(overrides)}: {exc}") from exc
+        if paper and spec.dataset.name not in checked:
+            checked[spec.dataset.name] = file_problem(spec.dataset)
+    found = [text for text in checked.values() if text]
+    if found:
+        raise SystemExit(f"kgx: error: paper table {paper} needs data this machine lacks:\n  " + "\n  ".join(found))
     return len(jobs)
 
 
+def file_problem(dataset: DatasetConfig) -> str:
+    """What is wrong with a dataset's question file (where kgx looked, and where to get it), or ""."""
+    try:
+        dataset_file(dataset)
+    except DataError as exc:
+        return str(exc)
+    return ""
+
+
 def sweep_name(config: DictConfig, varying: list[str]) -> str:
-    """``run.sweep_name``, else a sweep file's name (``+sweeps=tiny``), else the keys an ad-hoc
-    multirun sweeps (``method×dataset``): the sweep's ``sweep`` tag, by which reports find it."""
+    """``run.sweep_name``, else a sweep file's name (``+sweeps=tiny``) or a paper table's
+    (``+paper=lmp_table1``), else the keys an ad-hoc multirun sweeps (``method×dataset``): the
+    sweep's ``sweep`` tag, by which reports find it."""
+    choices = config.hydra.runtime.choices
     given = config.run.get("sweep_name")
-    return given or config.hydra.runtime.choices.get(SWEEP_GROUP) or "×".join(short(k) for k in varying) or "sweep"
+    return (
+        given or choices.get(SWEEP_GROUP) or choices.get(PAPER_GROUP) or "×".join(short(k) for k in varying) or "sweep"
+    )
 
 
 def display_name(config: DictConfig, name: str, varying: list[str], key: str) -> str:
@@ -140,26 +163,30 @@ def display_name(config: DictConfig, name: str, varying: list[str], key: str) ->
     return f"{name}: {keys} {key[:6]}" if keys and keys != name else f"{name} {key[:6]}"
 
 
-def configuration(child: Any, varying: list[str]) -> str:
+def configuration(child: Any, varying: list[str], job: str = "") -> str:
     """The configuration a child ran, without its replicate keys (``run.*``, e.g. the seed):
     ``io``, ``io/cwq``, ``cot/temperature:0.5``. A group override is read back from the
-    group's ``name`` param, another key from its own param."""
+    group's ``name`` param, another key from its own param; a group with no param of its own
+    (``+experiment``, ``+paper/row``) from the job's name (``job``, else the run's), which names
+    what varies."""
+    named = dict(part.partition("=")[::2] for part in (job or child.info.run_name or "").split())
     parts = []
     for key in varying:
         bare = key.lstrip("+~")
         if bare.startswith("run."):
             continue
-        value = child.data.params.get(bare if "." in bare else f"{bare}.name", "-")
+        value = child.data.params.get(bare if "." in bare else f"{bare}.name") or named.get(short(key), "-")
         parts.append(f"{short(key)}:{value}" if "." in bare else value)
     return "/".join(parts) or "all"
 
 
-def aggregate(children: list[Any], varying: list[str]) -> dict[str, dict[str, float]]:
+def aggregate(children: list[Any], varying: list[str], parent_id: str = "") -> dict[str, dict[str, float]]:
     """The mean of every headline figure and of the failure breakdown (where logged) per
-    configuration, over its replicates."""
+    configuration, over its replicates. A run the sweep reused is named by its job in this sweep."""
     groups: dict[str, list[Any]] = {}
     for child in children:
-        groups.setdefault(configuration(child, varying), []).append(child)
+        job = child.data.tags.get(f"{REUSED_TAG}{parent_id}", "")
+        groups.setdefault(configuration(child, varying, job), []).append(child)
     table = {}
     for label, runs in sorted(groups.items()):
         row = {"runs": float(len(runs))}
@@ -185,7 +212,7 @@ def log_table(tracker: Tracker, parent_id: str, children: list[Any], varying: li
     runs table is filled, its name in tag ``best``, and the rounded table as its description."""
     from mlflow.entities import Metric
 
-    table = aggregate(children, varying)
+    table = aggregate(children, varying, parent_id)
     if not table:
         return ""
     best = max(table, key=lambda label: -math.inf if math.isnan(table[label]["hits1"]) else table[label]["hits1"])
@@ -229,12 +256,10 @@ class SweepTracking(Callback):
             tracker.client.update_run(self.parent_id, status="RUNNING")
         else:
             self.parent_id = tracker.client.create_run(tracker.experiment_id, run_name=self.name).info.run_id
-            for tag, value in {
-                "sweep": name,
-                "sweep_key": key,
-                "sweep_jobs": str(jobs),
-                "sweep_overrides": " ".join(overrides),
-            }.items():
+            tags = {"sweep": name, "sweep_key": key, "sweep_jobs": str(jobs), "sweep_overrides": " ".join(overrides)}
+            if config.hydra.runtime.choices.get(PAPER_GROUP):  # kgx.report lays the sweep out as the paper does
+                tags[PAPER_GROUP] = config.hydra.runtime.choices[PAPER_GROUP]
+            for tag, value in tags.items():
                 tracker.client.set_tag(self.parent_id, tag, value)
             swept = config.hydra.sweeper.get("params")
             params = OmegaConf.to_container(swept) if swept else {}

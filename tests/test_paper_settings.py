@@ -111,3 +111,15 @@ def test_an_explicit_kg_still_wins(compose_cfg):
     assert compose_cfg("dataset=metaqa_1hop").kg.name == "metaqa"
     assert compose_cfg("dataset=metaqa_1hop", "kg=demo").kg.name == "demo"
     assert compose_cfg("+experiment=lmp_webqsp").kg.name == "freebase"
+
+
+def test_a_method_that_reads_no_kg_needs_no_server_for_its_datasets_kg(run):
+    """dataset=cwq brings kg=freebase (a server on localhost:8890): cot never queries it, so it is
+    not pinged and the run needs none."""
+    import os
+    from pathlib import Path
+
+    if not (Path(os.environ.get("KGX_DATA_DIR", "/nonexistent")) / "freebase_qa" / "cwq.json").exists():
+        pytest.skip("needs $KGX_DATA_DIR/freebase_qa/cwq.json")
+    outcome = run("dataset=cwq", "dataset.limit=2")
+    assert outcome.status == "FINISHED" and outcome.summary["n_questions"] == 2

@@ -17,15 +17,16 @@ from kgx.kg.subgraph import SubgraphKG, open_subgraphs
 BUNDLED_KG = Path(__file__).resolve().parent.parent / "datasets" / "demo" / "kg.nt"
 
 
-def open_kg(cfg: KGConfig, cache_dir: Path) -> SparqlKG:
+def open_kg(cfg: KGConfig, cache_dir: Path, reads: bool = True) -> SparqlKG:
     """The run's KG. An embedded store is built on first use and reused after; an endpoint is
     pinged with its graph and credentials, so that a wrong URL, graph or missing secret fails
-    before any question runs."""
+    before any question runs, unless the run's method ``reads`` no KG (io, cot, sc: a dataset
+    brings its KG, and ``dataset=cwq method=io`` must not need a Freebase server)."""
     options = dict(
         filters=tuple(cfg.filters), noise=Noise(cfg.noise.drop_relations, cfg.noise.drop_names, cfg.noise.seed)
     )
     if cfg.backend == "endpoint":
-        return connect(cfg, **options)
+        return connect(cfg, ping=reads, **options)
     if cfg.format == "rog":
         return open_subgraphs(cfg, cache_dir, **options)
     sources = [resolve(s) for s in cfg.sources] if cfg.sources else [BUNDLED_KG]

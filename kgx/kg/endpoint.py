@@ -238,9 +238,9 @@ def request_headers(cfg: KGConfig, environ: Mapping[str, str] = os.environ) -> d
     return headers
 
 
-def connect(cfg: KGConfig, environ: Mapping[str, str] = os.environ, **options: Any) -> EndpointKG:
+def connect(cfg: KGConfig, environ: Mapping[str, str] = os.environ, ping: bool = True, **options: Any) -> EndpointKG:
     """The endpoint ``cfg`` describes, with its graph and headers, pinged: a wrong URL or graph, or
-    a missing credential, fails before any question runs."""
+    a missing credential, fails before any question runs (``ping=False``: for a run that reads no KG)."""
     kg = EndpointKG(
         cfg.endpoint or "",
         timeout_s=cfg.timeout_s,
@@ -249,5 +249,6 @@ def connect(cfg: KGConfig, environ: Mapping[str, str] = os.environ, **options: A
         headers=request_headers(cfg, environ),
         **options,
     )
-    kg.ping()
+    if ping:
+        kg.ping()
     return kg

@@ -126,7 +126,7 @@ def execute(
     methods.prepare(spec.method)
     check_keys([spec.llm, *spec.stages.values()])
     questions = datasets.load(spec.dataset)
-    kg = open_kg(spec.kg, Path(spec.run.cache_dir))
+    kg = open_kg(spec.kg, Path(spec.run.cache_dir), reads=spec.method.horizon() is not None)
     questions = preflight.check(spec, questions, kg)  # topic names -> ids; stops on entities the KG lacks
     tracker = Tracker(spec.run, launch_dir)
     folder = RunFolder(spec)

@@ -26,7 +26,7 @@ from kgx import datasets
 from kgx.core.types import Prediction, Question
 from kgx.datasets import dataset_config
 from kgx.estimate.interval import OWN, Figure, Prior, total_of
-from kgx.estimate.model import warnings
+from kgx.estimate.model import call_bound, warnings
 from kgx.estimate.pilot import main
 from kgx.estimate.strata import MIN_PILOT, Strata
 from tests.helpers import swap_method
@@ -305,6 +305,17 @@ def test_equal_pilot_values_never_make_a_zero_width_interval():
     assert figure.high - figure.value == pytest.approx(
         t.ppf(0.975, 5) * math.sqrt((100 / 5 * 0.5 + 4 * 0.5) * 6.0), rel=1e-6
     )
+
+
+def test_the_calls_prior_is_the_methods_call_bound_where_it_defines_one(compose_cfg):
+    from kgx.run.spec import to_run_spec
+
+    def bound(*overrides: str) -> float | None:
+        return call_bound(to_run_spec(compose_cfg(*overrides)))
+
+    assert bound("method=tog") == 22  # 2ND + D + 1 at width 3, depth 3
+    assert bound("method=tog_r", "method.width=2", "method.depth=4") == 13  # ToG-R: ND + D + 1
+    assert bound("method=cot") is None  # no bound: the tokens' relative spread stands in
 
 
 def test_the_warnings_say_when_the_pilot_is_too_small_for_its_interval():

@@ -1,49 +1,29 @@
-"""From a pilot's records to a full run's figures (``kgx.estimate.pilot``; the table: ``kgx.estimate.table``).
+"""From a pilot's records to a full run's figures (the statistics: ``kgx.estimate.interval``; the
+questions' kinds and the pilot's default size: ``kgx.estimate.strata``; the table: ``kgx.estimate.table``).
 
-A pilot answers n of the N questions a job would answer. When the questions say their kind
-(``Strata``: MetaQA's ``qtype``, CWQ's ``compositionality_type``, GrailQA's ``level``, a
-dataset's ``hops``), the job splits into H strata of N_h questions and the pilot is drawn across
-them (``Strata.order``): calls and tokens vary far less within a kind than between kinds, so the
-stratified estimate needs fewer questions for the same precision. Every per-question figure
-(calls, tokens, cost, latency) is estimated for the whole job as ``Σ N_h × mean_h`` over the
-strata the pilot reached, scaled by N over their questions (a kind the pilot has not reached yet
-counts as those it has). Its 95% interval is ``± t(0.975, df) · √(Σ N_h² · s_h²/n_h · (1 -
-n_h/N_h))``, clipped at 0, with Welch-Satterthwaite's df: ``1 - n_h/N_h`` is the finite-population
-correction (a stratum the pilot covers whole has no spread left to guess); a stratum with one
-pilot question has no spread of its own and takes the pooled within-kind variance. While the
-pilot has fewer than about two questions a kind (n - H < H), those spreads rest on too few
-questions to trust (a pooled variance of one degree of freedom can be 0): every stratum takes the
-pilot's plain variance instead, which bounds them from above. Without kinds there is one stratum
-and this is the textbook simple-random-sample estimate ``N × mean ± t(0.975, n-1) · s/√n · N ·
-√(1 - n/N)``. A pilot of one question says nothing about the spread: its interval is [0, ∞).
+Every per-question figure (calls, tokens, cost, latency) is estimated for the whole job with its
+95% interval (``total_of``). What the interval rests on is said beside the table: a note when a
+figure's pilot values were all equal and a prior stood in for their spread, and a warning when
+the pilot is too small for the interval it prints (``warnings``).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
-import random
-from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from kgx.core.config import ConfigError, LLMConfig
-from kgx.core.types import Question
+from kgx.core.config import LLMConfig
+from kgx.estimate.interval import Figure, Prior, relative_spread, skewness, too_few, total_of
+from kgx.estimate.strata import Strata
 from kgx.results.record import Record
 from kgx.run.spec import RunSpec
 
 LATENCY_FILE = "estimate_latency.json"  # under run.cache_dir: seconds per provider call, per backbone
 FIGURES = ("calls", "input_tokens", "output_tokens", "tokens", "cost_usd")  # sums of per-question figures
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A full-run figure predicted from the pilot, with its interval."""
-
-    value: float
-    low: float
-    high: float
 
 
 @dataclass
@@ -63,105 +43,8 @@ class JobEstimate:
     wall_s: Optional[Figure] = None
     stratified_by: str = ""  # the meta key of the pilot's strata; "" for a plain random pilot
     reached: Optional[bool] = None  # whether the pilot reached --precision (None without it)
-    note: str = ""  # the pilot's size and precision, why a figure is missing
-
-
-KINDS = ("qtype", "compositionality_type", "level", "hops")  # meta keys that say a question's kind
-
-
-@dataclass(frozen=True)
-class Strata:
-    """The job's questions by kind: ``kind`` maps every question id to its stratum, ``key`` the
-    meta key that said it ("" for one stratum: plain random sampling)."""
-
-    key: str
-    kind: dict[str, str]
-
-    @classmethod
-    def of(cls, questions: list[Question], key: str = "auto") -> Strata:
-        """Strata by meta ``key``; "auto": the first of KINDS that every question carries with
-        more than one value among them, else one stratum; "none": one stratum."""
-        if key == "auto":
-            key = next(
-                (
-                    k
-                    for k in KINDS
-                    if all(k in q.meta for q in questions) and len({str(q.meta[k]) for q in questions}) > 1
-                ),
-                "none",
-            )
-        if key == "none":
-            return cls("", {q.id: "" for q in questions})
-        lacking = [q.id for q in questions if key not in q.meta]
-        if lacking:
-            raise ConfigError(f"--strata {key}: {len(lacking)} questions have no meta '{key}' (e.g. {lacking[0]})")
-        return cls(key, {q.id: str(q.meta[key]) for q in questions})
-
-    @property
-    def sizes(self) -> dict[str, int]:
-        return dict(Counter(self.kind.values()))
-
-    def order(self, seed: int) -> list[str]:
-        """Every question id in the order the pilot draws them, so that a pilot of any size is
-        its first ids and a growing pilot takes the next ones: each stratum in its own seeded
-        random order; one question of every stratum first (the largest first), so that once the
-        pilot is as large as the number of kinds each has a mean of its own, then always one of
-        the stratum furthest below its proportional share of the pilot."""
-        rng = random.Random(seed)
-        members: dict[str, list[str]] = {}
-        for qid, kind in self.kind.items():
-            members.setdefault(kind, []).append(qid)
-        queues = {kind: rng.sample(ids, len(ids)) for kind, ids in sorted(members.items())}
-        taken, size, order = dict.fromkeys(queues, 0), len(self.kind), []
-        for n in range(1, size + 1):
-            kind = max(
-                (k for k in queues if taken[k] < len(queues[k])),
-                key=lambda k: (taken[k] == 0, len(queues[k]) * n / size - taken[k], len(queues[k])),
-            )
-            order.append(queues[kind][taken[kind]])
-            taken[kind] += 1
-        return order
-
-
-def total_of(samples: list[float], kinds: list[str], sizes: dict[str, int]) -> Figure:
-    """The estimated total over the job from per-question ``samples``, the i-th of kind
-    ``kinds[i]``, the job holding ``sizes[kind]`` questions of each kind (module docstring)."""
-    from scipy.stats import t
-
-    groups: dict[str, list[float]] = {}
-    for kind, x in zip(kinds, samples):
-        groups.setdefault(kind, []).append(x)
-    size, n = sum(sizes.values()), len(samples)
-    scale = size / sum(sizes[k] for k in groups)
-    means = {k: sum(xs) / len(xs) for k, xs in groups.items()}
-    value = scale * sum(sizes[k] * means[k] for k in groups)
-    if n >= size:
-        return Figure(value, value, value)
-    if n < 2:
-        return Figure(value, 0.0, math.inf)
-    squares = {k: sum((x - means[k]) ** 2 for x in xs) for k, xs in groups.items()}
-    factor = {k: sizes[k] ** 2 / len(xs) * (1 - len(xs) / sizes[k]) for k, xs in groups.items()}
-    within = n - len(groups)  # degrees of freedom of the spread within kinds
-    if within < len(groups):  # about one question a kind: the plain spread bounds theirs
-        mean = sum(samples) / n
-        parts = [(sum(factor.values()) * sum((x - mean) ** 2 for x in samples) / (n - 1), n - 1)]
-    else:  # each kind's own variance; a kind with one question takes the pooled one
-        parts = [(factor[k] * squares[k] / (len(xs) - 1), len(xs) - 1) for k, xs in groups.items() if len(xs) > 1]
-        parts.append(
-            (sum(squares.values()) / within * sum(factor[k] for k, xs in groups.items() if len(xs) == 1), within)
-        )
-    variance = sum(v for v, _ in parts)
-    df = variance**2 / sum(v**2 / d for v, d in parts) if variance else n - 1  # Welch-Satterthwaite
-    half = scale * float(t.ppf(0.975, df)) * math.sqrt(variance)
-    return Figure(value, max(0.0, value - half), value + half)
-
-
-def spread(figure: Optional[Figure]) -> float:
-    """The interval's half-width over the value: what ``--precision`` bounds (inf when unknown)."""
-    if figure is None or math.isinf(figure.high):
-        return math.inf
-    half = figure.high - figure.value
-    return half / figure.value if figure.value else (0.0 if half == 0 else math.inf)
+    note: str = ""  # the pilot's size and precision, why a figure is missing, what stood in for a spread
+    warnings: list[str] = field(default_factory=list)  # why the pilot is too small for its intervals
 
 
 def price(cfg: LLMConfig) -> Optional[tuple[float, float]]:
@@ -231,20 +114,69 @@ def rate_bound(spec: RunSpec, records: list[Record], total: Total, parallel: int
     return longest
 
 
+def call_bound(spec: RunSpec) -> Optional[float]:
+    """The method's bound on LLM calls per question, where its module defines one
+    (``call_bound(params)``, e.g. ToG's 2ND + D + 1); None otherwise."""
+    from kgx.methods import method
+
+    bound = getattr(importlib.import_module(method(spec.method.name).answer.__module__), "call_bound", None)
+    return None if bound is None else float(bound(spec.method))
+
+
+def warnings(strata: Strata, kinds: list[str], values: dict[str, list[float]]) -> list[str]:
+    """Why the pilot (its questions' ``kinds`` and ``values``) is too small for the intervals it
+    prints: one question; kinds it did not reach (their figures are guessed from the others');
+    calls or tokens more skewed than its size allows (Cochran's rule, ``kgx.estimate.interval``).
+    A pilot of the whole job is exact: no warning."""
+    n, sizes = len(values["calls"]), strata.sizes
+    if n >= len(strata.kind):
+        return []
+    found = []
+    if n < 2:
+        found.append("one pilot question says nothing about the spread: the intervals are open")
+    reached = set(kinds)
+    if len(reached) < len(sizes):
+        missed = sum(size for kind, size in sizes.items() if kind not in reached)
+        found.append(
+            f"the pilot reached {len(reached)} of {len(sizes)} kinds of {strata.key}: the other {missed} questions "
+            f"are guessed from those (intervals widened); --pilot {strata.default_pilot()} covers every kind"
+        )
+    for name in ("calls", "tokens"):
+        need = too_few(values[name])
+        if need:
+            found.append(
+                f"{name} skewed (G1 {skewness(values[name]):.1f}): Cochran's rule n >= 25 G1^2 asks {need} pilot "
+                f"questions, the pilot has {n}: the 95% interval is approximate"
+            )
+    return found
+
+
 def estimate_job(job: str, spec: RunSpec, records: list[Record], strata: Strata, parallel: int) -> JobEstimate:
     """The full-run figures of one job from its pilot's records (all answered)."""
     kinds, sizes = [strata.kind[r.id] for r in records], strata.sizes
+    values = {
+        "calls": [float(r.calls) for r in records],
+        "input_tokens": [float(r.usage.input_tokens) for r in records],
+        "output_tokens": [float(r.usage.output_tokens) for r in records],
+        "tokens": [float(r.usage.input_tokens + r.usage.output_tokens) for r in records],
+    }
+    like_tokens = Prior(relative=relative_spread(values["tokens"]))
+    priors = {"calls": Prior(call_bound(spec), like_tokens.relative), "tokens": Prior()}
 
-    def total(samples: list[float]) -> Figure:
-        return total_of(samples, kinds, sizes)
+    def total(samples: list[float], prior: Prior = like_tokens) -> Figure:
+        return total_of(samples, kinds, sizes, prior)
 
     est = JobEstimate(job, len(strata.kind), len(records), 0, stratified_by=strata.key)
-    est.calls = total([float(r.calls) for r in records])
-    est.input_tokens = total([float(r.usage.input_tokens) for r in records])
-    est.output_tokens = total([float(r.usage.output_tokens) for r in records])
-    est.tokens = total([float(r.usage.input_tokens + r.usage.output_tokens) for r in records])
-    costs = [question_cost(r, spec) for r in records]
     notes = []
+    for name, samples in values.items():
+        setattr(est, name, total(samples, priors.get(name, like_tokens)))
+        if 1 < len(samples) < est.questions and len(set(samples)) == 1:
+            notes.append(
+                f"{name.replace('_', ' ')} {samples[0]:g} on every pilot question: "
+                f"spread from {priors.get(name, like_tokens).says()}"
+            )
+    est.warnings = warnings(strata, kinds, values)
+    costs = [question_cost(r, spec) for r in records]
     if any(c is None for c in costs):
         notes.append(
             f"cost unknown: no price for {spec.llm.model} (set llm.input_cost_per_token and llm.output_cost_per_token)"

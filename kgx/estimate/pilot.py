@@ -7,7 +7,8 @@
 The overrides are those of ``python -m kgx`` (with or without ``-m``): comma lists and
 ``+sweeps=NAME`` expand into jobs as Hydra's basic sweeper expands them (``kgx.run.sweep``). Each job
 runs a pilot: ``--pilot`` questions drawn at random (``--seed``) from the questions the job would
-answer, spread over their kinds when the dataset says them (``--strata``, ``kgx.estimate.model``),
+answer, spread over their kinds when the dataset says them (``--strata``); by default one of every
+kind, two of each where that is at most half the job, at least 25 (``kgx.estimate.strata``),
 through the same machinery as a run (``kgx.run.execute.execute``) and the same LLM response cache, so the
 real run later gets the pilot's calls for free. KG methods' calls vary so much between questions
 that a handful cannot say their total: with ``--precision P`` the pilot grows, round by round,
@@ -17,7 +18,8 @@ MLflow store and output folders in a temporary directory (deleted at the end) wi
 off, so nothing of it appears in ``mlruns/`` or ``outputs/``.
 
 Per job and in total it prints LLM calls, input, output and total tokens, cost and wall time of the
-full run, each with an interval (``kgx.estimate.model``). Cost prices every call, cached or not,
+full run, each with an interval (``kgx.estimate.interval``), and a warning under the table when
+the pilot is too small for the interval it prints. Cost prices every call, cached or not,
 at the config's ``llm.*_cost_per_token`` or litellm's price map; a backbone without a price is
 ``unknown``, never 0. Wall time is ``max(N × latency / questions in flight, rate-limit time)``:
 a question's latency is the pilot's, with each cached call counted at the mean seconds per
@@ -45,7 +47,9 @@ from pathlib import Path
 from kgx.core.cli import count, plain
 from kgx.core.config import ConfigError
 from kgx.core.paths import CONF_DIR
-from kgx.estimate.model import JobEstimate, Strata, add_up, estimate_job, spread
+from kgx.estimate.interval import spread
+from kgx.estimate.model import JobEstimate, add_up, estimate_job
+from kgx.estimate.strata import DEFAULT_PILOT, Strata
 from kgx.estimate.table import FORMATS, render
 from kgx.results.record import Record
 from kgx.run.compose import register_schemas
@@ -166,8 +170,8 @@ def estimate(job: Job, args: argparse.Namespace, launch_dir: Path, parallel: int
     questions = datasets.load(job.spec.dataset)
     strata = Strata.of(questions, args.strata)
     order = strata.order(args.seed)
-    cap = min(len(order), args.max_pilot if args.precision else args.pilot)
-    size = min(args.pilot, cap)
+    size = min(len(order), args.pilot or strata.default_pilot())
+    step, cap = size, min(len(order), max(args.max_pilot, size)) if args.precision else size
     records: list[Record] = []
     while True:
         where = launch_dir / f"pilot-{sum(1 for _ in launch_dir.glob('pilot-*'))}"
@@ -184,7 +188,7 @@ def estimate(job: Job, args: argparse.Namespace, launch_dir: Path, parallel: int
         if not args.precision or size >= cap or widest <= args.precision:
             break
         print(f"  {size} questions: ±{100 * widest:.1f}% ", end="", file=sys.stderr)
-        size = grow(size, cap, args.pilot, len(order), widest / args.precision)
+        size = grow(size, cap, step, len(order), widest / args.precision)
         print(f"> ±{100 * args.precision:g}%, growing to {size}", file=sys.stderr)
     result.reached = widest <= args.precision if args.precision else None
     result.note = "; ".join(filter(None, [pilot_note(result, strata, args.precision, cap), result.note]))
@@ -201,7 +205,12 @@ def parser() -> argparse.ArgumentParser:
     cli.add_argument(
         "overrides", nargs="*", help="the overrides of python -m kgx (comma lists and +sweeps=NAME make jobs)"
     )
-    cli.add_argument("--pilot", type=int, default=5, metavar="N", help="questions per job in the pilot (default 5)")
+    cli.add_argument(
+        "--pilot",
+        type=int,
+        metavar="N",
+        help=f"questions per job in the pilot (default: {DEFAULT_PILOT})",
+    )
     cli.add_argument("--seed", type=int, default=0, help="seed of the pilot's question sample (default 0)")
     cli.add_argument(
         "--precision",
@@ -215,7 +224,7 @@ def parser() -> argparse.ArgumentParser:
         "--max-pilot",
         type=int,
         metavar="M",
-        help=f"with --precision, the most questions a job's pilot grows to (default {MAX_PILOT})",
+        help=f"with --precision, the most questions a job's pilot grows to (default {MAX_PILOT}, at least the pilot)",
     )
     cli.add_argument(
         "--strata",
@@ -238,13 +247,13 @@ def parser() -> argparse.ArgumentParser:
 def options(argv: list[str]) -> argparse.Namespace:
     """The command line, checked; a bad option is a ``kgx: error:`` naming it."""
     args = parser().parse_intermixed_args(argv)
-    if args.pilot < 1:
+    if args.pilot is not None and args.pilot < 1:
         raise SystemExit(f"kgx: error: --pilot={args.pilot}: must be at least 1")
     if args.precision is not None and not 0 < args.precision < 1:
         raise SystemExit(f"kgx: error: --precision={args.precision}: must be a fraction between 0 and 1, e.g. 0.1")
-    if args.max_pilot is not None and args.max_pilot < args.pilot:
+    if args.max_pilot is not None and args.pilot is not None and args.max_pilot < args.pilot:
         raise SystemExit(f"kgx: error: --max-pilot={args.max_pilot}: must be at least --pilot ({args.pilot})")
-    args.max_pilot = args.max_pilot or max(MAX_PILOT, args.pilot)
+    args.max_pilot = args.max_pilot or max(MAX_PILOT, args.pilot or 0)
     return args
 
 

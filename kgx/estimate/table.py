@@ -1,7 +1,8 @@
 """The estimates as a table: aligned text, Markdown, CSV or JSON (``python -m kgx.estimate --format``).
 
 Every figure is shown with its interval, ``1,234 [1,100-1,370]``; a figure that cannot be
-predicted says why in the job's note. CSV and JSON keep the numbers as numbers.
+predicted says why in the job's note; a pilot too small for its intervals says why in a warning
+under the table (``kgx.estimate.model.warnings``). CSV and JSON keep the numbers as numbers.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import math
 from dataclasses import asdict
 from typing import Optional
 
-from kgx.estimate.model import Figure, JobEstimate
+from kgx.estimate.interval import Figure
+from kgx.estimate.model import JobEstimate
+from kgx.estimate.strata import DEFAULT_PILOT
 
 INTERVAL = "95% t-interval of the pilot mean × questions, finite-population corrected, clipped at 0"
 FORMATS = ("text", "md", "csv", "json")
@@ -73,6 +76,7 @@ def render(jobs: list[JobEstimate], total: JobEstimate, fmt: str, settings: dict
                 "stratified_by",
                 "reached",
                 "note",
+                "warnings",
             ]
         )
         for j in rows:
@@ -89,6 +93,7 @@ def render(jobs: list[JobEstimate], total: JobEstimate, fmt: str, settings: dict
                     j.stratified_by,
                     "" if j.reached is None else j.reached,
                     j.note,
+                    "; ".join(j.warnings),
                 ]
             )
         return out.getvalue()
@@ -98,9 +103,12 @@ def render(jobs: list[JobEstimate], total: JobEstimate, fmt: str, settings: dict
         for j in rows
     ]
     notes = [f"{j.job}: {j.note}" for j in jobs if j.note]
+    warned = [f"{j.job}: warning: {w}" for j in jobs for w in j.warnings]
     sizes = {j.pilot for j in jobs}
     pilots = f"pilot {sizes.pop()} questions per job" if len(sizes) == 1 else "pilot questions per job in column pilot"
-    footer = [f"[low-high]: {INTERVAL}; {pilots}", *notes]
+    if settings.get("pilot") is None:
+        pilots += f" (by default {DEFAULT_PILOT}; --pilot N to choose)"
+    footer = [f"[low-high]: {INTERVAL}; {pilots}", *notes, *warned]
     if fmt == "md":
         lines = [header, ["---"] + ["---:"] * (len(header) - 1), *body]
         table = "\n".join("| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in lines)

@@ -370,7 +370,9 @@ def test_every_table_prints_its_layout_from_the_sweep_with_the_published_column_
     kgx_cells = [value for row in rows[2:] if row[1] == "kgx" for value in row[2:]]
     made = [c for c in cells if c.selector.get("method.name") in ("io", "cot") and c.selector["dataset.name"] == "cwq"]
     assert sum(v.startswith("0.0 [0.0, 65.8] 1×2q") for v in kgx_cells) == len(made)
-    assert all(v in ("not run", "not in kgx") for v in kgx_cells if not v.startswith("0.0 ["))
+    assert all(v in ("not run", "not in kgx") for v in kgx_cells if not v.startswith("0.0 [") and v != "-")
+    derived = [v for row in rows[2:] if row[1] == "kgx" for v in row[2:] if v == "-"]
+    assert len(derived) == sum(c.derived for c in cells)  # LMP's gains: LMP did not run, so none is derived
 
 
 def test_the_sweeps_html_page_opens_with_its_table(swept):

@@ -150,6 +150,50 @@ def test_the_repository_sweeps_compose():
     GlobalHydra.instance().clear()
 
 
+def sweep_jobs(*overrides: str) -> list[tuple[list[str], dict[str, str]]]:
+    """Every job of a sweep, composed in process as the sweep's callback composes it: its
+    overrides and the params its run records."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from kgx.core.paths import CONF_DIR
+    from kgx.run.compose import register_schemas
+    from kgx.run.spec import to_run_spec
+    from kgx.run.sweep import job_overrides
+    from kgx.track.tracker import run_params
+
+    register_schemas()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+        sweep_config = compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
+        jobs = [(o, to_run_spec(compose(config_name="config", overrides=o), o)) for o in job_overrides(sweep_config)]
+    GlobalHydra.instance().clear()
+    return [(o, run_params(spec.resolved())) for o, spec in jobs]
+
+
+def test_the_lmp_noise_sweep_drops_the_same_share_of_names_as_of_relations():
+    """LMP Table 3's noise: every job drops the share of names it drops of relations (an
+    interpolation among the sweeper's params would resolve against the base config: 0.0 in all)."""
+    jobs = sweep_jobs("+sweeps=lmp_noise")
+    shares = [(job["kg.noise.drop_relations"], job["kg.noise.drop_names"]) for _, job in jobs]
+    assert shares == [(s, s) for s in ("0.0", "0.2", "0.4", "0.6", "0.8")]
+    assert {job["method.name"] for _, job in jobs} == {"lmp"}
+    apart = sweep_jobs("+sweeps=lmp_noise", "kg.noise.drop_names=0.1")  # the command line still sets it apart
+    assert {job["kg.noise.drop_names"] for _, job in apart} == {"0.1"}
+
+
+def test_no_sweep_interpolates_in_its_sweeper_params():
+    """Hydra resolves ``${...}`` in hydra.sweeper.params against the base config, not the job's:
+    a sweep ties one key to another in its job config (as lmp_noise does), never there."""
+    import yaml
+
+    files = [*sorted((REPO / "sweeps").glob("*.yaml")), *sorted((REPO / "conf" / "paper").glob("*.yaml"))]
+    assert len(files) >= 30
+    for path in files:
+        params = ((yaml.safe_load(path.read_text()).get("hydra") or {}).get("sweeper") or {}).get("params") or {}
+        assert not {k: v for k, v in params.items() if "${" in str(v)}, path.name
+
+
 @pytest.mark.slow
 def test_submitit_local_launcher_runs_the_jobs_as_children(tmp_path):
     (tmp_path / "sweeps").mkdir()

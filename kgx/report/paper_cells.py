@@ -51,7 +51,10 @@ class Comparison:
 
     @property
     def state(self) -> str:
-        """``run``, ``not run``, or ``not in kgx`` (a method kgx does not have)."""
+        """``run``, ``not run``, or ``not in kgx`` (a method kgx does not have); a derived cell
+        (kgx.report.paper_derived) is ``derived`` or, when an input is missing, ``not derived``."""
+        if self.published.derived:
+            return "derived" if self.mean is not None else "not derived"
         if not self.published.selector:
             return "not in kgx"
         return "run" if self.mean is not None else "not run"

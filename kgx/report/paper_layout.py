@@ -2,7 +2,8 @@
 
 Rows and columns are the paper's, in its order, under its group headings. Each of the paper's
 rows takes three lines: ``paper`` (the figure as printed), ``kgx`` (mean, 95% interval, runs x
-questions; ``not run`` when no run made the cell, ``not in kgx`` for a method kgx does not have)
+questions; ``not run`` when no run made the cell, ``not in kgx`` for a method kgx does not have;
+on a derived row, LMP's gains, kgx's own computed from kgx's cells, kgx.report.paper_derived)
 and ``Δ`` (kgx minus the paper, and whether the paper's figure lies ``in`` or ``out`` of kgx's
 interval). The text is a kgx.report.render TextTable, so it prints in every format the other
 reports do; notes (the rules, the papers' caveats, what kgx's figures stand for) follow it.
@@ -18,7 +19,8 @@ from typing import Callable, Optional, Sequence, Union
 
 import polars as pl
 
-from kgx.report.paper_cells import Comparison, compare
+from kgx.report.paper_cells import Comparison
+from kgx.report.paper_derived import compare_all, rule_notes
 from kgx.report.paper_published import COST_METRICS, RULES, TABLES, PaperTable, paper_table
 from kgx.report.paper_released import as_runs, described, relevant, score_all
 from kgx.report.render import TextTable, decimals, escape, html_table, latex_text, markdown_text, term_text
@@ -57,6 +59,8 @@ def number(value: float, metric: str, like: float, sign: str = "") -> str:
 
 
 def kgx_text(c: Comparison) -> str:
+    if c.published.derived:  # as the paper prints its gains; "-" where an input is missing
+        return f"{c.mean:+.1f}%" if c.mean is not None else "-"
     if c.state != "run":
         return c.state
     metric = c.published.metric
@@ -102,6 +106,7 @@ def notes(table: PaperTable, comparisons: Sequence[Comparison], source: str) -> 
         lines.append(f"Stand-in questions: {table.stand_in}.")
     rules = dict.fromkeys(c.published.rule for c in comparisons)
     lines.append("Rules: " + "; ".join(f"{r}: {RULES[r]}" for r in rules) + ".")
+    lines.extend(rule_notes(comparisons))
     order = list(dict.fromkeys(c.published.column for c in comparisons))
     groups: dict[str, set[str]] = {}
     for c in comparisons:
@@ -177,7 +182,7 @@ def paper_report(
         frame, source = as_runs(scored), described(scored)
     else:
         frame, source = kgx_runs(experiment, uri, parent)
-    comparisons, standing = compare(cells, frame, backbone, comparable=not table.stand_in)
+    comparisons, standing = compare_all(cells, frame, backbone, comparable=not table.stand_in)
     return render_paper(table, comparisons, source + standing_note(frame, comparisons, standing, name), fmt)
 
 
@@ -202,7 +207,7 @@ def paper_section(frame: pl.DataFrame, name: str) -> tuple[str, Union[TextTable,
     if name not in TABLES:
         return f"Paper table {name}", f"no paper table '{name}'"
     table, cells = paper_table(name)
-    comparisons, _ = compare(cells, frame, None, comparable=not table.stand_in)
+    comparisons, _ = compare_all(cells, frame, None, comparable=not table.stand_in)
     text = text_table(table, comparisons, STYLES["html"])
     caption = f"{text.title}. {LEGEND}"
     return f"Paper table: {name}", TextTable(caption, text.header, text.body, text.labels)

@@ -43,7 +43,7 @@ RULES = {
     "partial": "CGPE's partial match: one or more gold answers among the answers (partial_match)",
     "complete": "CGPE's complete match: every gold answer among the answers (complete_match)",
     "mean": "a mean per question (LLM calls, tokens, seconds)",
-    "gain": "a relative gain in percent, derived from other cells of the table",
+    "gain": "a relative gain in percent, derived from other cells of the table (kgx's from kgx's cells)",
 }
 COST_METRICS = ("llm_calls_per_q", "total_tokens_per_q", "input_tokens_per_q", "latency_s_per_q")
 KGX_METRICS = frozenset(QUESTION_METRICS) | frozenset(COST_METRICS)
@@ -122,6 +122,11 @@ class Published:
     def selector(self) -> dict[str, str]:
         """The params a kgx run of this cell has (full keys), backbone aside; empty: kgx has no such method."""
         return {**self.kgx_row, **self.kgx_column} if self.kgx_row else {}
+
+    @property
+    def derived(self) -> bool:
+        """A figure the paper computes from other cells of its table (kgx.report.paper_derived)."""
+        return self.rule == "gain"
 
 
 def settings(text: str, where: str, field: str) -> dict[str, str]:

@@ -63,8 +63,10 @@ def main(cfg: DictConfig) -> Optional[float]:
         raise
     s = outcome.summary
     if outcome.skipped:
+        experiment, _, original = outcome.reuses.rpartition("/")
+        computed = f", computed by run {original} of experiment '{experiment}'" if original else ""
         print(
-            f"already finished: mlflow run {outcome.run_id} (hits@1={s.get('hits1', float('nan')):.1f}); "
+            f"already finished: mlflow run {outcome.run_id}{computed} (hits@1={s.get('hits1', float('nan')):.1f}); "
             f"run.force=true recomputes"
         )
         return s.get("hits1", float("nan"))

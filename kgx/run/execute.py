@@ -126,6 +126,7 @@ def execute(
     """Run ``spec``; a config that already has a FINISHED MLflow run is not run again
     (``run.force`` overrides). ``parent_id`` makes the MLflow run a child of a sweep's run.
     One invocation per config at a time: a second one is refused (locks.Busy), naming the first."""
+    from kgx.track import same_config
     from kgx.track.tracker import PARENT_TAG, Tracker, git_commit, run_params
 
     # Everything that can fail on bad input fails here, before any question runs, and before
@@ -142,11 +143,13 @@ def execute(
         f"(or with run.tracking_uri=... another store), and none is asked again"
     )
     with folder.lock(), tracker.reaching("logging the run", kept):
-        finished = None if spec.run.force else tracker.finished_run(folder.digest)
+        finished = None if spec.run.force else same_config.finished_run(tracker, folder.digest, run_name or "")
         if finished is not None:
             if parent_id:
                 tracker.reuse(finished, parent_id, run_name or "")
             return skipped(finished, folder.path)
+        if not spec.run.force:
+            same_config.check_folder(tracker, folder.digest, folder.path)
         # After the skip: a finished run is reported even while a shared cache server is down.
         wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
         cache = open_cache(spec.run) if wants_cache else None  # a shared server is pinged here

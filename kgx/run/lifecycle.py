@@ -29,6 +29,7 @@ from kgx.results.record import Record
 from kgx.run.loop import WallClock
 from kgx.run.spec import RunSpec
 from kgx.track.remote import TrackingUnavailable
+from kgx.track.same_config import REUSES_EXPERIMENT, REUSES_RUN
 
 
 def config_hash(spec: RunSpec) -> str:
@@ -63,6 +64,7 @@ class Outcome:
     tripped: Optional[Failure] = None  # the repeated failure that stopped the run early
     not_started: int = 0  # questions left for a rerun when the run stopped early
     retried: int = 0  # questions whose earlier record was an error, computed again
+    reuses: str = ""  # skipped: the run of another experiment that computed the config ("experiment/run id")
 
     @property
     def status(self) -> str:
@@ -151,4 +153,5 @@ def skipped(run: Any, out_dir: Path) -> Outcome:
         0,
         int(summary.get("n_questions", 0)),
         skipped=True,
+        reuses=f"{tags[REUSES_EXPERIMENT]}/{tags[REUSES_RUN]}" if REUSES_RUN in (tags := run.data.tags) else "",
     )

@@ -16,7 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 from kgx.core.cli import count
 from kgx.core.config import ConfigError
 from kgx.core.paths import CONF_DIR, SWEEPS_DIR
-from kgx.run import sweep
+from kgx.run import hydra_record, sweep
 from kgx.run.compose import register_schemas
 from kgx.run.spec import RunSpec, to_run_spec
 
@@ -35,6 +35,7 @@ def main(cfg: DictConfig) -> Optional[float]:
     from kgx.llm.errors import LLMError
     from kgx.track.remote import TrackingUnavailable
 
+    hydra_record.scrub(cfg)  # before anything else: a credential on the command line is in Hydra's files
     job = sweep.current_job()
     try:
         refuse_schemas()
@@ -62,8 +63,10 @@ def main(cfg: DictConfig) -> Optional[float]:
         raise
     s = outcome.summary
     if outcome.skipped:
+        experiment, _, original = outcome.reuses.rpartition("/")
+        computed = f", computed by run {original} of experiment '{experiment}'" if original else ""
         print(
-            f"already finished: mlflow run {outcome.run_id} (hits@1={s.get('hits1', float('nan')):.1f}); "
+            f"already finished: mlflow run {outcome.run_id}{computed} (hits@1={s.get('hits1', float('nan')):.1f}); "
             f"run.force=true recomputes"
         )
         return s.get("hits1", float("nan"))

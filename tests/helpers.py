@@ -30,6 +30,12 @@ def kgx_env() -> dict[str, str]:
     return env
 
 
+def kgx_process(cwd: Path, *args: str) -> subprocess.Popen:
+    """``python -m kgx *args`` started in ``cwd``, its output discarded but for stderr (text)."""
+    out = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "text": True}
+    return subprocess.Popen([sys.executable, "-m", "kgx", *args], cwd=cwd, env=kgx_env(), **out)
+
+
 def stop_group(proc: subprocess.Popen, timeout_s: float = 30) -> None:
     """End a server started with ``start_new_session=True`` and everything it spawned (uvicorn or
     gunicorn workers): SIGTERM to its group, SIGKILL to what is left after ``timeout_s``. A server

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from kgx.core.boundary import SECRETS
-from tests.helpers import mlflow_run
+from tests.helpers import kgx_env, mlflow_run
 from tests.llm.fake_server import FakeServer, misbehaving
 
 KEY = "sk-test-0d1e2a3d4b5e"
@@ -73,3 +75,38 @@ def test_a_huge_reply_is_cut_and_recorded(hostile):
     trace = json.loads((outcome.out_dir / outcome.records[0].trace).read_text())
     assert any(e.get("message", "").startswith("reply cut at llm.max_reply_chars=1000") for e in trace["events"])
     assert sum(p.stat().st_size for p in outcome.out_dir.rglob("*") if p.is_file()) < 200_000
+
+
+def test_a_credential_on_the_command_line_is_in_no_file_a_run_or_sweep_writes(tmp_path):
+    """Hydra records the command line in .hydra/ (and a sweep's multirun.yaml) before kgx starts; kgx
+    rewrites those, even for a setting it then refuses, and config.json, MLflow params and the
+    sweep's tags show ``[secret <key>]`` instead."""
+    token, password = "hf_cmdline_9b8a7c6d5e", "redis-pw-5f4e3d2c"
+    args = [
+        "method=io",
+        "dataset=demo",
+        "kg=demo",
+        "dataset.limit=2",
+        "llm=scripted",
+        "run.progress=false",
+        f"+llm.extra.hf_token={token}",
+    ]
+
+    def kgx(*extra: str) -> subprocess.CompletedProcess:
+        done = subprocess.run(
+            [sys.executable, "-m", "kgx", *extra, *args], cwd=tmp_path, env=kgx_env(), capture_output=True, text=True
+        )
+        assert token not in done.stdout + done.stderr and password not in done.stdout + done.stderr
+        return done
+
+    refused = kgx(f"+method.db_password={password}")
+    assert refused.returncode == 1 and "method.db_password: io has no such setting" in refused.stderr
+    for extra in ([], ["-m"]):
+        assert kgx(*extra).returncode == 0
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.name == "overrides.yaml" for p in files) and any(p.name == "multirun.yaml" for p in files)
+    forms = [s.encode() for s in (token, password)] + [base64.b64encode(token.encode()).rstrip(b"=")]
+    found = {str(p.relative_to(tmp_path)): n for p in files if (n := sum(p.read_bytes().count(f) for f in forms))}
+    assert found == {}
+    overrides = next(p for p in files if p.name == "overrides.yaml").read_text()
+    assert "[secret llm.extra.hf_token]" in overrides

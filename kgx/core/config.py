@@ -142,7 +142,7 @@ class KGConfig:
     headers_env: dict[str, str] = execution(default_factory=dict)  # request header -> NAME of the env variable
     user_env: Optional[str] = execution()  # NAME of the env variable holding the HTTP basic-auth user
     password_env: Optional[str] = execution()  # NAME of the env variable holding its password (both or neither)
-    timeout_s: float = execution(30.0)  # seconds, a float: per connection attempt and per read
+    timeout_s: float = execution(30.0)  # seconds, a float: each query whole, from sending it to its last byte
     retries: int = execution(3)  # per query, exponential backoff
     max_candidates: Optional[int] = None  # cap on relations/neighbours returned per call
     filters: list[str] = field(default_factory=lambda: list(DEFAULT_FILTERS))  # relation globs dropped
@@ -242,7 +242,7 @@ class LLMConfig:
     temperature: float = 0.0  # of calls the method sets none for (io, cot): kgx.run.temperatures
     temperatures: list[float] = execution(default_factory=list)  # the only ones the model accepts; [] = any
     max_tokens: int = 512
-    timeout_s: float = execution(120.0)
+    timeout_s: float = execution(120.0)  # seconds: each call whole, however slowly the server sends
     max_retries: int = execution(4)  # transient errors (429, 5xx, timeouts), exponential backoff
     backoff_s: float = execution(1.0)
     # A reply longer than this is cut (recorded as a trace note and the run's replies_cut): a server

@@ -3,8 +3,9 @@
 One pooled, thread-safe HTTP connection set per endpoint (keep-alive: a method makes thousands
 of small queries, and a new connection for each adds a round trip, and over https a TLS
 handshake, to every one). Long queries go
-by POST (URLs have length limits), every request has a timeout, transient failures are retried
-with backoff, and an endpoint that stays unreachable is an error naming it.
+by POST (URLs have length limits), every query ends by ``kg.timeout_s`` however slowly the answer
+comes (``kgx.kg.query_deadline``), transient failures are retried with backoff, and an endpoint
+that stays unreachable is an error naming it.
 
 A real Freebase endpoint also answers HTTP 200 when it did not answer in full: Virtuoso cuts a
 result at ``ResultSetMaxRows`` (header ``X-SPARQL-MaxRows``) and returns what an "anytime" query
@@ -35,6 +36,7 @@ from urllib3.exceptions import (
 from kgx.core.boundary import SECRETS, clean_text, clean_value, needs_cleaning
 from kgx.core.faults import InfraError
 from kgx.kg.freebase import KGError
+from kgx.kg.query_deadline import POOL_CLASSES, deadline
 from kgx.kg.sparql import SparqlKG, Term
 
 if TYPE_CHECKING:
@@ -61,7 +63,10 @@ class _Retry(Exception):
         self.what = what
 
 
-def _network_failure(exc: HTTPError) -> _Retry:
+def _network_failure(exc: HTTPError, timeout_s: float, late: bool) -> _Retry:
+    """``late``: the query's deadline cut its connection, whatever error that made urllib3 raise."""
+    if late:
+        return _Retry("kg.timeout", "timed out", f"no complete answer within kg.timeout_s={timeout_s:g} s")
     reason = exc.reason if isinstance(exc, MaxRetryError) and exc.reason is not None else exc
     # NewConnectionError (refused, no route) subclasses ConnectTimeoutError: test it first.
     if isinstance(reason, (ConnectTimeoutError, ReadTimeoutError)) and not isinstance(reason, NewConnectionError):
@@ -118,23 +123,28 @@ class EndpointKG(SparqlKG):
             retries=urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=3),
             timeout=urllib3.Timeout(connect=timeout_s, read=timeout_s),
         )
+        self._pool.pool_classes_by_scheme = POOL_CLASSES
 
     def _request(self, query: str) -> urllib3.BaseHTTPResponse:
+        """The endpoint's response, its body read in full within ``timeout_s`` of sending."""
         params = {"query": query}
         if self.default_graph:
             params["default-graph-uri"] = self.default_graph
         body = urlencode(params)
-        try:
-            if len(query) > GET_LIMIT:
-                return self._pool.request(
-                    "POST",
-                    self.url,
-                    body=body,
-                    headers={**self._headers, "Content-Type": "application/x-www-form-urlencoded"},
-                )
-            return self._pool.request("GET", f"{self.url}?{body}", headers=self._headers)
-        except HTTPError as exc:
-            raise _network_failure(exc) from exc
+        with deadline(self.timeout_s) as alarm:
+            try:
+                if len(query) > GET_LIMIT:
+                    headers = {**self._headers, "Content-Type": "application/x-www-form-urlencoded"}
+                    response = self._pool.request("POST", self.url, body=body, headers=headers, preload_content=False)
+                else:
+                    response = self._pool.request(
+                        "GET", f"{self.url}?{body}", headers=self._headers, preload_content=False
+                    )
+                response.data  # noqa: B018 (read, and kept, before the alarm is off and the connection back in the pool)
+            except HTTPError as exc:
+                raise _network_failure(exc, self.timeout_s, alarm.fired) from exc
+        response.release_conn()
+        return response
 
     def _attempt(self, query: str) -> list[dict[str, Term]]:
         response = self._request(query)

@@ -21,11 +21,10 @@ import json
 import threading
 import warnings
 from typing import Any, Optional
-from urllib.parse import unquote, urlsplit
 
 from kgx.core.boundary import SECRETS
 from kgx.core.config import ConfigError
-from kgx.core.masking import masked_url
+from kgx.core.masking import masked_url, url_secrets
 
 PREFIX = "kgx:llm:"
 # A dead server answers a connect at once (refused); a hung one must not hold a question longer.
@@ -47,7 +46,7 @@ class RedisCache:
     def __init__(self, url: str, prefix: str = PREFIX):
         self.url = masked_url(url)
         self.prefix = prefix
-        self._secrets = _secrets(url)
+        self._secrets = url_secrets(url)
         for secret in self._secrets:
             SECRETS.add(secret, "run.cache_url")
         try:
@@ -121,15 +120,3 @@ class RedisCache:
         for secret in self._secrets:
             text = text.replace(secret, "***")
         return text
-
-
-def _secrets(url: str) -> list[str]:
-    """What :func:`kgx.core.masking.masked_url` hides of ``url`` (the password, or a bare ``token@``), as
-    written and decoded, longest first."""
-    try:
-        userinfo = urlsplit(url).netloc.rpartition("@")[0]
-    except ValueError:
-        return []
-    user, colon, password = userinfo.partition(":")
-    secret = password if colon else user
-    return sorted({secret, unquote(secret)} - {""}, key=len, reverse=True)

@@ -22,7 +22,7 @@ import litellm
 
 from kgx.core.boundary import SECRETS, Repairs, clean
 from kgx.core.config import LLMConfig
-from kgx.llm import providers
+from kgx.llm import bounded, providers
 from kgx.llm.cache import Cache, cache_key
 from kgx.llm.errors import LLMError
 from kgx.llm.messages import Messages
@@ -97,6 +97,7 @@ class LLMClient:
         """Pay one-time costs (litellm's lazy imports, model weights, tokenizers) before the
         clock starts, so that wall_s and the first questions' latency measure answering only.
         litellm's ``mock_response`` runs its whole call path without reaching any provider."""
+        bounded.warm()
         for cfg in self.backbones():
             litellm.completion(model=cfg.model, messages=[{"role": "user", "content": "ping"}], mock_response="ok")
             try:

@@ -19,7 +19,7 @@ import litellm
 
 from kgx.core.boundary import clean_text
 from kgx.core.config import LLMConfig
-from kgx.llm import providers
+from kgx.llm import bounded, providers
 from kgx.llm.errors import LLMError
 
 # (exception, kind, retried): the first that matches wins, so subclasses come before their bases.
@@ -90,7 +90,8 @@ def _connection_failed(exc: BaseException) -> bool:
 
 def send(cfg: LLMConfig, kwargs: dict[str, Any], sleep: Callable[[float], None]) -> tuple[Any, int]:
     """litellm.completion's reply to ``kwargs`` (or an in-process provider's) and the retries it
-    took; ``sleep`` waits out each backoff."""
+    took; ``sleep`` waits out each backoff. A provider's call ends by ``llm.timeout_s`` however
+    its server sends (``kgx.llm.bounded``); an in-process model is bounded by max_tokens."""
     for retry in range(cfg.max_retries + 1):
         try:
             if providers.simulated(cfg.model):
@@ -99,7 +100,7 @@ def send(cfg: LLMConfig, kwargs: dict[str, Any], sleep: Callable[[float], None])
             handler = None if "mock_response" in kwargs else providers.in_process(cfg.model)
             if handler is not None:
                 return providers.complete(handler, kwargs), retry
-            return litellm.completion(**kwargs), retry
+            return bounded.completion(kwargs, cfg.timeout_s), retry
         except Exception as exc:
             kind, retried = error_kind(exc)
             if not retried or retry == cfg.max_retries:

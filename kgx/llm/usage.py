@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field, fields
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 
 @dataclass
@@ -52,12 +52,17 @@ _FIELDS = tuple(f.name for f in fields(Usage))  # looked up once: fields() on ev
 
 @dataclass
 class Meter:
-    """Usage per stage for one question; methods in threads may record concurrently."""
+    """Usage per stage for one question; methods in threads may record concurrently. ``billed``
+    is told of each call the provider billed as it returns (the run's billing log,
+    kgx.results.billing), before the question's record can be written."""
 
     stages: dict[str, Usage] = field(default_factory=dict)
+    billed: Optional[Callable[[Usage], None]] = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def record(self, stage: str, usage: Usage) -> None:
+        if usage.billed_calls and self.billed is not None:
+            self.billed(usage)
         with self._lock:
             self.stages[stage] = self.stages.get(stage, Usage()) + usage
 

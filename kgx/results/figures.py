@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Optional
 
 from kgx.core.metrics import QUESTION_METRICS
 from kgx.diagnose.breakdown import CATEGORIES, KG_ONLY
@@ -24,7 +25,9 @@ def p95(values: Sequence[float]) -> float:
     return ordered[max(0, -(-95 * len(ordered) // 100) - 1)]
 
 
-def summarize(records: Sequence[Record], wall_s: float, spent: Sequence[Record] = ()) -> dict[str, float]:
+def summarize(
+    records: Sequence[Record], wall_s: float, spent: Sequence[Record] = (), unsettled: Optional[Usage] = None
+) -> dict[str, float]:
     """The run's figures.
 
     Accuracy metrics are percentages over every question, errors included, as the papers'
@@ -45,7 +48,8 @@ def summarize(records: Sequence[Record], wall_s: float, spent: Sequence[Record] 
     0/1 figure such as ``stat.ended_clue_coverage`` reads as a share.
     ``spent`` are earlier records a rerun replaced (questions that had ended in an error): what
     they paid for is part of ``billed_calls``, ``billed_tokens`` and ``cost_usd``, and of nothing
-    else. ``errors`` counts questions whose record is an error, ``errors.infra`` those of them
+    else; so is ``unsettled``, what questions in flight at a kill paid for (kgx.results.billing).
+    ``errors`` counts questions whose record is an error, ``errors.infra`` those of them
     whose infrastructure failed (kgx.core.faults). ``reachable``, ``reach.*`` and ``failure.<category>``
     (shares in %) are the failure breakdown's (kgx.diagnose.breakdown).
     """
@@ -56,7 +60,7 @@ def summarize(records: Sequence[Record], wall_s: float, spent: Sequence[Record] 
 
     out: dict[str, float] = {name: 100.0 * mean(sum(r.scores[name] for r in records)) for name in QUESTION_METRICS}
     used = sum((r.usage for r in records), Usage())
-    paid = used + sum((r.usage for r in spent), Usage())
+    paid = used + sum((r.usage for r in spent), Usage()) + (unsettled or Usage())
     kg = sum((r.kg for r in records), KGUsage())
     latencies = [r.latency_s for r in records]
     out.update(

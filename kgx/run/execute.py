@@ -36,6 +36,7 @@ from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import open_cache
 from kgx.llm.errors import check_keys
 from kgx.llm.usage import Meter
+from kgx.results.billing import BillingLog
 from kgx.results.figures import summarize
 from kgx.results.record import Record
 from kgx.run import preflight
@@ -49,13 +50,19 @@ if TYPE_CHECKING:
 
 
 def answer_one(
-    question: Question, spec: RunSpec, client: "LLMClient", kg: Any, out_dir: Path, reacher: Optional[Reacher] = None
+    question: Question,
+    spec: RunSpec,
+    client: "LLMClient",
+    kg: Any,
+    out_dir: Path,
+    reacher: Optional[Reacher] = None,
+    billing: Optional[BillingLog] = None,
 ) -> Record:
     """Run the method on one question; any exception becomes a ``status=error`` record whose
     ``error`` says whether the infrastructure or the method failed (kgx.core.faults). Reachability
     comes first (the oracle backbone is driven by its gold paths), on the KG itself, not metered
     as the method's; the facts of the failure breakdown (kgx.diagnose.breakdown) come after."""
-    meter, trace = Meter(), Trace()
+    meter, trace = Meter(billed=billing.writer(question.id) if billing else None), Trace()
     kg = kg.for_question(question.id)  # its own subgraph under kg.scope=question (kgx.kg.subgraph)
     horizon = spec.method.horizon()
     reach = reacher.check(question, horizon) if reacher is not None and horizon is not None else None
@@ -119,6 +126,7 @@ def execute(
     """Run ``spec``; a config that already has a FINISHED MLflow run is not run again
     (``run.force`` overrides). ``parent_id`` makes the MLflow run a child of a sweep's run.
     One invocation per config at a time: a second one is refused (locks.Busy), naming the first."""
+    from kgx.track import same_config
     from kgx.track.tracker import PARENT_TAG, Tracker, git_commit, run_params
 
     # Everything that can fail on bad input fails here, before any question runs, and before
@@ -135,11 +143,13 @@ def execute(
         f"(or with run.tracking_uri=... another store), and none is asked again"
     )
     with folder.lock(), tracker.reaching("logging the run", kept):
-        finished = None if spec.run.force else tracker.finished_run(folder.digest)
+        finished = None if spec.run.force else same_config.finished_run(tracker, folder.digest, run_name or "")
         if finished is not None:
             if parent_id:
                 tracker.reuse(finished, parent_id, run_name or "")
             return skipped(finished, folder.path)
+        if not spec.run.force:
+            same_config.check_folder(tracker, folder.digest, folder.path)
         # After the skip: a finished run is reported even while a shared cache server is down.
         wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
         cache = open_cache(spec.run) if wants_cache else None  # a shared server is pinged here
@@ -170,7 +180,7 @@ def execute(
             reacher = Reacher(kg, kg_key(spec), Path(spec.run.cache_dir)) if spec.method.horizon() else None
             loop = answer_all(
                 plan.todo,
-                lambda q: answer_one(q, spec, client, kg, folder.path, reacher),
+                lambda q: answer_one(q, spec, client, kg, folder.path, reacher, folder.billing),
                 spec.workers,
                 folder.log,
                 Progress(len(questions), list(plan.done.values()), spec.run.progress),
@@ -215,7 +225,7 @@ def conclude(
     its earlier error record: it is still unanswered."""
     records = [r for q in questions if (r := loop.new.get(q.id) or plan.done.get(q.id) or plan.earlier.get(q.id))]
     replaced = [plan.earlier[qid] for qid in loop.new if qid in plan.earlier]
-    summary = summarize(records, loop.wall_s, spent=[*plan.superseded, *replaced])
+    summary = summarize(records, loop.wall_s, spent=[*plan.superseded, *replaced], unsettled=plan.unsettled)
     unreached = len(questions) - len(records)
     summary["unanswered"] = float(unreached)
     summary["invocations"] = float(invocation)

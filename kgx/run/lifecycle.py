@@ -22,11 +22,14 @@ from typing import Any, Optional
 from kgx.core import locks
 from kgx.core.faults import Failure
 from kgx.core.types import Question
+from kgx.llm.usage import Usage
+from kgx.results.billing import BillingLog, unsettled
 from kgx.results.predlog import PredictionLog
 from kgx.results.record import Record
 from kgx.run.loop import WallClock
 from kgx.run.spec import RunSpec
 from kgx.track.remote import TrackingUnavailable
+from kgx.track.same_config import REUSES_EXPERIMENT, REUSES_RUN
 
 
 def config_hash(spec: RunSpec) -> str:
@@ -43,6 +46,7 @@ class Plan:
     todo: list[Question]  # questions without an answer: never run, or ended in an error
     superseded: list[Record]  # earlier lines a later one replaced: paid for, no longer counted
     invocation: int  # 1 for the first invocation of this config, then 2, 3 ...
+    unsettled: Usage = field(default_factory=Usage)  # paid for by questions in flight at a kill
 
 
 @dataclass
@@ -60,6 +64,7 @@ class Outcome:
     tripped: Optional[Failure] = None  # the repeated failure that stopped the run early
     not_started: int = 0  # questions left for a rerun when the run stopped early
     retried: int = 0  # questions whose earlier record was an error, computed again
+    reuses: str = ""  # skipped: the run of another experiment that computed the config ("experiment/run id")
 
     @property
     def status(self) -> str:
@@ -84,6 +89,7 @@ class RunFolder:
             else Path("outputs") / "runs" / f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}-{self.digest}"
         )
         self.log = PredictionLog(self.path / "predictions.jsonl")
+        self.billing = BillingLog(self.path / "billing.jsonl")
 
     def lock(self) -> contextlib.AbstractContextManager:
         """A second invocation of the same config is refused (locks.Busy), naming the first."""
@@ -96,6 +102,7 @@ class RunFolder:
         (self.path / "config.json").write_text(json.dumps(self.spec.resolved(), indent=2))
         if force:
             self.log.set_aside()
+            self.billing.set_aside()
             if (self.path / "traces").exists():
                 shutil.rmtree(self.path / "traces")
         contents = self.log.read()
@@ -105,7 +112,8 @@ class RunFolder:
         counter = self.path / "invocations"
         invocation = (int(counter.read_text()) if counter.exists() and not force else 0) + 1
         counter.write_text(str(invocation))
-        return Plan(earlier, done, [q for q in questions if q.id not in done], contents.superseded, invocation)
+        left = unsettled(self.billing.read(), [*contents.latest.values(), *contents.superseded])
+        return Plan(earlier, done, [q for q in questions if q.id not in done], contents.superseded, invocation, left)
 
     def clock(self, plan: Plan) -> WallClock:
         """``wall_s`` adds up the invocations that built this run, so a resumed run reports its whole cost."""
@@ -145,4 +153,5 @@ def skipped(run: Any, out_dir: Path) -> Outcome:
         0,
         int(summary.get("n_questions", 0)),
         skipped=True,
+        reuses=f"{tags[REUSES_EXPERIMENT]}/{tags[REUSES_RUN]}" if REUSES_RUN in (tags := run.data.tags) else "",
     )

@@ -21,7 +21,7 @@ from kgx.core.config import (
     MethodConfig,
     RunConfig,
 )
-from kgx.core.masking import masked_url
+from kgx.core.masking import masked_config, masked_url
 from kgx.core.paper_settings import SettingsSource
 from kgx.core.paths import CONF_DIR
 from kgx.core.run_identity import identity
@@ -76,7 +76,7 @@ class RunSpec:
             else:
                 out[f.name] = OmegaConf.to_container(OmegaConf.structured(value))
         out["run"]["cache_url"] = masked_url(self.run.cache_url)  # a password in it is never logged
-        return out
+        return masked_config(out)  # nor a value under a credential's name (llm.extra.api_key=...)
 
     def identity(self) -> dict[str, Any]:
         """What the run's results depend on: :meth:`resolved` without execution fields."""

@@ -28,10 +28,13 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
+from kgx.core.boundary import SECRETS
 from kgx.core.config import ConfigError, DatasetConfig, RunConfig
+from kgx.core.masking import masked_config, masked_overrides
 from kgx.datasets import DataError, dataset_file
 from kgx.diagnose.breakdown import CATEGORIES
 from kgx.llm.ratelimit import JOBS_ENV
+from kgx.run import hydra_record
 from kgx.run.spec import to_run_spec
 from kgx.run.sweep_workers import bind_workers
 from kgx.track.tracker import HEADLINE, PARENT_TAG, REUSED_TAG, Tracker, shown
@@ -66,7 +69,8 @@ def current_job() -> Job:
     sweep = json.loads(_sweep_file(hydra.sweep.dir).read_text())
     os.environ[JOBS_ENV] = str(sweep["parallel_jobs"])
     name = job_name(list(hydra.overrides.task), sweep.get("varying", []))
-    return Job(name or hydra.job.override_dirname or hydra.job.name, sweep["parent_run_id"])
+    shown = SECRETS.redact(name or hydra.job.override_dirname or hydra.job.name)[0]  # a credential given to -m
+    return Job(shown, sweep["parent_run_id"])
 
 
 def short(key: str) -> str:
@@ -237,6 +241,7 @@ class SweepTracking(Callback):
         self.name = "sweep"
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        hydra_record.redact_logs(config)  # the launcher prints each job's overrides
         try:
             self._start(config)
         except Exception as exc:  # Hydra would only warn, and every job would then fail alone
@@ -256,7 +261,8 @@ class SweepTracking(Callback):
             tracker.client.update_run(self.parent_id, status="RUNNING")
         else:
             self.parent_id = tracker.client.create_run(tracker.experiment_id, run_name=self.name).info.run_id
-            tags = {"sweep": name, "sweep_key": key, "sweep_jobs": str(jobs), "sweep_overrides": " ".join(overrides)}
+            shown = masked_overrides(overrides)  # a credential given on the command line is not recorded
+            tags = {"sweep": name, "sweep_key": key, "sweep_jobs": str(jobs), "sweep_overrides": " ".join(shown)}
             if config.hydra.runtime.choices.get(PAPER_GROUP):  # kgx.report lays the sweep out as the paper does
                 tags[PAPER_GROUP] = config.hydra.runtime.choices[PAPER_GROUP]
             for tag, value in tags.items():
@@ -264,7 +270,7 @@ class SweepTracking(Callback):
             swept = config.hydra.sweeper.get("params")
             params = OmegaConf.to_container(swept) if swept else {}
             tracker.client.log_dict(
-                self.parent_id, {"sweep": name, "params": params, "overrides": overrides}, "sweep.json"
+                self.parent_id, {"sweep": name, "params": masked_config(params), "overrides": shown}, "sweep.json"
             )
         parallel = max(1, int(config.hydra.launcher.get("n_jobs") or 1))
         bind_workers(str(config.hydra.launcher.get("_target_", "")))  # a killed launcher takes its workers along

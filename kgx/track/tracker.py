@@ -182,16 +182,18 @@ class Tracker:
         return created
 
     def start(self, name: str, params: dict[str, str], tags: dict[str, str], resume_id: Optional[str]) -> str:
-        """Resume ``resume_id`` if it exists in this store, else create a new run."""
+        """Resume ``resume_id`` if it is a run of this experiment, else create a new run (a run of
+        another experiment stays there: kgx.track.same_config)."""
         from mlflow.entities import Param, RunTag
 
         if resume_id:
             try:
-                self.client.get_run(resume_id)
+                mine = self.client.get_run(resume_id).info.experiment_id == self.experiment_id
+            except Exception:  # the id belongs to another tracking store
+                mine = False
+            if mine:
                 self.client.update_run(resume_id, status="RUNNING")
                 self.run_id = resume_id
-            except Exception:  # the id belongs to another tracking store
-                self.run_id = None
         if self.run_id is None:
             self.run_id = self.client.create_run(self.experiment_id, run_name=name).info.run_id
             items = [Param(k, v[:6000]) for k, v in params.items()]
@@ -199,16 +201,6 @@ class Tracker:
                 self.client.log_batch(self.run_id, params=items[i : i + 100])
         self.client.log_batch(self.run_id, tags=[RunTag(k, v) for k, v in {**RUN_TYPE, **tags}.items()])
         return self.run_id
-
-    def finished_run(self, config_hash: str) -> Optional[Any]:
-        """A FINISHED run of the same config, if any: such a job is skipped, not recomputed."""
-        runs = self.client.search_runs(
-            [self.experiment_id],
-            filter_string=f"tags.config_hash = '{config_hash}' and attributes.status = 'FINISHED'",
-            max_results=1,
-            order_by=["attributes.end_time DESC"],
-        )
-        return runs[0] if runs else None
 
     def children(self, parent_id: str) -> list[Any]:
         """The sweep's runs: its own children and the FINISHED runs it reused (``reuse``)."""

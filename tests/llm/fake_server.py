@@ -5,10 +5,22 @@ from __future__ import annotations
 import base64
 import json
 import threading
+import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, Union
 
-Answer = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
+
+@dataclass(frozen=True)
+class Drip:
+    """A reply sent one byte every ``every_s`` seconds: each read gets a byte, so a per-read
+    timeout never fires, and only a deadline on the whole call ends it."""
+
+    body: dict[str, Any]
+    every_s: float = 0.25
+
+
+Answer = Callable[[dict[str, Any]], tuple[int, Union[dict[str, Any], Drip]]]
 
 
 def completion(content: str) -> dict[str, Any]:
@@ -32,6 +44,7 @@ class FakeServer:
 
     def __init__(self, answer: Answer):
         self.bodies: list[dict[str, Any]] = []
+        self.hung_up = 0  # drips the client closed before their last byte
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -39,12 +52,15 @@ class FakeServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 server.bodies.append(body)
                 status, reply = answer(body)
-                blob = json.dumps(reply).encode()
+                blob = json.dumps(reply.body if isinstance(reply, Drip) else reply).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(blob)))
                 self.end_headers()
-                self.wfile.write(blob)
+                if isinstance(reply, Drip):
+                    server.drip(self.wfile, blob, reply.every_s)
+                else:
+                    self.wfile.write(blob)
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -52,6 +68,15 @@ class FakeServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def drip(self, out: Any, blob: bytes, every_s: float) -> None:
+        try:
+            for byte in blob:
+                out.write(bytes([byte]))
+                out.flush()
+                time.sleep(every_s)
+        except (BrokenPipeError, ConnectionResetError):
+            self.hung_up += 1
 
     @property
     def requests(self) -> int:
@@ -70,7 +95,8 @@ def misbehaving(case: str, secret: str = "") -> Answer:
     """A server that answers pre-flight's probe with OK and every question in the way ``case``
     names: ``surrogate`` (a lone surrogate in valid JSON), ``invalid`` (no JSON), ``echo`` (the
     API key ``secret``, plain and base64, in a 400 error body for one question and in the replies
-    of the rest), ``huge`` (a 20 MB reply), ``injection`` (prompt-injection text as the answer)."""
+    of the rest), ``huge`` (a 20 MB reply), ``injection`` (prompt-injection text as the answer),
+    ``drip`` (a valid answer, one byte every 0.25 s: ~85 s each)."""
     encoded = base64.b64encode(secret.encode()).decode()
     huge = completion('{"answers": ["' + "x" * HUGE_CHARS + '"]}')
     replies = {
@@ -85,6 +111,8 @@ def misbehaving(case: str, secret: str = "") -> Answer:
             return 200, OK
         if case == "echo" and "Australia" in body["messages"][-1]["content"]:
             return 400, {"error": {"message": f"bad request; Authorization: Bearer {secret} ({encoded})"}}
+        if case == "drip":
+            return 200, Drip(replies["injection"])
         return 200, huge if case == "huge" else replies[case]
 
     return answer

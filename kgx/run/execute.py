@@ -32,7 +32,7 @@ from kgx.core.types import Prediction, Question
 from kgx.diagnose import breakdown, gold_path
 from kgx.diagnose.gold_path import gold_hint
 from kgx.diagnose.reach import Reacher
-from kgx.kg import open_kg
+from kgx.kg import open_kg, unnamed_possible
 from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import open_cache
 from kgx.llm.errors import check_keys
@@ -122,6 +122,16 @@ def traced_ids(questions: list[Question], setting: str) -> Optional[set[str]]:
     return None if setting == "all" else {q.id for q in questions[: int(share_size(setting, len(questions)))]}
 
 
+def make_reacher(spec: RunSpec, kg: Any) -> Optional[Reacher]:
+    """The run's reachability checker, for a method that reads a KG; whether the KG may hold
+    CVTs is asked (of its sources) only for a horizon that reads them for free."""
+    horizon = spec.method.horizon()
+    if horizon is None:
+        return None
+    unnamed = unnamed_possible(spec.kg) if horizon.cvt_free else True
+    return Reacher(kg, kg_key(spec), Path(spec.run.cache_dir), unnamed=unnamed)
+
+
 def kg_key(spec: RunSpec) -> str:
     """What identifies the KG's content for the reachability cache: its whole config."""
     return json.dumps(asdict(spec.kg), sort_keys=True, default=str)
@@ -181,7 +191,7 @@ def execute(
         }
         name = run_name or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"
         with folder.mlflow_run(tracker, name, run_params(spec.resolved()), tags) as run_id:
-            reacher = Reacher(kg, kg_key(spec), Path(spec.run.cache_dir)) if spec.method.horizon() else None
+            reacher = make_reacher(spec, kg)
             traced = traced_ids(questions, spec.run.traces)
             loop = answer_all(
                 plan.todo,
@@ -295,13 +305,16 @@ def _log_artifacts(tracker: Any, out_dir: Path, records: list[Record]) -> None:
 
 
 def _log_explanations(tracker: Any, out_dir: Path, records: list[Record], limit: int) -> None:
-    """Text and pictures of the first ``limit`` explained questions, in dataset order."""
-    from kgx.explain.draw import write
-    from kgx.explain.graph import Graph
-
+    """Text and pictures of the first ``limit`` explained questions, in dataset order; from their
+    trace files, so none under ``run.traces=off`` (nor matplotlib's import, seconds of it)."""
     target = out_dir / "explanations"
     if target.exists():
         shutil.rmtree(target)
+    if not limit or not any(r.trace for r in records):
+        return
+    from kgx.explain.draw import write
+    from kgx.explain.graph import Graph
+
     written = 0
     for r in records:
         if written >= limit:

@@ -8,7 +8,9 @@ wall time at many questions in flight against the ideal (issue 21).
 
 Each figure is one run of ``method=io kg=demo llm=scripted llm.cache=false run.traces=off`` on the
 demo questions repeated under new ids, in a child process of its own (so its peak memory is its
-own). Scaling rows use a 0-latency backbone at the default concurrency; flight rows a 200 ms
+own). Scaling rows use a 0-latency backbone at the default concurrency and give the loop's and the
+whole process's wall time per question, and the files the run left (the question file, the run
+folder, mlruns/: with run.traces=off none per question); flight rows a 200 ms
 backbone with ``run.concurrency`` questions in flight, against the ideal N x 0.2 s / in-flight.
 ``--litellm`` times litellm's own work around a call to a network provider (``mock_response``:
 its whole call path without the network), which kgx's in-process providers skip.
@@ -20,10 +22,12 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -62,19 +66,22 @@ def child(questions: int, latency: float, flight: int) -> None:
         )
     os.chdir(work)
     summary = execute(to_run_spec(cfg), work).summary
-    print(
-        json.dumps({"wall_s": summary["wall_s"], "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
-    )
+    files = sum(len(names) for _, _, names in os.walk(work))
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"wall_s": summary["wall_s"], "peak_mb": peak_mb, "files": files}))
+    shutil.rmtree(work)
 
 
 def measure(questions: int, latency: float, flight: int) -> dict[str, float]:
+    """The child's figures, with ``process_s``: its whole wall time, interpreter start to exit."""
+    start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, __file__, "--child", str(questions), str(latency), str(flight)],
         capture_output=True,
         text=True,
         check=True,
     )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "process_s": time.perf_counter() - start}
 
 
 def litellm_cpu(calls: int = 300) -> float:
@@ -106,11 +113,12 @@ def main() -> None:
     first = None
     for n in args.sizes:
         got = measure(n, 0.0, 4)
-        per_q = 1000 * got["wall_s"] / n
-        first = first or per_q
+        per_q, process_q = 1000 * got["wall_s"] / n, 1000 * got["process_s"] / n
+        first = first or (per_q, process_q)
         print(
-            f"{n:>7} questions, 0 ms backbone: {per_q:.2f} ms/question ({per_q / first:.2f}x the first), "
-            f"loop {got['wall_s']:.1f} s, peak {got['peak_mb']:.0f} MB",
+            f"{n:>7} questions, 0 ms backbone: loop {per_q:.2f} ms/question ({per_q / first[0]:.2f}x the first), "
+            f"process {process_q:.2f} ms/question ({process_q / first[1]:.2f}x), loop {got['wall_s']:.1f} s, "
+            f"process {got['process_s']:.1f} s, peak {got['peak_mb']:.0f} MB, {got['files']} files left",
             flush=True,
         )
     for flight in args.flight:

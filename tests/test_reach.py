@@ -180,7 +180,9 @@ def test_a_second_reacher_reads_the_cache(kg, tmp_path):
     second = Reacher(kg, "demo-kg", tmp_path)
     again = second.check(question, Horizon(2))
     assert (again.cached, again.queries, searched.cached) == (True, 0, False) and searched.queries > 0
-    assert {**again.to_dict(), "cached": False, "queries": searched.queries} == searched.to_dict()
+    assert {**again.to_dict(), "cached": False, "queries": searched.queries, "seconds": searched.seconds} == (
+        searched.to_dict()
+    )
     assert again.paths == searched.paths and isinstance(again.paths[0][0], Step)
     other_depth = second.check(question, Horizon(3))
     assert (other_depth.cached, other_depth.queries > 0) == (False, True)

@@ -36,6 +36,20 @@ def check_temperature(where: str, value: float) -> None:
         raise ConfigError(f"{where}={value}: a temperature must lie in [0, 2]")
 
 
+def question_share(where: str, value: object) -> str:
+    """A setting naming which questions get something: all, off, or N (the first N in dataset order)."""
+    text = "off" if str(value).lower() in ("off", "false") else str(value)  # YAML reads a bare off as false
+    if text not in ("all", "off") and not (text.isascii() and text.isdigit()):
+        raise ConfigError(f"{where}={text}: use all, off, or a number N (the first N questions in dataset order)")
+    return text
+
+
+def share_size(setting: str, total: Optional[int] = None) -> float:
+    """How many of ``total`` questions (unbounded when None) a :func:`question_share` names."""
+    size = float("inf") if setting == "all" else 0 if setting == "off" else int(setting)
+    return size if total is None else min(size, total)
+
+
 @dataclass
 class RunConfig:
     concurrency: int = execution(4)  # questions answered in parallel (threads)
@@ -50,9 +64,12 @@ class RunConfig:
     force: bool = execution(False)  # recompute questions that already have a prediction
     progress: bool = execution(True)
     explain: int = execution(3)  # questions per run whose explanation (text + PNG/SVG) is logged
-    # Questions whose transcript (an MLflow trace of its stages, LLM and KG calls) is logged:
-    # all, off, or N = the first N questions in dataset order (kgx.track.transcripts).
+    # Questions whose trace file (traces/<id>.json: every LLM and KG call) is written and logged:
+    # all, off, or N = the first N questions in dataset order.
     traces: str = execution("all")
+    # Questions whose transcript (an MLflow trace built from the trace file, kgx.track.transcripts)
+    # is logged: all, off, or N; unset = the questions run.traces names.
+    transcripts: Optional[str] = execution()
     # Stop early when this many questions in a row fail the same way (an outage); 0 = never.
     max_consecutive_errors: int = execution(5)
     # A sweep's name (its parent run's); default: the sweep file and the keys it varies, made unique.
@@ -70,12 +87,15 @@ class RunConfig:
                 f"run.cache_url={masked_url(self.cache_url)}: use redis://[:password@]host:port/db "
                 f"(or rediss://), or leave it empty for the local sqlite file"
             )
-        # YAML reads a bare off as false.
-        self.traces = "off" if str(self.traces).lower() in ("off", "false") else str(self.traces)
-        if self.traces not in ("all", "off") and not (self.traces.isascii() and self.traces.isdigit()):
-            raise ConfigError(
-                f"run.traces={self.traces}: use all, off, or a number N (the first N questions in dataset order)"
-            )
+        self.traces = question_share("run.traces", self.traces)
+        if self.transcripts is not None:
+            self.transcripts = question_share("run.transcripts", self.transcripts)
+            if share_size(self.transcripts) > share_size(self.traces):
+                raise ConfigError(
+                    f"run.transcripts={self.transcripts}: a transcript is built from the question's trace file, "
+                    f"and run.traces={self.traces} writes {'none' if self.traces == 'off' else 'fewer'}; "
+                    f"set run.traces={self.transcripts} too, or leave run.transcripts unset (it follows run.traces)"
+                )
 
 
 @dataclass

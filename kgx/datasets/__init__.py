@@ -1,8 +1,10 @@
 """Benchmark questions as ``Question`` objects, whatever file format they come in.
 
 ``load(cfg)`` reads the file a ``DatasetConfig`` names with the reader its ``loader`` names
-(see ``LOADERS``), then applies the config's selection. Every reader returns all questions of
-a file or raises ``DataError`` naming the file and the line or record: never a partial load.
+(see ``LOADERS``), then applies the config's selection. Every reader yields the questions of a
+file in order or raises ``DataError`` naming the file and the line or record: never a silently
+shortened load. Only ``dataset.limit`` (without ``ids`` or ``sample``) stops a line-based reader
+early: the lines after the limit are not read, so not checked either.
 """
 
 from kgx.datasets.files import DataError

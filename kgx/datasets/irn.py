@@ -18,6 +18,7 @@ form as an alias. A malformed line stops the load naming the file, the line and 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,19 +111,18 @@ def aliases(name: str) -> list[str]:
     return [name, spaced] if spaced != name else [name]
 
 
-def lines(path: Path) -> list[tuple[int, Line]]:
-    return [(lineno, parse(text, f"{path}:{lineno}")) for lineno, text in text_lines(path)]
+def lines(path: Path) -> Iterator[tuple[int, Line]]:
+    """Each line parsed as it is read: a reader that stops early reads no further."""
+    return ((lineno, parse(text, f"{path}:{lineno}")) for lineno, text in text_lines(path))
 
 
-def irn(path: Path, cfg: DatasetConfig) -> list[Question]:
+def irn(path: Path, cfg: DatasetConfig) -> Iterator[Question]:
     """Questions whose topic entities are the paths' subjects, by name: the run resolves each name
     to the entity of that name in its KG, whatever ids the KG uses (kgx.run.preflight)."""
-    return [
-        Question(
+    for lineno, line in lines(path):
+        yield Question(
             id=position_id(cfg.name, lineno),
             text=line.text,
             answers=[aliases(name) for name in line.answers],
             meta={**line.meta(), TOPIC_NAMES: line.topics},
         )
-        for lineno, line in lines(path)
-    ]

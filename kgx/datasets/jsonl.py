@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from kgx.datasets.files import DataError, json_lines
 from kgx.datasets.irn import TOPIC_NAMES
 
 
-def read_jsonl(path: Path, cfg: DatasetConfig) -> list[Question]:
+def read_jsonl(path: Path, cfg: DatasetConfig) -> Iterator[Question]:
     """Lines of ``{id, question, topic_entities, answers, answer_ids, meta}``; ``answers`` holds
     one alias list per gold answer, and ``answer_ids`` moves into meta.
 
@@ -20,24 +21,20 @@ def read_jsonl(path: Path, cfg: DatasetConfig) -> list[Question]:
     resolves to ids through its KG (kgx.run.preflight), for question files written without the
     KG's ids at hand. ``topic_entities``, ``answer_ids`` and ``meta`` may be left out, but when
     given they are checked here: a wrong shape would otherwise surface in the middle of a run,
-    far from the line.
+    far from the line. Lines are read as questions are asked for, so a limit stops the reading.
     """
-    questions = []
     for where, row in json_lines(path):
         answers = _answers(row, where)
         topics, names = _topics(row, where)
         answer_ids = field(row, "answer_ids", list, where) if "answer_ids" in row else []
         meta = field(row, "meta", dict, where) if "meta" in row else {}
-        questions.append(
-            Question(
-                id=_filled(str(field(row, "id", (str, int), where)), "id", where),
-                text=_filled(field(row, "question", str, where), "question", where),
-                topic_entities=topics,
-                answers=answers,
-                meta={**meta, "answer_ids": answer_ids, **({TOPIC_NAMES: names} if names else {})},
-            )
+        yield Question(
+            id=_filled(str(field(row, "id", (str, int), where)), "id", where),
+            text=_filled(field(row, "question", str, where), "question", where),
+            topic_entities=topics,
+            answers=answers,
+            meta={**meta, "answer_ids": answer_ids, **({TOPIC_NAMES: names} if names else {})},
         )
-    return questions
 
 
 def _answers(row: dict[str, Any], where: str) -> list[list[str]]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,10 +24,12 @@ from kgx.datasets.rog import rog
 
 BUNDLED = Path(__file__).resolve().parent / "demo" / "questions.jsonl"
 
-Reader = Callable[[Path, DatasetConfig], list[Question]]
+# A reader yields a file's questions in order; the line-based ones (kgx's JSON lines, IRN, MetaQA,
+# PathQuestion) read only as far as they are asked, the JSON arrays and parquet read the whole file.
+Reader = Callable[[Path, DatasetConfig], Iterable[Question]]
 
 
-def read_auto(path: Path, cfg: DatasetConfig) -> list[Question]:
+def read_auto(path: Path, cfg: DatasetConfig) -> Iterable[Question]:
     """``dataset=custom``: kgx's JSON lines when the first line is an object, else IRN's
     tab-separated lines (PathQuestion, WC2014), so one's own file needs no loader setting."""
     for lineno, line in text_lines(path):
@@ -67,7 +70,11 @@ def load(cfg: DatasetConfig) -> list[Question]:
     if cfg.loader not in LOADERS:
         raise DataError(f"dataset.loader='{cfg.loader}': known loaders are {sorted(LOADERS)}")
     path = dataset_file(cfg)
-    questions = LOADERS[cfg.loader](path, cfg)
+    read = LOADERS[cfg.loader](path, cfg)
+    # Without ids or a sample (which need every question) a limit stops the reading: the first
+    # questions of a 100,000-line file cost the same as those of a short one.
+    streams = cfg.limit and not cfg.ids and cfg.sample is None
+    questions = list(itertools.islice(read, cfg.limit) if streams else read)
     if not questions:
         raise DataError(f"dataset '{cfg.name}': {path} holds no questions")
     blank = next((i for i, q in enumerate(questions) if not q.id.strip() or not q.text.strip()), None)

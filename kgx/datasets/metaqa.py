@@ -7,6 +7,8 @@ names into stable ids later.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from itertools import zip_longest
 from pathlib import Path
 
 from kgx.core.config import DatasetConfig
@@ -18,25 +20,26 @@ from kgx.kg.name_level import name_id
 TOPIC = re.compile(r"\[([^\[\]]+)\]")
 
 
-def metaqa(path: Path, cfg: DatasetConfig) -> list[Question]:
-    """Questions of one MetaQA file; with ``cfg.qtype``, meta gets each line's question type
-    (``movie_to_director_to_movie``) and the hop count it spells out."""
-    lines = list(text_lines(path))
+def metaqa(path: Path, cfg: DatasetConfig) -> Iterator[Question]:
+    """Questions of one MetaQA file, read as they are asked for; with ``cfg.qtype``, meta gets
+    each line's question type (``movie_to_director_to_movie``) and the hop count it spells out."""
     if not cfg.qtype:
-        return [_question(cfg, path, lineno, line, None) for lineno, line in lines]
-    qtypes = _qtypes(locate(cfg, cfg.qtype), path, len(lines))
-    return [_question(cfg, path, lineno, line, qtype) for (lineno, line), qtype in zip(lines, qtypes)]
-
-
-def _qtypes(path: Path, questions: Path, count: int) -> list[str]:
-    """``qa_test_qtype.txt``: the type of the question on the same line of ``questions``."""
-    qtypes = [line.strip() for _, line in text_lines(path)]
-    if len(qtypes) != count:
-        raise DataError(
-            f"{path}: {len(qtypes)} question types for the {count} questions of "
-            f"{questions}; the files must align line by line"
-        )
-    return qtypes
+        for lineno, line in text_lines(path):
+            yield _question(cfg, path, lineno, line, None)
+        return
+    qtype_file = locate(cfg, cfg.qtype)
+    lines, qtypes = text_lines(path), text_lines(qtype_file)
+    paired = 0
+    for (lineno, line), (_, qtype) in zip_longest(lines, qtypes, fillvalue=(0, None)):
+        if line is None or qtype is None:  # one file ended first: count both to say so
+            questions = paired + (line is not None) + sum(1 for _ in lines)
+            types = paired + (qtype is not None) + sum(1 for _ in qtypes)
+            raise DataError(
+                f"{qtype_file}: {types} question types for the {questions} questions of "
+                f"{path}; the files must align line by line"
+            )
+        paired += 1
+        yield _question(cfg, path, lineno, line, qtype.strip())
 
 
 def _question(cfg: DatasetConfig, path: Path, lineno: int, line: str, qtype: str | None) -> Question:

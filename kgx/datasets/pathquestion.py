@@ -7,6 +7,7 @@ KG is name-level, so each topic entity gets the id the KG builder gives its name
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from kgx.core.config import DatasetConfig
@@ -16,15 +17,14 @@ from kgx.datasets.irn import aliases, lines
 from kgx.kg.name_level import name_id
 
 
-def pathquestion(path: Path, cfg: DatasetConfig) -> list[Question]:
-    """Questions of one PathQuestion file; meta keeps the gold path and its hop count."""
-    return [
-        Question(
+def pathquestion(path: Path, cfg: DatasetConfig) -> Iterator[Question]:
+    """Questions of one PathQuestion file, read as they are asked for; meta keeps the gold path
+    and its hop count."""
+    for lineno, line in lines(path):
+        yield Question(
             id=position_id(cfg.name, lineno),
             text=line.text,
             topic_entities={name_id(name): name for name in line.topics},
             answers=[aliases(name) for name in line.answers],
             meta=line.meta(),
         )
-        for lineno, line in lines(path)
-    ]

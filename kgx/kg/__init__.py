@@ -11,6 +11,7 @@ from kgx.kg.custom import store_dir
 from kgx.kg.embedded import EmbeddedKG
 from kgx.kg.endpoint import EndpointKG, connect
 from kgx.kg.freebase import KG, NS, KGError
+from kgx.kg.name_level import NAME_LEVEL_FORMATS, names_a_mid
 from kgx.kg.sparql import Noise, SparqlKG
 from kgx.kg.subgraph import SubgraphKG, open_subgraphs
 
@@ -34,4 +35,24 @@ def open_kg(cfg: KGConfig, cache_dir: Path, reads: bool = True) -> SparqlKG:
     return EmbeddedKG(build_store(sources, cfg.format, store, drop_inverse=cfg.drop_inverse), **options)
 
 
-__all__ = ["KG", "NS", "EmbeddedKG", "EndpointKG", "KGError", "SparqlKG", "SubgraphKG", "build_store", "open_kg"]
+def unnamed_possible(cfg: KGConfig) -> bool:
+    """Whether the KG may hold entities without a name (CVTs). A KG built from names names every
+    entity but one written as a mid, which its sources show; Freebase data, endpoints and dropped
+    names (``kg.noise.drop_names``) may hold any number."""
+    if cfg.backend != "embedded" or cfg.format not in NAME_LEVEL_FORMATS or cfg.noise.drop_names > 0:
+        return True
+    return not cfg.sources or any(names_a_mid(resolve(s), cfg.format) for s in cfg.sources)
+
+
+__all__ = [
+    "KG",
+    "NS",
+    "EmbeddedKG",
+    "EndpointKG",
+    "KGError",
+    "SparqlKG",
+    "SubgraphKG",
+    "build_store",
+    "open_kg",
+    "unnamed_possible",
+]

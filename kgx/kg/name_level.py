@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from pathlib import Path
 from typing import BinaryIO
 
 from kgx.kg.freebase import NAME, NS
@@ -81,6 +82,18 @@ def name_id(name: str) -> str:
         return name
     digest = base64.b32encode(hashlib.sha1(name.encode("utf-8")).digest()).decode("ascii")
     return "m.kgx" + digest[:16].lower()
+
+
+def names_a_mid(path: Path, fmt: str) -> bool:
+    """Whether a name-level source names an entity by a Freebase mid: the only entity a KG built
+    from it leaves without a name (as Freebase leaves a CVT), see ``NameLevel``."""
+    separator = _SEPARATORS[fmt]
+    with path.open(encoding="utf-8", errors="replace") as source:
+        for line in source:
+            parts = line.rstrip("\r\n").split(separator)
+            if len(parts) == 3 and (_MID.match(parts[0]) or _MID.match(parts[2])):
+                return True
+    return False
 
 
 def relation_id(fmt: str, relation: str) -> str:

@@ -129,7 +129,8 @@ def name_figures(kg: KGUsage, n: int) -> dict[str, float]:
 
 def reach_figures(records: Sequence[Record]) -> dict[str, float]:
     """``reachable`` (% of the questions whose reachability is known), how many are unknown, and
-    what computing it cost (KG queries per question; 0 for a cached answer)."""
+    what computing it cost: KG queries per question and in all (0 for a cached answer), and the
+    seconds the checks took, added up over questions (a cold cache's cost before the method runs)."""
     reached = [r.reach for r in records if r.reach is not None]
     if not reached:
         return {}
@@ -138,4 +139,6 @@ def reach_figures(records: Sequence[Record]) -> dict[str, float]:
         "reachable": 100.0 * sum(bool(x.reachable) for x in known) / len(known) if known else float("nan"),
         "reach.unknown": float(len(reached) - len(known)),
         "reach.kg_queries_per_q": sum(x.queries for x in reached) / len(reached),
+        "reach.queries": float(sum(x.queries for x in reached)),
+        "reach.wall_s": sum(x.seconds for x in reached),
     }

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from kgx import datasets, methods
 from kgx.core import metrics
+from kgx.core.config import share_size
 from kgx.core.faults import Breaker, DiskFull, Failure, classify, disk_full_message
 from kgx.core.paths import file_name
 from kgx.core.trace import Trace
@@ -31,7 +32,7 @@ from kgx.core.types import Prediction, Question
 from kgx.diagnose import breakdown, gold_path
 from kgx.diagnose.gold_path import gold_hint
 from kgx.diagnose.reach import Reacher
-from kgx.kg import open_kg
+from kgx.kg import open_kg, unnamed_possible
 from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import open_cache
 from kgx.llm.errors import check_keys
@@ -57,11 +58,13 @@ def answer_one(
     out_dir: Path,
     reacher: Optional[Reacher] = None,
     billing: Optional[BillingLog] = None,
+    traced: Optional[set[str]] = None,
 ) -> Record:
     """Run the method on one question; any exception becomes a ``status=error`` record whose
     ``error`` says whether the infrastructure or the method failed (kgx.core.faults). Reachability
     comes first (the oracle backbone is driven by its gold paths), on the KG itself, not metered
-    as the method's; the facts of the failure breakdown (kgx.diagnose.breakdown) come after."""
+    as the method's; the facts of the failure breakdown (kgx.diagnose.breakdown) come after.
+    The trace file is written when ``traced`` (ids; None = every question) holds the question."""
     meter, trace = Meter(billed=billing.writer(question.id) if billing else None), Trace()
     kg = kg.for_question(question.id)  # its own subgraph under kg.scope=question (kgx.kg.subgraph)
     horizon = spec.method.horizon()
@@ -98,7 +101,7 @@ def answer_one(
         stages=dict(meter.stages),
         kg=metered_kg.usage,
         latency_s=latency,
-        trace=str(Path("traces") / f"{file_name(question.id)}.json"),
+        trace=str(Path("traces") / f"{file_name(question.id)}.json") if traced is None or question.id in traced else "",
         error=failure,
         reach=reach,
         shown=None if failure else breakdown.shown(trace, question.answers),
@@ -111,8 +114,24 @@ def answer_one(
                 record.left_at.update(gold_path.limit(question, reach, kg, spec.kg.format))
                 record.left_at["why"] += f"; {record.left_at['limit_why']}"
                 trace.note("failure", record.left_at["why"], **record.left_at)
-    trace.write(out_dir / record.trace)
+    if record.trace:
+        trace.write(out_dir / record.trace)
     return record
+
+
+def traced_ids(questions: list[Question], setting: str) -> Optional[set[str]]:
+    """The questions whose trace file ``run.traces`` asks for (None: all of them)."""
+    return None if setting == "all" else {q.id for q in questions[: int(share_size(setting, len(questions)))]}
+
+
+def make_reacher(spec: RunSpec, kg: Any) -> Optional[Reacher]:
+    """The run's reachability checker, for a method that reads a KG; whether the KG may hold
+    CVTs is asked (of its sources) only for a horizon that reads them for free."""
+    horizon = spec.method.horizon()
+    if horizon is None:
+        return None
+    unnamed = unnamed_possible(spec.kg) if horizon.cvt_free else True
+    return Reacher(kg, kg_key(spec), Path(spec.run.cache_dir), unnamed=unnamed)
 
 
 def kg_key(spec: RunSpec) -> str:
@@ -177,10 +196,11 @@ def execute(
         }
         name = run_name or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"
         with folder.mlflow_run(tracker, name, run_params(spec.resolved()), tags) as run_id:
-            reacher = Reacher(kg, kg_key(spec), Path(spec.run.cache_dir)) if spec.method.horizon() else None
+            reacher = make_reacher(spec, kg)
+            traced = traced_ids(questions, spec.run.traces)
             loop = answer_all(
                 plan.todo,
-                lambda q: answer_one(q, spec, client, kg, folder.path, reacher, folder.billing),
+                lambda q: answer_one(q, spec, client, kg, folder.path, reacher, folder.billing, traced),
                 spec.workers,
                 folder.log,
                 Progress(len(questions), list(plan.done.values()), spec.run.progress),
@@ -196,7 +216,14 @@ def execute(
             tracker.log_outcome(outcome.status, outcome.failures, loop.tripped, outcome.not_started)
             _log_artifacts(tracker, folder.path, outcome.records)
             _log_explanations(tracker, folder.path, outcome.records, spec.run.explain)
-            transcripts.log(tracker, questions, outcome.records, folder.path, spec.run.traces, spec.run.progress)
+            transcripts.log(
+                tracker,
+                questions,
+                outcome.records,
+                folder.path,
+                spec.run.transcripts or spec.run.traces,
+                spec.run.progress,
+            )
             from kgx.report import (
                 log_run_report,  # polars and matplotlib: only once the questions are done
             )
@@ -278,23 +305,27 @@ def _log_artifacts(tracker: Any, out_dir: Path, records: list[Record]) -> None:
         pl.DataFrame(flat, infer_schema_length=None).write_parquet(out_dir / "predictions.parquet")
     for name in ("config.json", "predictions.jsonl", "predictions.parquet"):
         tracker.log_artifact(out_dir / name)
-    tracker.log_artifact(out_dir / "traces", "traces")
+    if (out_dir / "traces").is_dir() and any(r.trace for r in records):  # run.traces=off: none written
+        tracker.log_artifact(out_dir / "traces", "traces")
 
 
 def _log_explanations(tracker: Any, out_dir: Path, records: list[Record], limit: int) -> None:
-    """Text and pictures of the first ``limit`` explained questions, in dataset order."""
-    from kgx.explain.draw import write
-    from kgx.explain.graph import Graph
-
+    """Text and pictures of the first ``limit`` explained questions, in dataset order; from their
+    trace files, so none under ``run.traces=off`` (nor matplotlib's import, seconds of it)."""
     target = out_dir / "explanations"
     if target.exists():
         shutil.rmtree(target)
+    if not limit or not any(r.trace for r in records):
+        return
+    from kgx.explain.draw import write
+    from kgx.explain.graph import Graph
+
     written = 0
     for r in records:
         if written >= limit:
             break
         trace_path = out_dir / r.trace
-        if not trace_path.exists():
+        if not r.trace or not trace_path.exists():
             continue
         data = json.loads(trace_path.read_text()).get("explanation")
         if data:

@@ -7,6 +7,9 @@ so a dataset on the wrong KG (``dataset=cwq`` on the default demo KG) would look
 
 * topic entities given by name (IRN files, a JSON-lines list of names) become the ids of the
   entities of that exact name in the KG; a name the KG lacks stops the run, listing near matches;
+* on a KG built from names (``kg.format`` tsv, metaqa, pathquestion, custom: the replay KG), a
+  topic entity given as a Freebase mid the KG lacks becomes the entity carrying the name the
+  dataset gives with it (CWQ's ``{mid: name}``): such a KG ids entities by name, not by mid;
 * every topic id must be an entity with an edge in the KG its question sees (under
   ``kg.scope=question``, its own subgraph: ``SparqlKG.for_question``). If one is missing, the run stops
   with the dataset, the KG, a few missing ids, and the fix: the dataset's own KG
@@ -29,6 +32,7 @@ from kgx.core.config import ConfigError
 from kgx.core.types import Question
 from kgx.datasets.irn import TOPIC_NAMES
 from kgx.kg.entities import missing, named, near
+from kgx.kg.name_level import NAME_LEVEL_FORMATS
 from kgx.kg.sparql import SparqlKG
 from kgx.run.spec import RunSpec
 
@@ -58,6 +62,8 @@ def check(spec: RunSpec, questions: list[Question], kg: SparqlKG) -> list[Questi
     questions, unknown = resolve_names(questions, kg)
     if unknown:
         _unknown_names(spec, unknown, len(names), allowed)
+    if spec.kg.format in NAME_LEVEL_FORMATS:
+        questions = resolve_mids(questions, kg)
     views = _views(questions, kg)
     absent = _absent_topics(views)
     if absent:
@@ -124,6 +130,28 @@ def resolve_names(questions: list[Question], kg: SparqlKG) -> tuple[list[Questio
         topics = {**q.topic_entities, **{ids[n][0]: n for n in names if n in ids}}
         resolved.append(replace(q, topic_entities=topics, meta=meta))
     return resolved, list(unknown.values())
+
+
+def resolve_mids(questions: list[Question], kg: SparqlKG) -> list[Question]:
+    """Questions whose topic ids the KG lacks, with each such id replaced by the (first) entity
+    carrying the name the dataset gives it, where one does; the others are left to the check."""
+    topics = {t: name for q in questions for t, name in q.topic_entities.items()}
+    absent = set(missing(kg, list(topics)))
+    ids = named(kg, list(dict.fromkeys(topics[t] for t in absent))) if absent else {}
+    if not ids:
+        return questions
+    moved = {t: ids[name][0] for t, name in topics.items() if t in absent and name in ids}
+    print(
+        f"kgx: {len(moved)} of {len(absent)} topic entity ids the KG lacks were found by the name the dataset "
+        f"gives them ({_listed([f'{t} ({topics[t]}) -> {moved[t]}' for t in moved])})",
+        file=sys.stderr,
+    )
+    return [
+        replace(q, topic_entities={moved.get(t, t): name for t, name in q.topic_entities.items()})
+        if moved.keys() & q.topic_entities.keys()
+        else q
+        for q in questions
+    ]
 
 
 def kg_chosen() -> bool:

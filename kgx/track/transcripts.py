@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from kgx.core.config import share_size
 from kgx.core.types import Question
 from kgx.results.record import Record
 from kgx.track.spans import PREFIX, Tree, attempt_key, build
@@ -33,10 +34,8 @@ BATCH = 100  # traces per write: MLflow links at most 100 traces to a run in one
 
 
 def limit(setting: str, total: int) -> int:
-    """How many questions, in dataset order, ``run.traces`` asks a transcript of."""
-    if setting == "all":
-        return total
-    return 0 if setting == "off" else min(int(setting), total)
+    """How many questions, in dataset order, ``run.transcripts`` (else ``run.traces``) asks a transcript of."""
+    return int(share_size(setting, total))
 
 
 def logged(tracker: Any) -> set[str]:
@@ -58,7 +57,7 @@ def logged(tracker: Any) -> set[str]:
 
 
 def due(records: list[Record], questions: list[Question], setting: str, done: set[str]) -> list[Record]:
-    """The records, in dataset order, of the first questions ``run.traces`` names that have no
+    """The records, in dataset order, of the first questions the setting names that have no
     transcript of their attempt yet."""
     wanted = {q.id for q in questions[: limit(setting, len(questions))]}
     return [r for r in records if r.id in wanted and attempt_key(r) not in done]

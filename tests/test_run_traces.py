@@ -54,3 +54,12 @@ def test_transcripts_beyond_the_trace_files_are_refused(compose_cfg, traces_sett
         to_run_spec(compose_cfg("method=cot", f"run.traces={traces_setting}", f"run.transcripts={transcripts}"))
     with pytest.raises(ConfigError, match=r"run\.transcripts=some: use all, off, or a number N"):
         to_run_spec(compose_cfg("method=cot", "run.transcripts=some"))
+
+
+def test_the_estimate_pilot_writes_no_trace_whatever_the_job_asks(compose_cfg, tmp_path):
+    from kgx.estimate.pilot import pilot_spec
+    from kgx.run.spec import to_run_spec
+
+    spec = to_run_spec(compose_cfg("method=cot", "run.transcripts=all"))
+    pilot = pilot_spec(spec, ["demo-001"], tmp_path)
+    assert (spec.run.transcripts, pilot.run.traces, pilot.run.transcripts) == ("all", "off", None)

@@ -130,6 +130,7 @@ def pilot_spec(spec: RunSpec, ids: list[str], where: Path) -> RunSpec:
         tracking_uri=None,
         experiment="kgx-estimate",
         traces="off",
+        transcripts=None,  # a job's run.transcripts would ask for trace files the pilot does not write
         explain=0,
         progress=False,
         force=True,

@@ -112,4 +112,6 @@ def test_a_killed_invocation_still_counts_its_time_and_calls(tmp_path):
     assert again.returncode == 0, again.stderr
     run_id = (out_dir / "mlflow_run_id").read_text()
     metrics = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}").get_run(run_id).data.metrics
-    assert metrics["billed_calls"] == 20 and metrics["wall_s"] >= killed_wall + 0.3 * (20 - killed_lines)
+    # 20 answers, and a call the kill caught between its reply and its question's record (billing.jsonl)
+    billed = len((out_dir / "billing.jsonl").read_text().splitlines())
+    assert metrics["billed_calls"] == billed >= 20 and metrics["wall_s"] >= killed_wall + 0.3 * (20 - killed_lines)

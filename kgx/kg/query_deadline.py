@@ -63,6 +63,8 @@ class _Watchdog:
                 self._due.clear()
                 threading.Thread(target=self._run, name="kgx-kg-deadlines", daemon=True).start()
                 self._owner = os.getpid()
+            while self._due and self._due[0][2].done:  # finished queries leave as others come
+                heapq.heappop(self._due)
             heapq.heappush(self._due, (alarm.deadline, next(self._order), alarm))
             if self._due[0][2] is alarm:  # sooner than what the thread sleeps until
                 self._wake.notify()

@@ -97,7 +97,8 @@ class LLMClient:
         """Pay one-time costs (litellm's lazy imports, model weights, tokenizers) before the
         clock starts, so that wall_s and the first questions' latency measure answering only.
         litellm's ``mock_response`` runs its whole call path without reaching any provider."""
-        bounded.warm()
+        if any(providers.in_process(cfg.model) is None for cfg in self.backbones()):
+            bounded.warm()  # a provider over HTTP: the call loop and its imports (kgx.llm.bounded)
         for cfg in self.backbones():
             litellm.completion(model=cfg.model, messages=[{"role": "user", "content": "ping"}], mock_response="ok")
             try:

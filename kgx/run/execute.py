@@ -12,6 +12,7 @@ question again.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import random
@@ -20,7 +21,7 @@ import time
 import traceback
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from kgx import datasets, methods
 from kgx.core import metrics
@@ -40,7 +41,8 @@ from kgx.results.figures import summarize
 from kgx.results.record import Record
 from kgx.run import preflight
 from kgx.run.lifecycle import Outcome, Plan, RunFolder, skipped
-from kgx.run.loop import LoopResult, Progress, answer_all
+from kgx.run.loop import LoopResult, Progress, Start, answer_all, in_threads
+from kgx.run.processes import ProcessPool, warm
 from kgx.run.spec import RunSpec
 from kgx.track import transcripts
 
@@ -108,6 +110,40 @@ def answer_one(
     return record
 
 
+def pool(
+    stack: contextlib.ExitStack, spec: RunSpec, plan: Plan, client: "LLMClient", kg: Any, out_dir: Path, reacher: Any
+) -> Start:
+    """Threads in this process, or ``run.processes`` worker processes sharing the same questions in
+    flight (kgx.run.processes; started here, before the clock, and ended with ``stack``)."""
+    processes = min(spec.processes, len(plan.todo))
+    if processes < 2:
+        return in_threads(lambda q: answer_one(q, spec, client, kg, out_dir, reacher), spec.workers, len(plan.todo))
+    build = functools.partial(answerer, spec, out_dir, plan.invocation, client.modes.probed())
+    return stack.enter_context(ProcessPool.open(processes, min(spec.workers, len(plan.todo)), build)).start
+
+
+def llm_client(spec: RunSpec) -> "LLMClient":
+    """The run's LLM client over its response cache (none when no backbone caches)."""
+    wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
+    cache = open_cache(spec.run) if wants_cache else None
+    from kgx.llm.client import LLMClient
+
+    return LLMClient(spec.llm, spec.stages, cache, seed=spec.run.seed)
+
+
+def answerer(spec: RunSpec, out_dir: Path, invocation: int, forms: dict[str, str]) -> Callable[[Question], Record]:
+    """A worker process's parts, built once there (kgx.run.processes): its own KG handle, response
+    cache connection, LLM client (with the forms pre-flight chose: no server is probed again) and
+    reachability checker; it answers a question as the run's own process does."""
+    kg = open_kg(spec.kg, Path(spec.run.cache_dir), reads=spec.method.horizon() is not None)
+    client = llm_client(spec)
+    client.invocation = invocation
+    client.modes.adopt(forms)
+    client.prepare()
+    reacher = Reacher(kg, kg_key(spec), Path(spec.run.cache_dir)) if spec.method.horizon() else None
+    return lambda q: answer_one(q, spec, client, kg, out_dir, reacher)
+
+
 def kg_key(spec: RunSpec) -> str:
     """What identifies the KG's content for the reachability cache: its whole config."""
     return json.dumps(asdict(spec.kg), sort_keys=True, default=str)
@@ -125,6 +161,8 @@ def execute(
     # litellm is imported (seconds of it): bad input is told at once.
     methods.prepare(spec.method)
     check_keys([spec.llm, *spec.stages.values()])
+    if spec.processes > 1:
+        warm()  # the worker processes' interpreter imports kgx and litellm on another core meanwhile
     questions = datasets.load(spec.dataset)
     kg = open_kg(spec.kg, Path(spec.run.cache_dir), reads=spec.method.horizon() is not None)
     questions = preflight.check(spec, questions, kg)  # topic names -> ids; stops on entities the KG lacks
@@ -141,11 +179,7 @@ def execute(
                 tracker.reuse(finished, parent_id, run_name or "")
             return skipped(finished, folder.path)
         # After the skip: a finished run is reported even while a shared cache server is down.
-        wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
-        cache = open_cache(spec.run) if wants_cache else None  # a shared server is pinged here
-        from kgx.llm.client import LLMClient
-
-        client = LLMClient(spec.llm, spec.stages, cache, seed=spec.run.seed)
+        client = llm_client(spec)  # a shared cache server is pinged here
         plan = folder.plan(questions)
         client.invocation = plan.invocation
         if plan.todo:  # a broken backbone stops the run here, before the clock and before any question
@@ -168,15 +202,15 @@ def execute(
         name = run_name or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"
         with folder.mlflow_run(tracker, name, run_params(spec.resolved()), tags) as run_id:
             reacher = Reacher(kg, kg_key(spec), Path(spec.run.cache_dir)) if spec.method.horizon() else None
-            loop = answer_all(
-                plan.todo,
-                lambda q: answer_one(q, spec, client, kg, folder.path, reacher),
-                spec.workers,
-                folder.log,
-                Progress(len(questions), list(plan.done.values()), spec.run.progress),
-                Breaker(spec.run.max_consecutive_errors),
-                folder.clock(plan),
-            )
+            with contextlib.ExitStack() as stack:
+                loop = answer_all(
+                    plan.todo,
+                    pool(stack, spec, plan, client, kg, folder.path, reacher),
+                    folder.log,
+                    Progress(len(questions), list(plan.done.values()), spec.run.progress),
+                    Breaker(spec.run.max_consecutive_errors),
+                    folder.clock(plan),
+                )
             if reacher is not None:
                 reacher.close()
             outcome = conclude(questions, plan, loop, folder.path, run_id, client.invocation)

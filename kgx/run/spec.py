@@ -7,6 +7,7 @@ the method does not have, and a ``llm.stages.<stage>`` the method never calls.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Sequence
 
@@ -25,7 +26,10 @@ from kgx.core.masking import masked_url
 from kgx.core.paper_settings import SettingsSource
 from kgx.core.paths import CONF_DIR
 from kgx.core.run_identity import identity
+from kgx.llm.ratelimit import JOBS_ENV
 from kgx.run.temperatures import check_temperatures
+
+PER_PROCESS = 64  # questions in flight each process of run.processes=auto must have (see auto_processes)
 
 
 def llm_config(value: Any) -> LLMConfig:
@@ -66,6 +70,14 @@ class RunSpec:
         limits = [b.max_parallel for b in (self.llm, *self.stages.values()) if b.max_parallel]
         return min([self.run.concurrency, *limits])
 
+    @property
+    def processes(self) -> int:
+        """Worker processes (kgx.run.processes): ``run.processes``, never more than questions in
+        flight; ``auto`` picks from the cores and the questions in flight (:func:`auto_processes`)."""
+        if self.run.processes == "auto":
+            return auto_processes(self.workers, self.method.horizon() is not None)
+        return min(int(self.run.processes), self.workers)
+
     def resolved(self) -> dict[str, Any]:
         """The whole run as plain data, stage backbones expanded: what is logged."""
         out: dict[str, Any] = {}
@@ -88,6 +100,16 @@ class RunSpec:
             "kg": identity(self.kg),
             "llm_stages": {k: identity(v) for k, v in self.stages.items()},
         }
+
+
+def auto_processes(workers: int, reads_kg: bool) -> int:
+    """More than one process only where the figures say it pays (docs/guides/composing-runs.md,
+    "Several processes"): a method that reads the KG, at least PER_PROCESS questions in flight per
+    process, a free core for each (a sweep's parallel jobs share the cores)."""
+    if not reads_kg:
+        return 1
+    cores = max(1, (os.cpu_count() or 1) // max(1, int(os.environ.get(JOBS_ENV, "1"))))
+    return max(1, min(cores, workers // PER_PROCESS))
 
 
 def to_run_spec(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunSpec:

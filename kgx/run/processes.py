@@ -38,9 +38,7 @@ from kgx.core.types import Question
 from kgx.llm.ratelimit import JOBS_ENV
 from kgx.run.loop import Answer, Finished
 
-# Imported once by the fork server, so that a child starts in milliseconds, not in the seconds
-# litellm takes to import.
-PRELOAD = ["kgx.run.execute", "kgx.llm.client", "kgx.llm.question", "kgx.run.processes"]
+PRELOAD = ["kgx.run.fork_server"]  # the fork server's lifeline, then kgx and litellm
 READY = "ready"
 
 

@@ -95,9 +95,9 @@ def main() -> None:
     runs: dict[tuple[int, str], list[dict[str, float]]] = {s: [] for s in settings}
     for _ in range(args.repeats):
         for flight, processes in settings:
-            runs[(flight, processes)].append(
-                measure([*base, f"run.concurrency={flight}", f"run.processes={processes}"], cache)
-            )
+            got = measure([*base, f"run.concurrency={flight}", f"run.processes={processes}"], cache)
+            runs[(flight, processes)].append(got)
+            print(f"  ({flight} in flight, processes={processes}: loop {got['wall_s']:.1f} s)", flush=True)
     print(
         f"{args.method}, {args.questions} MetaQA 2-hop questions, scripted backbone at {args.latency:g} s, "
         f"{os.cpu_count()} cores, median of {args.repeats}:"

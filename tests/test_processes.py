@@ -181,11 +181,16 @@ def test_run_processes_is_checked_and_auto_pays_only_with_cores_and_flight(compo
         with pytest.raises(ConfigError, match=f"run.processes={bad}: {message}"):
             to_run_spec(compose_cfg("llm=scripted", f"run.processes={bad}"))
     spec = to_run_spec(compose_cfg("llm=scripted", "method=tog", "run.processes=8", "run.concurrency=3"))
-    assert spec.processes == 3  # never more processes than questions in flight
+    assert spec.processes(100) == 3 and spec.processes(2) == 2  # never more than questions in flight
     assert split(256, 3) == [86, 85, 85] and split(5, 2) == [3, 2]
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
     monkeypatch.delenv("KGX_PARALLEL_JOBS", raising=False)
-    assert [auto_processes(flight, reads_kg=True) for flight in (16, 64, 128, 256, 1024)] == [1, 1, 2, 4, 4]
-    assert auto_processes(256, reads_kg=False) == 1  # io, cot, sc: one process keeps up
+    flights = (16, 128, 256, 384, 1024)
+    assert [auto_processes(flight, True, 5000) for flight in flights] == [1, 1, 2, 3, 3]  # a core for the run
+    assert auto_processes(256, False, 5000) == 1  # io, cot, sc: one process keeps up
+    assert auto_processes(256, True, 300) == 1  # too few questions to repay starting the workers
     monkeypatch.setenv("KGX_PARALLEL_JOBS", "2")  # a sweep's two jobs share the cores
-    assert auto_processes(256, reads_kg=True) == 2
+    assert auto_processes(256, True, 5000) == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.delenv("KGX_PARALLEL_JOBS")
+    assert auto_processes(1024, True, 100_000) == 1  # two cores: measured not to pay

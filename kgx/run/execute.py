@@ -115,7 +115,7 @@ def pool(
 ) -> Start:
     """Threads in this process, or ``run.processes`` worker processes sharing the same questions in
     flight (kgx.run.processes; started here, before the clock, and ended with ``stack``)."""
-    processes = min(spec.processes, len(plan.todo))
+    processes = spec.processes(len(plan.todo))
     if processes < 2:
         return in_threads(lambda q: answer_one(q, spec, client, kg, out_dir, reacher), spec.workers, len(plan.todo))
     build = functools.partial(answerer, spec, out_dir, plan.invocation, client.modes.probed())
@@ -161,9 +161,9 @@ def execute(
     # litellm is imported (seconds of it): bad input is told at once.
     methods.prepare(spec.method)
     check_keys([spec.llm, *spec.stages.values()])
-    if spec.processes > 1:
-        warm()  # the worker processes' interpreter imports kgx and litellm on another core meanwhile
     questions = datasets.load(spec.dataset)
+    if spec.processes(len(questions)) > 1:
+        warm()  # the worker processes' interpreter imports kgx and litellm on another core meanwhile
     kg = open_kg(spec.kg, Path(spec.run.cache_dir), reads=spec.method.horizon() is not None)
     questions = preflight.check(spec, questions, kg)  # topic names -> ids; stops on entities the KG lacks
     tracker = Tracker(spec.run, launch_dir)

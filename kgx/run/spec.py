@@ -29,7 +29,9 @@ from kgx.core.run_identity import identity
 from kgx.llm.ratelimit import JOBS_ENV
 from kgx.run.temperatures import check_temperatures
 
-PER_PROCESS = 64  # questions in flight each process of run.processes=auto must have (see auto_processes)
+# run.processes=auto (auto_processes): questions in flight per process, questions to answer.
+PER_PROCESS = 128
+MIN_QUESTIONS = 1000
 
 
 def llm_config(value: Any) -> LLMConfig:
@@ -70,13 +72,12 @@ class RunSpec:
         limits = [b.max_parallel for b in (self.llm, *self.stages.values()) if b.max_parallel]
         return min([self.run.concurrency, *limits])
 
-    @property
-    def processes(self) -> int:
-        """Worker processes (kgx.run.processes): ``run.processes``, never more than questions in
-        flight; ``auto`` picks from the cores and the questions in flight (:func:`auto_processes`)."""
+    def processes(self, questions: int) -> int:
+        """Worker processes (kgx.run.processes) for ``questions`` to answer: ``run.processes``, never
+        more than questions in flight; ``auto`` decides with :func:`auto_processes`."""
         if self.run.processes == "auto":
-            return auto_processes(self.workers, self.method.horizon() is not None)
-        return min(int(self.run.processes), self.workers)
+            return auto_processes(min(self.workers, questions), self.method.horizon() is not None, questions)
+        return min(int(self.run.processes), self.workers, questions)
 
     def resolved(self) -> dict[str, Any]:
         """The whole run as plain data, stage backbones expanded: what is logged."""
@@ -102,14 +103,15 @@ class RunSpec:
         }
 
 
-def auto_processes(workers: int, reads_kg: bool) -> int:
+def auto_processes(workers: int, reads_kg: bool, questions: int) -> int:
     """More than one process only where the figures say it pays (docs/guides/composing-runs.md,
-    "Several processes"): a method that reads the KG, at least PER_PROCESS questions in flight per
-    process, a free core for each (a sweep's parallel jobs share the cores)."""
-    if not reads_kg:
+    "Several processes"): a method that reads the KG, PER_PROCESS questions in flight per process,
+    enough questions to repay the fork server's start, and a core for each process besides the
+    one the run's own process needs (a sweep's parallel jobs share the cores)."""
+    if not reads_kg or questions < MIN_QUESTIONS:
         return 1
-    cores = max(1, (os.cpu_count() or 1) // max(1, int(os.environ.get(JOBS_ENV, "1"))))
-    return max(1, min(cores, workers // PER_PROCESS))
+    cores = (os.cpu_count() or 1) // max(1, int(os.environ.get(JOBS_ENV, "1")))
+    return max(1, min(cores - 1, workers // PER_PROCESS))
 
 
 def to_run_spec(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunSpec:

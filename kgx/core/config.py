@@ -53,6 +53,9 @@ def share_size(setting: str, total: Optional[int] = None) -> float:
 @dataclass
 class RunConfig:
     concurrency: int = execution(4)  # questions answered in parallel (threads)
+    # Worker processes sharing those questions (kgx.run.processes): 1, N, or auto (more than one
+    # only where it pays: a method that reads the KG, many questions in flight, free cores).
+    processes: str = execution("1")
     seed: int = 0
     output_dir: Optional[str] = execution()  # default: outputs/runs/<method>-<dataset>-<llm>-<config hash>
     tracking_uri: Optional[str] = execution()  # default: $MLFLOW_TRACKING_URI, else sqlite under ./mlruns
@@ -80,6 +83,11 @@ class RunConfig:
             raise ConfigError(f"run.max_consecutive_errors={self.max_consecutive_errors}: must be >= 0")
         if self.concurrency < 1:
             raise ConfigError(f"run.concurrency={self.concurrency}: must be at least 1")
+        self.processes = str(self.processes).strip().lower()
+        if self.processes != "auto" and not (self.processes.isascii() and self.processes.isdigit()):
+            raise ConfigError(f"run.processes={self.processes}: use a number of processes (1 or more) or auto")
+        if self.processes != "auto" and int(self.processes) < 1:
+            raise ConfigError(f"run.processes={self.processes}: must be at least 1 (or auto)")
         if self.explain < 0:
             raise ConfigError(f"run.explain={self.explain}: must be >= 0")
         if self.cache_url and not self.cache_url.startswith(("redis://", "rediss://")):

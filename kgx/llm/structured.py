@@ -114,6 +114,14 @@ class StructuredModes:
         self._probed: dict[str, str] = {}
         self._lock = threading.Lock()
 
+    def probed(self) -> dict[str, str]:
+        """What the probes found, by backbone key: what a worker process adopts (kgx.run.processes)
+        instead of probing every server again."""
+        return dict(self._probed)
+
+    def adopt(self, probed: dict[str, str]) -> None:
+        self._probed.update(probed)
+
     def unprobed(self, cfg: LLMConfig) -> bool:
         """Whether ``cfg`` is auto and its server's form is not known yet (pre-flight probes those)."""
         return cfg.structured_output == AUTO and not in_process(cfg) and backbone_key(cfg) not in self._probed

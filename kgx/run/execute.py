@@ -12,131 +12,29 @@ question again.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import random
 import shutil
-import time
-import traceback
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from kgx import datasets, methods
-from kgx.core import metrics
-from kgx.core.config import share_size
-from kgx.core.faults import Breaker, DiskFull, Failure, classify, disk_full_message
+from kgx.core.faults import Breaker, DiskFull, disk_full_message
 from kgx.core.paths import file_name
-from kgx.core.trace import Trace
-from kgx.core.types import Prediction, Question
-from kgx.diagnose import breakdown, gold_path
-from kgx.diagnose.gold_path import gold_hint
-from kgx.diagnose.reach import Reacher
-from kgx.kg import open_kg, unnamed_possible
-from kgx.kg.metered import MeteredKG
-from kgx.llm.cache import open_cache
+from kgx.core.types import Question
+from kgx.kg import open_kg
 from kgx.llm.errors import check_keys
-from kgx.llm.usage import Meter
-from kgx.results.billing import BillingLog
 from kgx.results.figures import summarize
 from kgx.results.record import Record
 from kgx.run import preflight
+from kgx.run.answering import llm_client, make_reacher, pool, traced_ids
 from kgx.run.lifecycle import Outcome, Plan, RunFolder, skipped
 from kgx.run.loop import LoopResult, Progress, answer_all
+from kgx.run.processes import warm
 from kgx.run.spec import RunSpec
 from kgx.track import transcripts
 
 if TYPE_CHECKING:
-    from kgx.llm.client import LLMClient
-
-
-def answer_one(
-    question: Question,
-    spec: RunSpec,
-    client: "LLMClient",
-    kg: Any,
-    out_dir: Path,
-    reacher: Optional[Reacher] = None,
-    billing: Optional[BillingLog] = None,
-    traced: Optional[set[str]] = None,
-) -> Record:
-    """Run the method on one question; any exception becomes a ``status=error`` record whose
-    ``error`` says whether the infrastructure or the method failed (kgx.core.faults). Reachability
-    comes first (the oracle backbone is driven by its gold paths), on the KG itself, not metered
-    as the method's; the facts of the failure breakdown (kgx.diagnose.breakdown) come after.
-    The trace file is written when ``traced`` (ids; None = every question) holds the question."""
-    meter, trace = Meter(billed=billing.writer(question.id) if billing else None), Trace()
-    kg = kg.for_question(question.id)  # its own subgraph under kg.scope=question (kgx.kg.subgraph)
-    horizon = spec.method.horizon()
-    reach = reacher.check(question, horizon) if reacher is not None and horizon is not None else None
-    gold = gold_hint(question, reach, spec.kg.format, kg) if client.wants_gold() else None
-    metered_kg = MeteredKG(kg, trace, spec.kg.max_candidates)
-    seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
-    from kgx.llm.question import QuestionLLM  # with litellm: imported once input is known good
-
-    ctx = methods.Context(
-        llm=QuestionLLM(client, meter, trace, gold=gold),
-        params=spec.method,
-        rng=random.Random(seed),
-        trace=trace,
-        kg=metered_kg,
-    )
-    failure: Optional[Failure] = None
-    start = time.perf_counter()
-    try:
-        prediction = methods.get(spec.method.name)(question, ctx)
-    except Exception as exc:  # recorded, never fatal: the question stays in the denominator
-        failure = classify(exc)
-        prediction = Prediction(answer="", status="error", reason=f"{type(exc).__name__}: {exc}")
-        trace.error = traceback.format_exc()
-    latency = time.perf_counter() - start
-    record = Record(
-        id=question.id,
-        question=question.text,
-        gold=question.answers,
-        prediction=prediction,
-        scores=metrics.score(question, prediction),
-        status=prediction.status,
-        usage=meter.total(),
-        stages=dict(meter.stages),
-        kg=metered_kg.usage,
-        latency_s=latency,
-        trace=str(Path("traces") / f"{file_name(question.id)}.json") if traced is None or question.id in traced else "",
-        error=failure,
-        reach=reach,
-        shown=None if failure else breakdown.shown(trace, question.answers),
-    )
-    if reach is not None:
-        trace.note("reach", breakdown.describe(reach), **reach.to_dict())
-        if record.breakdown == "not_retrieved":
-            record.left_at = breakdown.left_at(reach, trace)
-            if record.left_at:
-                record.left_at.update(gold_path.limit(question, reach, kg, spec.kg.format))
-                record.left_at["why"] += f"; {record.left_at['limit_why']}"
-                trace.note("failure", record.left_at["why"], **record.left_at)
-    if record.trace:
-        trace.write(out_dir / record.trace)
-    return record
-
-
-def traced_ids(questions: list[Question], setting: str) -> Optional[set[str]]:
-    """The questions whose trace file ``run.traces`` asks for (None: all of them)."""
-    return None if setting == "all" else {q.id for q in questions[: int(share_size(setting, len(questions)))]}
-
-
-def make_reacher(spec: RunSpec, kg: Any) -> Optional[Reacher]:
-    """The run's reachability checker, for a method that reads a KG; whether the KG may hold
-    CVTs is asked (of its sources) only for a horizon that reads them for free."""
-    horizon = spec.method.horizon()
-    if horizon is None:
-        return None
-    unnamed = unnamed_possible(spec.kg) if horizon.cvt_free else True
-    return Reacher(kg, kg_key(spec), Path(spec.run.cache_dir), unnamed=unnamed)
-
-
-def kg_key(spec: RunSpec) -> str:
-    """What identifies the KG's content for the reachability cache: its whole config."""
-    return json.dumps(asdict(spec.kg), sort_keys=True, default=str)
+    pass
 
 
 def execute(
@@ -153,6 +51,8 @@ def execute(
     methods.prepare(spec.method)
     check_keys([spec.llm, *spec.stages.values()])
     questions = datasets.load(spec.dataset)
+    if spec.processes(len(questions)) > 1:
+        warm()  # the worker processes' interpreter imports kgx and litellm on another core meanwhile
     kg = open_kg(spec.kg, Path(spec.run.cache_dir), reads=spec.method.horizon() is not None)
     questions = preflight.check(spec, questions, kg)  # topic names -> ids; stops on entities the KG lacks
     tracker = Tracker(spec.run, launch_dir)
@@ -170,11 +70,7 @@ def execute(
         if not spec.run.force:
             same_config.check_folder(tracker, folder.digest, folder.path)
         # After the skip: a finished run is reported even while a shared cache server is down.
-        wants_cache = any(b.cache for b in [spec.llm, *spec.stages.values()])
-        cache = open_cache(spec.run) if wants_cache else None  # a shared server is pinged here
-        from kgx.llm.client import LLMClient
-
-        client = LLMClient(spec.llm, spec.stages, cache, seed=spec.run.seed)
+        client = llm_client(spec)  # a shared cache server is pinged here
         plan = folder.plan(questions)
         client.invocation = plan.invocation
         if plan.todo:  # a broken backbone stops the run here, before the clock and before any question
@@ -198,15 +94,15 @@ def execute(
         with folder.mlflow_run(tracker, name, run_params(spec.resolved()), tags) as run_id:
             reacher = make_reacher(spec, kg)
             traced = traced_ids(questions, spec.run.traces)
-            loop = answer_all(
-                plan.todo,
-                lambda q: answer_one(q, spec, client, kg, folder.path, reacher, folder.billing, traced),
-                spec.workers,
-                folder.log,
-                Progress(len(questions), list(plan.done.values()), spec.run.progress),
-                Breaker(spec.run.max_consecutive_errors),
-                folder.clock(plan),
-            )
+            with contextlib.ExitStack() as stack:
+                loop = answer_all(
+                    plan.todo,
+                    pool(stack, spec, plan, client, kg, folder, reacher, traced),
+                    folder.log,
+                    Progress(len(questions), list(plan.done.values()), spec.run.progress),
+                    Breaker(spec.run.max_consecutive_errors),
+                    folder.clock(plan),
+                )
             if reacher is not None:
                 reacher.close()
             outcome = conclude(questions, plan, loop, folder.path, run_id, client.invocation)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty, SimpleQueue
-from typing import Optional
+from typing import Optional, Protocol
 
 from kgx.core.faults import Breaker, Failure, disk_full
 from kgx.core.types import Question
@@ -23,6 +23,22 @@ from kgx.results.predlog import PredictionLog
 from kgx.results.record import Record
 
 Answer = Callable[[Question], Record]
+
+
+class Pool(Protocol):
+    """What answers the questions: threads here (Workers), or worker processes (kgx.run.processes)."""
+
+    tripped: Optional[Failure]
+
+    @property
+    def exits(self) -> int:
+        """How many ``Finished(exited=True)`` it puts before it is done."""
+        ...
+
+    def stop(self, wait: bool) -> None: ...
+
+
+Start = Callable[[Iterator[Question], "SimpleQueue[Finished]", Breaker], Pool]
 
 
 class Progress:
@@ -137,6 +153,10 @@ class Workers:
             thread.start()
         self._go.set()
 
+    @property
+    def exits(self) -> int:
+        return len(self.threads)
+
     def _next(self) -> Optional[Question]:
         with self._lock:
             return None if self._stopped else next(self._todo, None)
@@ -181,24 +201,28 @@ class Finished:
         return self.record
 
 
+def in_threads(answer: Answer, workers: int, questions: int) -> Start:
+    """The single-process pool: ``workers`` threads (fewer for fewer questions) in this process."""
+    return lambda todo, finished, breaker: Workers(min(workers, questions) or 1, answer, todo, finished, breaker)
+
+
 def answer_all(
     todo: list[Question],
-    answer: Answer,
-    workers: int,
+    start: Start,
     log: PredictionLog,
     progress: Progress,
     breaker: Breaker,
     clock: WallClock,
 ) -> LoopResult:
-    """Answer ``todo`` with ``workers`` questions in flight (kgx.run.loop.Workers), logging them as
-    they finish: a stop (the breaker, Ctrl-C) leaves at most ``workers - 1`` questions running,
-    and memory does not grow with the number of questions. Finished questions arrive on a queue
-    and are logged together (with hundreds in flight the loop's thread waits for the
-    interpreter lock after every write it makes)."""
+    """Answer ``todo`` with the pool ``start`` makes (threads: :func:`in_threads`; processes:
+    kgx.run.processes), logging them as they finish: a stop (the breaker, Ctrl-C) leaves at most
+    ``workers - 1`` questions running, and memory does not grow with the number of questions.
+    Finished questions arrive on a queue and are logged together (with hundreds in flight the
+    loop's thread waits for the interpreter lock after every write it makes)."""
     result = LoopResult()
     finished: SimpleQueue[Finished] = SimpleQueue()
-    pool = Workers(min(workers, len(todo)) or 1, answer, iter(todo), finished, breaker)
-    live = len(pool.threads)
+    pool = start(iter(todo), finished, breaker)
+    live = pool.exits
     try:
         while live:
             batch = _finished(finished)

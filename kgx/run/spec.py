@@ -7,6 +7,7 @@ the method does not have, and a ``llm.stages.<stage>`` the method never calls.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Sequence
 
@@ -25,7 +26,12 @@ from kgx.core.masking import masked_config, masked_url
 from kgx.core.paper_settings import SettingsSource
 from kgx.core.paths import CONF_DIR
 from kgx.core.run_identity import identity
+from kgx.llm.ratelimit import JOBS_ENV
 from kgx.run.temperatures import check_temperatures
+
+# run.processes=auto (auto_processes): questions in flight per process, questions to answer.
+PER_PROCESS = 128
+MIN_QUESTIONS = 1000
 
 
 def llm_config(value: Any) -> LLMConfig:
@@ -66,6 +72,13 @@ class RunSpec:
         limits = [b.max_parallel for b in (self.llm, *self.stages.values()) if b.max_parallel]
         return min([self.run.concurrency, *limits])
 
+    def processes(self, questions: int) -> int:
+        """Worker processes (kgx.run.processes) for ``questions`` to answer: ``run.processes``, never
+        more than questions in flight; ``auto`` decides with :func:`auto_processes`."""
+        if self.run.processes == "auto":
+            return auto_processes(min(self.workers, questions), self.method.horizon() is not None, questions)
+        return min(int(self.run.processes), self.workers, questions)
+
     def resolved(self) -> dict[str, Any]:
         """The whole run as plain data, stage backbones expanded: what is logged."""
         out: dict[str, Any] = {}
@@ -88,6 +101,17 @@ class RunSpec:
             "kg": identity(self.kg),
             "llm_stages": {k: identity(v) for k, v in self.stages.items()},
         }
+
+
+def auto_processes(workers: int, reads_kg: bool, questions: int) -> int:
+    """More than one process only where the figures say it pays (docs/guides/composing-runs.md,
+    "Several processes"): a method that reads the KG, PER_PROCESS questions in flight per process,
+    enough questions to repay the fork server's start, and a core for each process besides the
+    one the run's own process needs (a sweep's parallel jobs share the cores)."""
+    if not reads_kg or questions < MIN_QUESTIONS:
+        return 1
+    cores = (os.cpu_count() or 1) // max(1, int(os.environ.get(JOBS_ENV, "1")))
+    return max(1, min(cores - 1, workers // PER_PROCESS))
 
 
 def to_run_spec(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunSpec:

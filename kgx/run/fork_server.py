@@ -1,0 +1,19 @@
+"""What the fork server of kgx.run.processes imports before it forks any worker (its preload), and
+nothing else imports.
+
+Importing it first ties the server to the run's process: a server left behind by a ``kill -9``
+would otherwise wait for the end of its pipe and then take seconds to shut its interpreter down.
+Then it imports what every worker needs, litellm above all (seconds of CPU), once: a worker forked
+from it starts in milliseconds.
+"""
+
+import os
+
+from kgx.core.lifeline import die_with_parent, watch_parent
+
+die_with_parent()
+watch_parent(os.getppid())
+
+import kgx.llm.client  # noqa: E402, F401
+import kgx.llm.question  # noqa: E402, F401
+import kgx.run.execute  # noqa: E402, F401

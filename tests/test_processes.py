@@ -23,7 +23,7 @@ from tests import process_doubles
 from tests.helpers import kgx_env
 from tests.orphans import kill_and_count, marked, marker, wait_for
 
-TIMED = ("wall_s", "latency_s_per_q", "latency_s_p95", "kg_latency_s_per_q")  # the clock's, not the run's
+TIMED = ("wall_s", "latency_s_per_q", "latency_s_p95", "kg_latency_s_per_q", "reach.wall_s")  # the clock's, not the run's
 
 
 def isolated(run, where: Path, *overrides: str):
@@ -44,6 +44,8 @@ def per_question(outcome) -> dict[str, dict]:
         data.pop("latency_s")
         data["usage"].pop("latency_s", None)
         data["kg"].pop("latency_s")
+        if data.get("reach"):
+            data["reach"].pop("seconds", None)
         for stage in data["stages"].values():
             stage.pop("latency_s", None)
         out[record.id] = data

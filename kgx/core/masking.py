@@ -42,7 +42,7 @@ def url_secrets(url: str) -> list[str]:
         return []
     user, colon, password = parts.netloc.rpartition("@")[0].partition(":")
     found = {password if colon else user, *re.findall(r"(?:^|&)password=([^&]*)", parts.query)}
-    return sorted(found | {unquote(s) for s in found} - {""}, key=len, reverse=True)
+    return sorted((found | {unquote(s) for s in found}) - {""}, key=len, reverse=True)
 
 
 def is_secret_key(key: str) -> bool:

@@ -55,10 +55,13 @@ def answer_one(
     ``error`` says whether the infrastructure or the method failed (kgx.core.faults). Reachability
     comes first (the oracle backbone is driven by its gold paths), on the KG itself, not metered
     as the method's; the facts of the failure breakdown (kgx.diagnose.breakdown) come after."""
+    cpu = time.thread_time()  # what the estimate's wall model needs (kgx.estimate.wall): CPU and reachability
     meter, trace = Meter(), Trace()
     kg = kg.for_question(question.id)  # its own subgraph under kg.scope=question (kgx.kg.subgraph)
     horizon = spec.method.horizon()
+    reach_start = time.perf_counter()
     reach = reacher.check(question, horizon) if reacher is not None and horizon is not None else None
+    reach_s, reach_cpu = time.perf_counter() - reach_start, time.thread_time() - cpu
     gold = gold_hint(question, reach, spec.kg.format, kg) if client.wants_gold() else None
     metered_kg = MeteredKG(kg, trace, spec.kg.max_candidates)
     seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
@@ -91,6 +94,8 @@ def answer_one(
         stages=dict(meter.stages),
         kg=metered_kg.usage,
         latency_s=latency,
+        reach_s=reach_s,
+        reach_cpu_s=reach_cpu,
         trace=str(Path("traces") / f"{file_name(question.id)}.json"),
         error=failure,
         reach=reach,
@@ -105,6 +110,7 @@ def answer_one(
                 record.left_at["why"] += f"; {record.left_at['limit_why']}"
                 trace.note("failure", record.left_at["why"], **record.left_at)
     trace.write(out_dir / record.trace)
+    record.cpu_s = time.thread_time() - cpu - reach_cpu
     return record
 
 

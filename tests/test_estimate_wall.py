@@ -10,12 +10,15 @@ checks were all cached. A run records what the model needs per question.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from kgx import datasets
 from kgx.core.types import Prediction
 from kgx.diagnose.reach import Reach
 from kgx.estimate.interval import Figure, total_of
-from kgx.estimate.wall import Demand, core_share, loop_wall, throughput, wall_time
+from kgx.estimate.wall import Demand, core_share, loop_wall, throughput, uncached, wall_time
 from kgx.llm.usage import Usage
 from kgx.results.record import Record
 
@@ -120,8 +123,12 @@ def test_a_run_records_cpu_and_reachability_per_question(compose_cfg, in_tmp):
     from kgx.run.spec import to_run_spec
 
     overrides = ("method=tog", "llm=scripted", "dataset.limit=3", "run.progress=false", "run.traces=off")
-    first = execute(to_run_spec(compose_cfg(*overrides)), in_tmp).records
+    spec = to_run_spec(compose_cfg(*overrides))
+    demo = datasets.load(replace(spec.dataset, limit=None))
+    assert uncached(spec, demo) == len(demo)  # a fresh cache: every question's check would be cold
+    first = execute(spec, in_tmp).records
     assert all(r.cpu_s > 0 and r.reach is not None and not r.reach.cached for r in first)
+    assert uncached(spec, demo) == len(demo) - 3  # the run's three are in the reachability cache now
     assert all(r.reach_s >= r.reach_cpu_s > 0 or r.reach_s > 0 for r in first)
     again = execute(to_run_spec(compose_cfg(*overrides, "run.force=true")), in_tmp).records
     assert all(r.reach.cached and r.reach_s < max(x.reach_s for x in first) for r in again)

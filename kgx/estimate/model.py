@@ -80,9 +80,9 @@ def call_latency(spec: RunSpec, records: list[Record]) -> tuple[Optional[float],
     key = f"{spec.llm.model} {spec.llm.api_base or ''}".strip()
     billed = sum(r.usage.billed_calls for r in records)
     if billed:
-        return float(remembered(spec, key, sum(r.usage.latency_s for r in records) / billed)), ""  # type: ignore[arg-type]
-    found = remembered(spec, key, None)
-    return found, "" if found is None else "wall from an earlier pilot's seconds per call (this one was cached)"  # type: ignore[return-value]
+        return remembered(spec, key, sum(r.usage.latency_s for r in records) / billed), ""
+    found = remembered(spec, key)
+    return found, "" if found is None else "wall from an earlier pilot's seconds per call (this one was cached)"
 
 
 def rate_bound(spec: RunSpec, records: list[Record], total: Total, parallel: int, side: str) -> float:

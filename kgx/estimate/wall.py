@@ -3,10 +3,10 @@
 A run's loop keeps w questions in flight (``run.concurrency``, capped by ``llm.max_parallel``) in
 the threads of one interpreter. A question's time is of two kinds (``Record``): CPU, which the
 interpreter runs one thread at a time (the GIL: the method, scoring, the trace, an embedded KG's
-queries), and waiting, which w questions do side by side (the provider's latency, a remote KG).
-Counting only the waiting (N × latency / w) is what the estimate did before issue 35, and it missed
-most of a KG method's time: StructGPT on 300 MetaQA questions at 0.2 s per call, 14 s predicted
-against 39 s.
+queries and reachability on it), and waiting, which the w questions do side by side (provider
+calls, an endpoint KG's queries). Counting only the provider's latency (N × latency / w) is what
+the estimate did before issue 35, and it missed most of a KG method's time: StructGPT on 300
+MetaQA questions at 0.2 s per call, 14 s predicted against 39 s.
 
 So the loop is a closed queueing network of w customers (Lazowska et al., *Quantitative System
 Performance*, 1984, ch. 5 and 6): one queueing centre of demand C (CPU seconds a question) and a
@@ -16,15 +16,20 @@ the asymptotic bound ``max(N·C, N·(C + Z)/w)`` and the pessimistic one, where 
 finds the w - 1 others queued at the CPU: ``N·(C + Z)/w + N·C·(w - 1)/w``. Those two bounds, taken
 at the low and high side of C and Z's own intervals, are the interval: narrow where one resource
 dominates, up to twice where both weigh alike. The wall is also never below the slowest pilot
-question nor below what the rate limits impose.
+question nor below what the rate limits impose. Z is measured, not taken as a question's latency
+less its CPU: that difference holds the time the question queued for the CPU, which the model
+queues itself.
 
 Reachability runs before each question's method on a cold cache, and costs nothing once cached
 (``kgx.diagnose.reach_cache``, per KG, shared by every run): the pilot measures the cold cost of
-the questions it checked first, the full run pays it only for the job's questions not yet in the
-cache (the pilot's own are in it now), counted by looking each up. Both costs are remembered per
-KG and horizon under ``run.cache_dir`` (``estimate_latency.json``), for a pilot that found all its
-questions cached. The machine is assumed to give the run one core: other processes on it slow the
-CPU side.
+the questions it checked, the full run pays it only for the job's questions not yet in the cache
+(the pilot's own are in it now), counted by looking each one up. The cost is remembered per KG
+and horizon under ``run.cache_dir`` (``estimate_latency.json``, beside the seconds per provider
+call) for a pilot whose checks were all cached.
+
+Thread CPU seconds do not stretch when other processes hold the machine's cores; the loop's wall
+does. The share of a core the pilot's own loop got (``core_share``) runs the value and the top of
+the interval; the bottom stays at a whole core, since the load may lift.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from kgx.estimate.interval import Figure, total_of
 
@@ -81,7 +86,7 @@ def loop_wall(questions: int, low: Demand, value: Demand, high: Demand, inflight
     )
 
 
-def remembered(spec: RunSpec, key: str, value: Optional[object]) -> Optional[object]:
+def remembered(spec: RunSpec, key: str, value: Any = None) -> Any:
     """``value`` kept under ``key`` in ``<run.cache_dir>/estimate_latency.json``, or when None the
     value an earlier pilot kept there (None if none did)."""
     path = Path(spec.run.cache_dir) / LATENCY_FILE
@@ -114,9 +119,9 @@ def uncached(spec: RunSpec, questions: list[Question]) -> int:
     horizon = spec.method.horizon()
     if horizon is None:
         return 0
-    reacher = Reacher(None, kg_key(spec), Path(spec.run.cache_dir))  # type: ignore[arg-type]  # no search: lookups
-    try:
-        return sum(reacher.cache.get(reacher._key(q, horizon)) is None for q in questions)  # type: ignore[union-attr]
+    reacher = Reacher(None, kg_key(spec), Path(spec.run.cache_dir))  # no KG: lookups only, never a search
+    try:  # the key a run's check looks up (Reacher._key), on the questions before topic resolution
+        return sum(reacher.cache.get(reacher._key(q, horizon)) is None for q in questions)
     finally:
         reacher.close()
 
@@ -131,8 +136,8 @@ def cold_cost(spec: RunSpec, records: list[Record]) -> tuple[list[Record], Optio
         wait = sum(reach_wait(r, spec.kg.backend == "endpoint") for r in cold) / len(cold)
         remembered(spec, key, [cpu, wait])
         return cold, Demand(cpu, wait)
-    found = remembered(spec, key, None)
-    return cold, None if found is None else Demand(*found)  # type: ignore[misc]
+    found = remembered(spec, key)
+    return cold, None if found is None else Demand(*found)
 
 
 def scaled(samples: list[float], left: int) -> Figure:

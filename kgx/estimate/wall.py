@@ -16,9 +16,9 @@ the asymptotic bound ``max(N·C, N·(C + Z)/w)`` and the pessimistic one, where 
 finds the w - 1 others queued at the CPU: ``N·(C + Z)/w + N·C·(w - 1)/w``. Those two bounds, taken
 at the low and high side of C and Z's own intervals, are the interval: narrow where one resource
 dominates, up to twice where both weigh alike. The wall is also never below the slowest pilot
-question nor below what the rate limits impose. Z is measured, not taken as a question's latency
-less its CPU: that difference holds the time the question queued for the CPU, which the model
-queues itself.
+question nor below what the rate limits impose. Z is the least of two upper bounds (``waiting``):
+the provider calls' time (which holds their own CPU) and the question's latency less its CPU
+(which holds the time it queued for the CPU, which the model queues itself).
 
 Reachability runs before each question's method on a cold cache, and costs nothing once cached
 (``kgx.diagnose.reach_cache``, per KG, shared by every run): the pilot measures the cold cost of
@@ -28,8 +28,9 @@ and horizon under ``run.cache_dir`` (``estimate_latency.json``, beside the secon
 call) for a pilot whose checks were all cached.
 
 Thread CPU seconds do not stretch when other processes hold the machine's cores; the loop's wall
-does. The share of a core the pilot's own loop got (``core_share``) runs the value and the top of
-the interval; the bottom stays at a whole core, since the load may lift.
+does. The share of a core the pilot's questions got (``core_share``: their CPU over it plus the
+time they waited, ready, for a core) runs the value and the top of the interval; the bottom stays
+at a whole core, since the load may lift.
 """
 
 from __future__ import annotations
@@ -50,8 +51,7 @@ if TYPE_CHECKING:
 LATENCY_FILE = "estimate_latency.json"  # under run.cache_dir: seconds per provider call, reachability's cost
 Total = Callable[[list[float]], Figure]  # a pilot's per-question samples -> the job's total
 NOTHING = Figure(0.0, 0.0, 0.0)
-MIN_SHARE = 0.01  # the least share of a core core_share fits
-FIT_CPU = 1.0  # CPU seconds a pilot round needs for core_share to fit the share on it (thread start-up aside)
+MIN_SHARE = 0.01  # the least share of a core core_share says
 
 
 @dataclass(frozen=True)
@@ -168,12 +168,15 @@ def reach_totals(spec: RunSpec, records: list[Record], cold_left: int) -> tuple[
 
 
 def waiting(record: Record, remote: bool, per_call: float = 0.0) -> float:
-    """Seconds the question waited off the CPU: its provider calls (each cached one at
-    ``per_call``, what the full run pays for it) and, on a ``remote`` (endpoint) KG, its queries.
-    Not its latency less its CPU: that holds the time it queued for the CPU, which the model
-    queues itself. An embedded KG's queries are CPU."""
+    """Seconds the question waited off the CPU: its provider calls' time and, on a ``remote``
+    (endpoint) KG, its queries' (an embedded KG's queries are CPU), but never more than its
+    latency less its CPU; each cached call counted at ``per_call`` (the full run pays for it).
+    Both are upper bounds of the waiting and the least is taken: the calls' time holds their own
+    CPU (all of it when the provider has no latency, like the scripted backbone at 0 s), the
+    latency less the CPU holds the time it queued for the CPU, which the model queues itself."""
     kg = record.kg.latency_s if remote else 0.0
-    return record.usage.latency_s + record.usage.cached_calls * per_call + kg
+    off_cpu = max(0.0, record.latency_s - record.cpu_s)
+    return min(record.usage.latency_s + kg, off_cpu) + record.usage.cached_calls * per_call
 
 
 def reach_wait(record: Record, remote: bool) -> float:
@@ -181,34 +184,14 @@ def reach_wait(record: Record, remote: bool) -> float:
     return max(0.0, record.reach_s - record.reach_cpu_s) if remote else 0.0
 
 
-def pilot_demand(records: list[Record], share: float, remote: bool) -> Demand:
-    """A pilot round's mean demand per question as it ran: its CPU (method and reachability) at
-    ``share`` of a core, and its waiting."""
-    cpu = sum(r.cpu_s + r.reach_cpu_s for r in records) / share
-    wait = sum(waiting(r, remote) + reach_wait(r, remote) for r in records)
-    return Demand(cpu / len(records), wait / len(records))
-
-
-def core_share(rounds: list[tuple[list[Record], float]], inflight: int, remote: bool = False) -> float:
-    """The share of a core the pilot's loop got (module docstring): the s in (0, 1] at which the
-    model, the rounds' CPU divided by s, takes as long as their loops took (``wall_s``, which
-    thread CPU times do not stretch when other processes hold the machine's cores); 1 when the
-    rounds took no longer than the model says at a whole core."""
-
-    def modelled(share: float) -> float:
-        return sum(
-            loop_wall(len(records), *(pilot_demand(records, share, remote),) * 3, inflight).value
-            for records, _ in rounds
-        )
-
-    rounds = [(records, wall) for records, wall in rounds if sum(r.cpu_s + r.reach_cpu_s for r in records) >= FIT_CPU]
-    observed = sum(wall for _, wall in rounds)
-    if not rounds or modelled(1.0) >= observed:
-        return 1.0
-    low, high = MIN_SHARE, 1.0
-    for _ in range(30):  # bisection: the model's wall falls as the share grows
-        low, high = ((low + high) / 2, high) if modelled((low + high) / 2) > observed else (low, (low + high) / 2)
-    return low
+def core_share(records: list[Record]) -> float:
+    """The share of a core the pilot's questions got while they had CPU work: their CPU seconds
+    over those plus the seconds they waited, ready, for a core other processes held
+    (``Record.delay_s``, Linux's run delay; time queued for the GIL is not in it). 1 on an idle
+    machine, or where the run delay is not measured."""
+    cpu = sum(r.cpu_s + r.reach_cpu_s for r in records)
+    delay = sum(r.delay_s for r in records)
+    return max(MIN_SHARE, cpu / (cpu + delay)) if cpu + delay else 1.0
 
 
 def wall_time(
@@ -219,21 +202,19 @@ def wall_time(
     per_call: float,
     cold_left: int,
     limits: Callable[[str], float],
-    rounds: Optional[list[tuple[list[Record], float]]] = None,
 ) -> tuple[Figure, list[str]]:
     """The loop wall time of the full run of ``questions`` (module docstring: what the run logs as
     ``wall_s``) and what the note says of it. ``total`` turns per-question samples into the job's
     total with its interval; a cached pilot call counts at ``per_call`` seconds (the full run pays
     for it); ``cold_left`` job questions are not in the reachability cache; ``limits(side)`` is the
-    rate limits' bound; ``rounds``, the pilot's rounds and their loops' wall times, give the share
-    of a core the CPU runs at (``core_share``)."""
+    rate limits' bound. The CPU runs at the share of a core the pilot got (``core_share``)."""
     remote = spec.kg.backend == "endpoint"
-    share = core_share(rounds or [], spec.workers, remote)
+    share = core_share(records)
     cpu = total([r.cpu_s for r in records])
     wait = total([waiting(r, remote, per_call) for r in records])
     reach_cpu, reach_wait, notes = reach_totals(spec, records, cold_left)
     if share < 1:
-        notes.append(f"wall at {share:.2f} of a core as the pilot's loop got (its low side at a whole core)")
+        notes.append(f"wall at {share:.2f} of a core as the pilot got (other processes held the rest; low side at 1)")
     low, value, high = (
         Demand(
             (getattr(cpu, side) + getattr(reach_cpu, side)) / questions,

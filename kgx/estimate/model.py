@@ -170,9 +170,11 @@ def estimate_job(
     strata: Strata,
     parallel: int,
     cold_left: int = 0,
+    rounds: Optional[list[tuple[list[Record], float]]] = None,
 ) -> JobEstimate:
     """The full-run figures of one job from its pilot's records (all answered); ``cold_left`` of
-    its questions are not in the reachability cache (``kgx.estimate.wall.uncached``)."""
+    its questions are not in the reachability cache (``kgx.estimate.wall.uncached``); ``rounds``:
+    the pilot's rounds with their loops' wall times (``kgx.estimate.wall.core_share``)."""
     kinds, sizes = [strata.kind[r.id] for r in records], strata.sizes
     values = {
         "calls": [float(r.calls) for r in records],
@@ -217,6 +219,7 @@ def estimate_job(
             per_call,
             cold_left,
             lambda side: rate_bound(spec, records, total, parallel, side),
+            rounds,
         )
         notes += said
     est.note = "; ".join(notes)

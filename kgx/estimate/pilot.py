@@ -28,7 +28,7 @@ at the config's ``llm.*_cost_per_token`` or litellm's price map; a backbone with
 a time, and its waiting (provider calls, each cached call at the mean seconds per provider call,
 remembered per backbone under ``run.cache_dir``; an endpoint KG's queries), ``run.concurrency``
 (capped by ``llm.max_parallel``) in flight, reachability on a cold cache for the job's questions
-not yet in its cache, the share of a core the pilot's questions got; never below the rate-limit time
+not yet in its cache, the share of a core the pilot's loop got; never below the rate-limit time
 (the calls over ``llm.rpm`` and the tokens the limiter counts over ``llm.tpm``, each shared among
 the jobs the launcher runs at once, ``hydra.launcher.n_jobs``). A pilot question that ends in an
 error stops the estimate with an error naming the job: an estimate is never made from a pilot
@@ -178,6 +178,7 @@ def estimate(job: Job, args: argparse.Namespace, launch_dir: Path, parallel: int
     size = min(len(order), args.pilot or strata.default_pilot())
     step, cap = size, min(len(order), max(args.max_pilot, size)) if args.precision else size
     records: list[Record] = []
+    rounds: list[tuple[list[Record], float]] = []  # each round's records and its loop's wall time
     while True:
         where = launch_dir / f"pilot-{sum(1 for _ in launch_dir.glob('pilot-*'))}"
         outcome = execute(pilot_spec(job.spec, order[len(records) : size], where), launch_dir)
@@ -188,7 +189,9 @@ def estimate(job: Job, args: argparse.Namespace, launch_dir: Path, parallel: int
             first = problems[0].message if problems else "the pilot stopped early"
             return failed, (f"job {job.name}: {failed.errors} of {size} pilot questions failed ({reason}): {first}")
         records += outcome.records
-        result = estimate_job(job.name, job.spec, records, strata, parallel, uncached(job.spec, questions))
+        rounds.append((outcome.records, outcome.summary.get("wall_s", 0.0)))
+        cold = uncached(job.spec, questions)
+        result = estimate_job(job.name, job.spec, records, strata, parallel, cold, rounds)
         widest = max(spread(result.calls), spread(result.tokens))
         # A spread the pilot did not show is no evidence of precision: at least twice the questions.
         short = max(widest / args.precision, 2.0 if result.flat else 0.0) if args.precision else 0.0

@@ -28,9 +28,8 @@ and horizon under ``run.cache_dir`` (``estimate_latency.json``, beside the secon
 call) for a pilot whose checks were all cached.
 
 Thread CPU seconds do not stretch when other processes hold the machine's cores; the loop's wall
-does. The share of a core the pilot's questions got (``core_share``: their CPU over it plus the
-time they waited, ready, for a core) runs the value and the top of the interval; the bottom stays
-at a whole core, since the load may lift.
+does. The share of a core the pilot's own loop got (``core_share``) runs the value and the top of
+the interval; the bottom stays at a whole core, since the load may lift.
 """
 
 from __future__ import annotations
@@ -51,7 +50,8 @@ if TYPE_CHECKING:
 LATENCY_FILE = "estimate_latency.json"  # under run.cache_dir: seconds per provider call, reachability's cost
 Total = Callable[[list[float]], Figure]  # a pilot's per-question samples -> the job's total
 NOTHING = Figure(0.0, 0.0, 0.0)
-MIN_SHARE = 0.01  # the least share of a core core_share says
+MIN_SHARE = 0.01  # the least share of a core core_share fits
+FIT_CPU = 1.0  # CPU seconds a pilot round needs for core_share to fit the share on it (thread start-up aside)
 
 
 @dataclass(frozen=True)
@@ -184,14 +184,34 @@ def reach_wait(record: Record, remote: bool) -> float:
     return max(0.0, record.reach_s - record.reach_cpu_s) if remote else 0.0
 
 
-def core_share(records: list[Record]) -> float:
-    """The share of a core the pilot's questions got while they had CPU work: their CPU seconds
-    over those plus the seconds they waited, ready, for a core other processes held
-    (``Record.delay_s``, Linux's run delay; time queued for the GIL is not in it). 1 on an idle
-    machine, or where the run delay is not measured."""
-    cpu = sum(r.cpu_s + r.reach_cpu_s for r in records)
-    delay = sum(r.delay_s for r in records)
-    return max(MIN_SHARE, cpu / (cpu + delay)) if cpu + delay else 1.0
+def pilot_demand(records: list[Record], share: float, remote: bool) -> Demand:
+    """A pilot round's mean demand per question as it ran: its CPU (method and reachability) at
+    ``share`` of a core, and its waiting."""
+    cpu = sum(r.cpu_s + r.reach_cpu_s for r in records) / share
+    wait = sum(waiting(r, remote) + reach_wait(r, remote) for r in records)
+    return Demand(cpu / len(records), wait / len(records))
+
+
+def core_share(rounds: list[tuple[list[Record], float]], inflight: int, remote: bool = False) -> float:
+    """The share of a core the pilot's loop got (module docstring): the s in (0, 1] at which the
+    model, the rounds' CPU divided by s, takes as long as their loops took (``wall_s``, which
+    thread CPU times do not stretch when other processes hold the machine's cores); 1 when the
+    rounds took no longer than the model says at a whole core."""
+
+    def modelled(share: float) -> float:
+        return sum(
+            loop_wall(len(records), *(pilot_demand(records, share, remote),) * 3, inflight).value
+            for records, _ in rounds
+        )
+
+    rounds = [(records, wall) for records, wall in rounds if sum(r.cpu_s + r.reach_cpu_s for r in records) >= FIT_CPU]
+    observed = sum(wall for _, wall in rounds)
+    if not rounds or modelled(1.0) >= observed:
+        return 1.0
+    low, high = MIN_SHARE, 1.0
+    for _ in range(30):  # bisection: the model's wall falls as the share grows
+        low, high = ((low + high) / 2, high) if modelled((low + high) / 2) > observed else (low, (low + high) / 2)
+    return low
 
 
 def wall_time(
@@ -202,19 +222,21 @@ def wall_time(
     per_call: float,
     cold_left: int,
     limits: Callable[[str], float],
+    rounds: Optional[list[tuple[list[Record], float]]] = None,
 ) -> tuple[Figure, list[str]]:
     """The loop wall time of the full run of ``questions`` (module docstring: what the run logs as
     ``wall_s``) and what the note says of it. ``total`` turns per-question samples into the job's
     total with its interval; a cached pilot call counts at ``per_call`` seconds (the full run pays
     for it); ``cold_left`` job questions are not in the reachability cache; ``limits(side)`` is the
-    rate limits' bound. The CPU runs at the share of a core the pilot got (``core_share``)."""
+    rate limits' bound; ``rounds``, the pilot's rounds and their loops' wall times, give the share
+    of a core the CPU runs at (``core_share``)."""
     remote = spec.kg.backend == "endpoint"
-    share = core_share(records)
+    share = core_share(rounds or [], spec.workers, remote)
     cpu = total([r.cpu_s for r in records])
     wait = total([waiting(r, remote, per_call) for r in records])
     reach_cpu, reach_wait, notes = reach_totals(spec, records, cold_left)
     if share < 1:
-        notes.append(f"wall at {share:.2f} of a core as the pilot got (other processes held the rest; low side at 1)")
+        notes.append(f"wall at {share:.2f} of a core as the pilot's loop got (its low side at a whole core)")
     low, value, high = (
         Demand(
             (getattr(cpu, side) + getattr(reach_cpu, side)) / questions,

@@ -39,13 +39,11 @@ class Record:
     kg: KGUsage = field(default_factory=KGUsage)
     latency_s: float = 0.0
     # Where the question's time went, for the estimate's wall model (kgx.estimate.wall): its thread's CPU
-    # seconds but reachability's (method, scoring, trace: what one interpreter runs one at a time), the
-    # wall and CPU seconds of its reachability check (a cold cache's cost; about 0 from the cache), and the
-    # seconds its thread waited, ready, for a core other processes held (Linux; 0 elsewhere).
+    # seconds but reachability's (method, scoring, trace: what one interpreter runs one at a time), and the
+    # wall and CPU seconds of its reachability check (a cold cache's cost; about 0 from the cache).
     cpu_s: float = 0.0
     reach_s: float = 0.0
     reach_cpu_s: float = 0.0
-    delay_s: float = 0.0
     trace: str = ""  # the trace file, relative to the run's output directory
     error: Optional[Failure] = None  # why a question with status "error" failed (kgx.core.faults)
     reach: Optional[Reach] = None  # is a gold answer within the method's depth (None: no KG); paths in the trace
@@ -92,7 +90,6 @@ class Record:
             "cpu_s": self.cpu_s,
             "reach_s": self.reach_s,
             "reach_cpu_s": self.reach_cpu_s,
-            "delay_s": self.delay_s,
             "usage": self.usage.to_dict(),
             "stages": {stage: u.to_dict() for stage, u in self.stages.items()},
             "kg": self.kg.to_dict(),
@@ -122,7 +119,6 @@ class Record:
                 cpu_s=float(data.get("cpu_s", 0.0)),
                 reach_s=float(data.get("reach_s", 0.0)),
                 reach_cpu_s=float(data.get("reach_cpu_s", 0.0)),
-                delay_s=float(data.get("delay_s", 0.0)),
                 trace=data.get("trace", ""),
                 error=Failure.from_dict(data["error"]) if data.get("error") else None,
                 reach=_typed(Reach, data["reach"]) if data.get("reach") else None,

@@ -48,16 +48,6 @@ if TYPE_CHECKING:
     from kgx.llm.client import LLMClient
 
 
-def run_delay() -> float:
-    """Seconds this thread has waited, ready, for a core other processes held (Linux's
-    ``/proc/thread-self/schedstat``; 0 elsewhere): how much of a core a question got, which thread
-    CPU times do not say (``kgx.estimate.wall``)."""
-    try:
-        return int(Path("/proc/thread-self/schedstat").read_text().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0
-
-
 def answer_one(
     question: Question, spec: RunSpec, client: "LLMClient", kg: Any, out_dir: Path, reacher: Optional[Reacher] = None
 ) -> Record:
@@ -65,7 +55,7 @@ def answer_one(
     ``error`` says whether the infrastructure or the method failed (kgx.core.faults). Reachability
     comes first (the oracle backbone is driven by its gold paths), on the KG itself, not metered
     as the method's; the facts of the failure breakdown (kgx.diagnose.breakdown) come after."""
-    cpu, delay = time.thread_time(), run_delay()  # for the estimate's wall model (kgx.estimate.wall)
+    cpu = time.thread_time()  # what the estimate's wall model needs (kgx.estimate.wall): CPU and reachability
     meter, trace = Meter(), Trace()
     kg = kg.for_question(question.id)  # its own subgraph under kg.scope=question (kgx.kg.subgraph)
     horizon = spec.method.horizon()
@@ -121,7 +111,6 @@ def answer_one(
                 trace.note("failure", record.left_at["why"], **record.left_at)
     trace.write(out_dir / record.trace)
     record.cpu_s = time.thread_time() - cpu - reach_cpu
-    record.delay_s = run_delay() - delay
     return record
 
 

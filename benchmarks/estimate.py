@@ -41,8 +41,8 @@ SETTINGS = ("--pilot 5 --strata none", "--pilot 5", "", "--precision 0.1")
 MEASURED = ("calls", "input_tokens", "output_tokens", "tokens")  # what the full run measures, per figure
 
 
-def full_run(overrides: list[str], work: Path) -> tuple[dict[str, int], list[Record]]:
-    """The measured figures (MEASURED) of the whole run, and its records."""
+def full_run(overrides: list[str], work: Path) -> tuple[dict[str, float], list[Record]]:
+    """The measured figures (MEASURED and the loop's wall time) of the whole run, and its records."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
@@ -58,8 +58,10 @@ def full_run(overrides: list[str], work: Path) -> tuple[dict[str, int], list[Rec
             config_name="config", overrides=[*overrides, "run.progress=false", "run.traces=off", "run.explain=0"]
         )
     GlobalHydra.instance().clear()
-    records = execute(to_run_spec(cfg), work).records
+    outcome = execute(to_run_spec(cfg), work)
+    records = outcome.records
     measured = {
+        "wall_s": outcome.summary["wall_s"],  # the question loop's, which the estimate predicts
         "calls": sum(r.calls for r in records),
         "input_tokens": sum(r.usage.input_tokens for r in records),
         "output_tokens": sum(r.usage.output_tokens for r in records),

@@ -101,3 +101,18 @@ def run(compose_cfg, in_tmp):
         return execute(spec, in_tmp)
 
     return _run
+
+
+@pytest.fixture
+def pilot_rounds(monkeypatch) -> list[list[str]]:
+    """The question ids of every pilot round, in order, as the estimate hands them to a run."""
+    from kgx.run import execute as run
+
+    rounds, real = [], run.execute
+
+    def spy(spec, launch_dir, *args, **kwargs):
+        rounds.append(list(spec.dataset.ids))
+        return real(spec, launch_dir, *args, **kwargs)
+
+    monkeypatch.setattr(run, "execute", spy)
+    return rounds

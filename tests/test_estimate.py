@@ -48,21 +48,6 @@ def within(figure: dict, measured: float) -> None:
     assert figure["low"] <= measured <= figure["high"], (figure, measured)
 
 
-@pytest.fixture
-def pilot_rounds(monkeypatch) -> list[list[str]]:
-    """The question ids of every pilot round, in order, as the estimate hands them to a run."""
-    from kgx.run import execute as run
-
-    rounds, real = [], run.execute
-
-    def spy(spec, launch_dir, *args, **kwargs):
-        rounds.append(list(spec.dataset.ids))
-        return real(spec, launch_dir, *args, **kwargs)
-
-    monkeypatch.setattr(run, "execute", spy)
-    return rounds
-
-
 def needs_metaqa() -> None:
     if not os.environ.get("KGX_DATA_DIR"):
         if os.environ.get("CI"):

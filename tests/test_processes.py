@@ -23,7 +23,13 @@ from tests import process_doubles
 from tests.helpers import kgx_env
 from tests.orphans import kill_and_count, marked, marker, wait_for
 
-TIMED = ("wall_s", "latency_s_per_q", "latency_s_p95", "kg_latency_s_per_q", "reach.wall_s")  # the clock's, not the run's
+TIMED = (
+    "wall_s",
+    "latency_s_per_q",
+    "latency_s_p95",
+    "kg_latency_s_per_q",
+    "reach.wall_s",
+)  # the clock's, not the run's
 
 
 def isolated(run, where: Path, *overrides: str):
@@ -41,7 +47,8 @@ def per_question(outcome) -> dict[str, dict]:
     out = {}
     for record in outcome.records:
         data = record.to_dict()
-        data.pop("latency_s")
+        for timed in ("latency_s", "cpu_s", "reach_s", "reach_cpu_s"):
+            data.pop(timed)
         data["usage"].pop("latency_s", None)
         data["kg"].pop("latency_s")
         if data.get("reach"):

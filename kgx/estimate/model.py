@@ -10,19 +10,17 @@ the pilot is too small for the interval it prints (``warnings``).
 from __future__ import annotations
 
 import importlib
-import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 from kgx.core.config import LLMConfig
 from kgx.estimate.interval import Figure, Prior, relative_spread, skewness, too_few, total_of
 from kgx.estimate.strata import Strata
+from kgx.estimate.wall import Total, remembered, wall_time
 from kgx.results.record import Record
 from kgx.run.spec import RunSpec
 
-LATENCY_FILE = "estimate_latency.json"  # under run.cache_dir: seconds per provider call, per backbone
 FIGURES = ("calls", "input_tokens", "output_tokens", "tokens", "cost_usd")  # sums of per-question figures
 
 
@@ -43,6 +41,7 @@ class JobEstimate:
     wall_s: Optional[Figure] = None
     stratified_by: str = ""  # the meta key of the pilot's strata; "" for a plain random pilot
     reached: Optional[bool] = None  # whether the pilot reached --precision (None without it)
+    flat: list[str] = field(default_factory=list)  # calls/tokens equal on every pilot question: no evidence (no_spread)
     note: str = ""  # the pilot's size and precision, why a figure is missing, what stood in for a spread
     warnings: list[str] = field(default_factory=list)  # why the pilot is too small for its intervals
 
@@ -75,23 +74,15 @@ def question_cost(record: Record, spec: RunSpec) -> Optional[float]:
 
 def call_latency(spec: RunSpec, records: list[Record]) -> tuple[Optional[float], str]:
     """Seconds per provider call and where the figure comes from. A cache hit takes no time, so
-    only the pilot's billed calls measure it; the figure is kept per backbone in
-    ``<run.cache_dir>/estimate_latency.json``, so that estimating again (every call now cached)
-    still has it. None when no pilot of this backbone ever reached the provider."""
-    path = Path(spec.run.cache_dir) / LATENCY_FILE
-    known = json.loads(path.read_text()) if path.exists() else {}
+    only the pilot's billed calls measure it; the figure is kept per backbone under
+    ``run.cache_dir`` (``kgx.estimate.wall.remembered``), so that estimating again (every call now
+    cached) still has it. None when no pilot of this backbone ever reached the provider."""
     key = f"{spec.llm.model} {spec.llm.api_base or ''}".strip()
     billed = sum(r.usage.billed_calls for r in records)
-    if not billed:
-        found = known.get(key)
-        return found, "" if found is None else "wall from an earlier pilot's seconds per call (this one was cached)"
-    known[key] = sum(r.usage.latency_s for r in records) / billed
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(known, indent=1, sort_keys=True))
-    return known[key], ""
-
-
-Total = Callable[[list[float]], Figure]  # a pilot's per-question samples -> the job's total
+    if billed:
+        return remembered(spec, key, sum(r.usage.latency_s for r in records) / billed), ""
+    found = remembered(spec, key)
+    return found, "" if found is None else "wall from an earlier pilot's seconds per call (this one was cached)"
 
 
 def rate_bound(spec: RunSpec, records: list[Record], total: Total, parallel: int, side: str) -> float:
@@ -123,17 +114,38 @@ def call_bound(spec: RunSpec) -> Optional[float]:
     return None if bound is None else float(bound(spec.method))
 
 
+def no_spread(strata: Strata, kinds: list[str], values: dict[str, list[float]]) -> list[str]:
+    """Which of calls and tokens (what ``--precision`` bounds) were equal on every question of a
+    pilot of two or more, short of the job, that is no evidence that the job's are: a prior stands
+    in for their spread (``kgx.estimate.interval.Prior``), which says how wide the spread may be,
+    not that the pilot saw it. CGPE on PathQuestion made 5 calls on each of a 5-question pilot and
+    7.6 on average over the job, and the tokens' spread stood in for a ±6% interval. Only equal
+    values across every kind of a job of several kinds count as evidence: the kinds are where
+    calls differ most."""
+    n, sizes = len(values["calls"]), strata.sizes
+    if not 1 < n < len(strata.kind) or (len(sizes) > 1 and set(kinds) == set(sizes)):
+        return []
+    return [name for name in ("calls", "tokens") if len(set(values[name])) == 1]
+
+
 def warnings(strata: Strata, kinds: list[str], values: dict[str, list[float]]) -> list[str]:
     """Why the pilot (its questions' ``kinds`` and ``values``) is too small for the intervals it
     prints: one question; kinds it did not reach (their figures are guessed from the others');
-    calls or tokens more skewed than its size allows (Cochran's rule, ``kgx.estimate.interval``).
-    A pilot of the whole job is exact: no warning."""
+    calls or tokens equal on every pilot question (``no_spread``); calls or tokens more skewed
+    than its size allows (Cochran's rule, ``kgx.estimate.interval``). A pilot of the whole job is
+    exact: no warning."""
     n, sizes = len(values["calls"]), strata.sizes
     if n >= len(strata.kind):
         return []
     found = []
     if n < 2:
         found.append("one pilot question says nothing about the spread: the intervals are open")
+    for name in no_spread(strata, kinds, values):
+        found.append(
+            f"{name} {values[name][0]:g} on every one of the {n} pilot questions: the pilot shows no spread, so "
+            "the width of the interval is unknown (a prior stands in for it); --precision grows the pilot until it "
+            "shows one"
+        )
     reached = set(kinds)
     if len(reached) < len(sizes):
         missed = sum(size for kind, size in sizes.items() if kind not in reached)
@@ -151,8 +163,18 @@ def warnings(strata: Strata, kinds: list[str], values: dict[str, list[float]]) -
     return found
 
 
-def estimate_job(job: str, spec: RunSpec, records: list[Record], strata: Strata, parallel: int) -> JobEstimate:
-    """The full-run figures of one job from its pilot's records (all answered)."""
+def estimate_job(
+    job: str,
+    spec: RunSpec,
+    records: list[Record],
+    strata: Strata,
+    parallel: int,
+    cold_left: int = 0,
+    rounds: Optional[list[tuple[list[Record], float]]] = None,
+) -> JobEstimate:
+    """The full-run figures of one job from its pilot's records (all answered); ``cold_left`` of
+    its questions are not in the reachability cache (``kgx.estimate.wall.uncached``); ``rounds``:
+    the pilot's rounds with their loops' wall times (``kgx.estimate.wall.core_share``)."""
     kinds, sizes = [strata.kind[r.id] for r in records], strata.sizes
     values = {
         "calls": [float(r.calls) for r in records],
@@ -176,6 +198,7 @@ def estimate_job(job: str, spec: RunSpec, records: list[Record], strata: Strata,
                 f"spread from {priors.get(name, like_tokens).says()}"
             )
     est.warnings = warnings(strata, kinds, values)
+    est.flat = no_spread(strata, kinds, values)
     costs = [question_cost(r, spec) for r in records]
     if any(c is None for c in costs):
         notes.append(
@@ -188,15 +211,17 @@ def estimate_job(job: str, spec: RunSpec, records: list[Record], strata: Strata,
     if per_call is None:
         notes.append("wall unknown: every pilot call came from the cache and no earlier pilot measured one")
     else:
-        # A question's latency as if none of its calls had been cached.
-        latency = total([r.latency_s + r.usage.cached_calls * per_call for r in records])
-        workers = spec.workers
-        est.wall_s = Figure(
-            *(
-                max(getattr(latency, side) / workers, rate_bound(spec, records, total, parallel, side))
-                for side in ("value", "low", "high")
-            )
+        est.wall_s, said = wall_time(
+            spec,
+            records,
+            est.questions,
+            total,
+            per_call,
+            cold_left,
+            lambda side: rate_bound(spec, records, total, parallel, side),
+            rounds,
         )
+        notes += said
     est.note = "; ".join(notes)
     return est
 

@@ -13,22 +13,26 @@ through the same machinery as a run (``kgx.run.execute.execute``) and the same L
 real run later gets the pilot's calls for free. KG methods' calls vary so much between questions
 that a handful cannot say their total: with ``--precision P`` the pilot grows, round by round,
 until the interval of both calls and tokens is within ± P × the estimate, or it reaches
-``--max-pilot`` or the whole job. The pilot is not one of your runs: it logs to a throwaway
-MLflow store and output folders in a temporary directory (deleted at the end) with transcripts
-off, so nothing of it appears in ``mlruns/`` or ``outputs/``.
+``--max-pilot`` or the whole job; calls or tokens equal on every pilot question are never within
+it (``kgx.estimate.model.no_spread``): the pilot grows until they vary or it covers every kind.
+The pilot is not one of your runs: it logs to a throwaway MLflow store and output folders in a
+temporary directory (deleted at the end) with transcripts off, so nothing of it appears in
+``mlruns/`` or ``outputs/``.
 
 Per job and in total it prints LLM calls, input, output and total tokens, cost and wall time of the
 full run, each with an interval (``kgx.estimate.interval``), and a warning under the table when
 the pilot is too small for the interval it prints. Cost prices every call, cached or not,
 at the config's ``llm.*_cost_per_token`` or litellm's price map; a backbone without a price is
-``unknown``, never 0. Wall time is ``max(N × latency / questions in flight, rate-limit time)``:
-a question's latency is the pilot's, with each cached call counted at the mean seconds per
-provider call (a cache hit takes no time; the figure is remembered per backbone under
-``run.cache_dir`` for pilots whose calls are all cached); questions in flight are ``run.concurrency`` capped
-by ``llm.max_parallel``; the rate-limit time is the calls over ``llm.rpm`` and the tokens the
-limiter counts over ``llm.tpm``, each shared among the jobs the launcher runs at once
-(``hydra.launcher.n_jobs``). A pilot question that ends in an error stops the estimate with an
-error naming the job: an estimate is never made from a pilot that failed.
+``unknown``, never 0. Wall time is the question loop's (the run's ``wall_s``) as a queue
+(``kgx.estimate.wall``): per question the pilot's CPU, which one interpreter runs one question at
+a time, and its waiting (provider calls, each cached call at the mean seconds per provider call,
+remembered per backbone under ``run.cache_dir``; an endpoint KG's queries), ``run.concurrency``
+(capped by ``llm.max_parallel``) in flight, reachability on a cold cache for the job's questions
+not yet in its cache, the share of a core the pilot's loop got; never below the rate-limit time
+(the calls over ``llm.rpm`` and the tokens the limiter counts over ``llm.tpm``, each shared among
+the jobs the launcher runs at once, ``hydra.launcher.n_jobs``). A pilot question that ends in an
+error stops the estimate with an error naming the job: an estimate is never made from a pilot
+that failed.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from kgx.estimate.interval import spread
 from kgx.estimate.model import JobEstimate, add_up, estimate_job
 from kgx.estimate.strata import DEFAULT_PILOT, Strata
 from kgx.estimate.table import FORMATS, render
+from kgx.estimate.wall import uncached
 from kgx.results.record import Record
 from kgx.run.compose import register_schemas
 from kgx.run.spec import RunSpec, to_run_spec
@@ -174,6 +179,7 @@ def estimate(job: Job, args: argparse.Namespace, launch_dir: Path, parallel: int
     size = min(len(order), args.pilot or strata.default_pilot())
     step, cap = size, min(len(order), max(args.max_pilot, size)) if args.precision else size
     records: list[Record] = []
+    rounds: list[tuple[list[Record], float]] = []  # each round's records and its loop's wall time
     while True:
         where = launch_dir / f"pilot-{sum(1 for _ in launch_dir.glob('pilot-*'))}"
         outcome = execute(pilot_spec(job.spec, order[len(records) : size], where), launch_dir)
@@ -184,14 +190,19 @@ def estimate(job: Job, args: argparse.Namespace, launch_dir: Path, parallel: int
             first = problems[0].message if problems else "the pilot stopped early"
             return failed, (f"job {job.name}: {failed.errors} of {size} pilot questions failed ({reason}): {first}")
         records += outcome.records
-        result = estimate_job(job.name, job.spec, records, strata, parallel)
+        rounds.append((outcome.records, outcome.summary.get("wall_s", 0.0)))
+        cold = uncached(job.spec, questions)
+        result = estimate_job(job.name, job.spec, records, strata, parallel, cold, rounds)
         widest = max(spread(result.calls), spread(result.tokens))
-        if not args.precision or size >= cap or widest <= args.precision:
+        # A spread the pilot did not show is no evidence of precision: at least twice the questions.
+        short = max(widest / args.precision, 2.0 if result.flat else 0.0) if args.precision else 0.0
+        if short <= 1 or size >= cap:
             break
-        print(f"  {size} questions: ±{100 * widest:.1f}% ", end="", file=sys.stderr)
-        size = grow(size, cap, step, len(order), widest / args.precision)
-        print(f"> ±{100 * args.precision:g}%, growing to {size}", file=sys.stderr)
-    result.reached = widest <= args.precision if args.precision else None
+        seen = f"{' and '.join(result.flat)} equal on every question" if result.flat else f"±{100 * widest:.1f}%"
+        grown = grow(size, cap, step, len(order), short)
+        print(f"  {size} questions: {seen} > ±{100 * args.precision:g}%, growing to {grown}", file=sys.stderr)
+        size = grown
+    result.reached = short <= 1 if args.precision else None
     result.note = "; ".join(filter(None, [pilot_note(result, strata, args.precision, cap), result.note]))
     return result, ""
 

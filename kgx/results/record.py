@@ -38,6 +38,12 @@ class Record:
     stages: dict[str, Usage] = field(default_factory=dict)  # usage per LLM stage of the method
     kg: KGUsage = field(default_factory=KGUsage)
     latency_s: float = 0.0
+    # Where the question's time went, for the estimate's wall model (kgx.estimate.wall): its thread's CPU
+    # seconds but reachability's (method, scoring, trace: what one interpreter runs one at a time), and the
+    # wall and CPU seconds of its reachability check (a cold cache's cost; about 0 from the cache).
+    cpu_s: float = 0.0
+    reach_s: float = 0.0
+    reach_cpu_s: float = 0.0
     trace: str = ""  # the trace file, relative to the run's output directory
     error: Optional[Failure] = None  # why a question with status "error" failed (kgx.core.faults)
     reach: Optional[Reach] = None  # is a gold answer within the method's depth (None: no KG); paths in the trace
@@ -81,6 +87,9 @@ class Record:
             "calls": self.calls,
             "tokens": self.tokens,
             "latency_s": self.latency_s,
+            "cpu_s": self.cpu_s,
+            "reach_s": self.reach_s,
+            "reach_cpu_s": self.reach_cpu_s,
             "usage": self.usage.to_dict(),
             "stages": {stage: u.to_dict() for stage, u in self.stages.items()},
             "kg": self.kg.to_dict(),
@@ -107,6 +116,9 @@ class Record:
                 stages={stage: _typed(Usage, u) for stage, u in data.get("stages", {}).items()},
                 kg=_typed(KGUsage, data.get("kg", {})),
                 latency_s=float(data.get("latency_s", 0.0)),
+                cpu_s=float(data.get("cpu_s", 0.0)),
+                reach_s=float(data.get("reach_s", 0.0)),
+                reach_cpu_s=float(data.get("reach_cpu_s", 0.0)),
                 trace=data.get("trace", ""),
                 error=Failure.from_dict(data["error"]) if data.get("error") else None,
                 reach=_typed(Reach, data["reach"]) if data.get("reach") else None,

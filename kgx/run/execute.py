@@ -15,7 +15,7 @@ import contextlib
 import json
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from kgx import datasets, methods
 from kgx.core.faults import Breaker, DiskFull, disk_full_message
@@ -32,9 +32,6 @@ from kgx.run.loop import LoopResult, Progress, answer_all
 from kgx.run.processes import warm
 from kgx.run.spec import RunSpec
 from kgx.track import transcripts
-
-if TYPE_CHECKING:
-    pass
 
 
 def execute(

@@ -11,7 +11,9 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import Any
 
 from kgx.core.config import DEFAULT_FILTERS
 from kgx.kg.freebase import (
@@ -67,7 +69,7 @@ def node(term: Term) -> str:
     return term.value
 
 
-def _english_first(lang: str) -> int:
+def english_first(lang: str) -> int:
     return 0 if lang.lower().startswith("en") else 1 if not lang else 2
 
 
@@ -81,7 +83,7 @@ class SparqlKG:
     def __init__(self, filters: tuple[str, ...] = DEFAULT_FILTERS, noise: Noise = Noise(), cache_size: int = 100_000):
         self.filters = tuple(filters)
         self.noise = noise
-        self._cache: OrderedDict[str, list[dict[str, Term]]] = OrderedDict()
+        self._cache: OrderedDict[Hashable, Any] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
@@ -95,16 +97,21 @@ class SparqlKG:
 
     def select(self, query: str) -> list[dict[str, Term]]:
         """Run a SELECT through the result cache (shared by all questions of a run)."""
+        return self._through_cache(query, lambda: self._select(query))
+
+    def _through_cache(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()``'s result, kept under ``key`` (a query, or a backend's own lookup) in the
+        run's least-recently-used result cache."""
         with self._lock:
-            if query in self._cache:
-                self._cache.move_to_end(query)
-                return self._cache[query]
-        rows = self._select(query)
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        value = compute()
         with self._lock:
-            self._cache[query] = rows
+            self._cache[key] = value
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
-        return rows
+        return value
 
     def _edge(self, entity: str, relation: str, other: str, direction: Direction) -> tuple[str, str, str]:
         return (entity, relation, other) if direction == "out" else (other, relation, entity)
@@ -216,7 +223,7 @@ class SparqlKG:
             e, name = node(row["e"]), row["n"]
             if self.noise.drops_name(e):
                 continue
-            rank = (_english_first(name.lang), name.value)
+            rank = (english_first(name.lang), name.value)
             if e not in best or rank < best[e]:
                 best[e] = rank
         return {e: rank[1] for e, rank in best.items()}
@@ -238,9 +245,9 @@ class SparqlKG:
             if not keep_relation(r, self.filters):
                 continue
             if o.kind == "literal":
-                rank = (_english_first(o.lang), o.value)
+                rank = (english_first(o.lang), o.value)
             elif "n" in row and not self.noise.drops_name(node(o)):
-                rank = (_english_first(row["n"].lang), row["n"].value)
+                rank = (english_first(row["n"].lang), row["n"].value)
             else:
                 continue
             key = (e, r, node(o))
@@ -272,7 +279,7 @@ class SparqlKG:
             if not notable and t.startswith(GENERIC_TYPES):
                 continue
             name = row["n"] if "n" in row else None
-            rank = (0 if notable else 1, t, _english_first(name.lang) if name else 3, name.value if name else t)
+            rank = (0 if notable else 1, t, english_first(name.lang) if name else 3, name.value if name else t)
             if e not in best or rank < best[e]:
                 best[e] = rank
         return {e: rank[3] for e, rank in best.items()}

@@ -41,18 +41,25 @@ def shape_of(schema: dict[str, Any]) -> Shape:
 
 
 def _strip(sub: Any, place: Place, choices: list[tuple[Place, frozenset[str]]]) -> Any:
+    """``sub`` without its choices; ``sub`` itself where it has none (no copy to make)."""
     if not isinstance(sub, dict):
         return sub
-    new = dict(sub)
+    new = sub
     enum = sub.get("enum")
     if isinstance(enum, list) and all(isinstance(v, str) for v in enum) and sub.get("type", "string") == "string":
+        new = {**sub, "type": "string"}
         del new["enum"]
-        new["type"] = "string"
         choices.append((place, frozenset(enum)))
-    if isinstance(sub.get("properties"), dict):
-        new["properties"] = {k: _strip(v, (*place, k), choices) for k, v in sub["properties"].items()}
-    if isinstance(sub.get("items"), dict) and "prefixItems" not in sub:
-        new["items"] = _strip(sub["items"], (*place, EVERY_ITEM), choices)
+    props = sub.get("properties")
+    if isinstance(props, dict):
+        stripped = {k: _strip(v, (*place, k), choices) for k, v in props.items()}
+        if any(stripped[k] is not v for k, v in props.items()):
+            new = {**new, "properties": stripped}
+    items = sub.get("items")
+    if isinstance(items, dict) and "prefixItems" not in sub:
+        stripped = _strip(items, (*place, EVERY_ITEM), choices)
+        if stripped is not items:
+            new = {**new, "items": stripped}
     return new
 
 

@@ -5,6 +5,7 @@ wall time at many questions in flight against the ideal (issue 21).
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes 1000 10000 100000
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --flight 16 64 256
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --litellm   # its CPU per call
+    LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --replies   # checking a reply
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --method tog lmp --baseline main
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --method tog --latency 0.2 --set run.processes=4
 
@@ -110,7 +111,9 @@ def main() -> None:
     parser.add_argument("--kg-flight", nargs="*", type=int, default=[16, 64, 256], help="KG methods' in-flight rows")
     parser.add_argument("--cpu-questions", type=int, default=100, help="questions of a CPU-per-question run")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra override (repeatable)")
+    parser.add_argument("--cache-dir", help="KG stores and reachability caches, one folder per code (kept: reuse it)")
     parser.add_argument("--baseline", help="a git ref whose code runs the KG method rows too, side by side")
+    parser.add_argument("--replies", action="store_true", help="CPU per reply of checking it against its schema")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--kg-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -140,6 +143,8 @@ def main() -> None:
             f"{ideal:.1f} s ({wall / ideal:.2f}x; median of {len(walls)}, {walls[0]:.1f}-{walls[-1]:.1f} s)",
             flush=True,
         )
+    if args.replies:
+        loop_kg.reply_checks()
     if args.method:
         loop_kg.run(args)
     if args.litellm:

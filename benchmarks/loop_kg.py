@@ -143,7 +143,8 @@ def run(args: Any) -> None:
         codes: list[tuple[str, Optional[Path]]] = [("this", None)]
         if args.baseline:
             codes.insert(0, (args.baseline, stack.enter_context(checkout(args.baseline))))
-        caches = {label: Path(tempfile.mkdtemp(prefix="kgx-loop-cache-")) for label, _ in codes}
+        root = Path(args.cache_dir) if args.cache_dir else Path(tempfile.mkdtemp(prefix="kgx-loop-cache-"))
+        caches = {label: root / label for label, _ in codes}
         sets = tuple(args.set)
         for method in args.method:
             for label, code in codes:  # builds the KG store and fills the reachability cache
@@ -172,3 +173,40 @@ def run(args: Any) -> None:
                             f"{f['ratio']:.2f}x max(ideal, floor), {f['qps']:.1f} questions/s",
                             flush=True,
                         )
+
+
+def reply_checks(replies: int = 2000) -> None:
+    """CPU per reply of checking it against its schema (``parse_json``), for a schema that is
+    the same for every question (the answers) and for ones carrying a per-question enum: each
+    reply gets a schema with choices no earlier one had, as in a run."""
+    from kgx.llm.structured import parse_json
+    from kgx.methods.answers import answers_schema
+    from kgx.methods.cgpe_prompts import rough_schema
+    from kgx.methods.kit import choice_schema
+    from kgx.methods.tog_prompts import scored_schema
+
+    kinds = {
+        "answers (io, cot, every method's last call)": lambda i: (
+            {"type": "object", "properties": {"answers": answers_schema()}, "required": ["answers"]},
+            {"answers": [f"Answer {i}"]},
+        ),
+        "ToG scored relations": lambda i: (
+            scored_schema("relations", "relation", [f"film.r{i}.{j}" for j in range(8)], 1, 3),
+            {"relations": [{"relation": f"film.r{i}.1", "score": 0.6}, {"relation": f"film.r{i}.2", "score": 0.4}]},
+        ),
+        "kit choices (LMP, KnowPath, PoG, StructGPT)": lambda i: (
+            choice_schema({"relations": [f"film.r{i}.{j}" for j in range(8)]}, 1, 3),
+            {"relations": [f"film.r{i}.3"]},
+        ),
+        "CGPE scores": lambda i: (
+            rough_schema([f"Entity {i}.{j}" for j in range(8)]),
+            {"scores": [{"candidate": f"Entity {i}.2", "score": 7}]},
+        ),
+    }
+    for kind, make in kinds.items():
+        pairs = [(schema, json.dumps(reply)) for schema, reply in map(make, range(replies))]
+        parse_json(pairs[0][1], pairs[0][0])
+        start = time.process_time()
+        for schema, text in pairs:
+            parse_json(text, schema)
+        print(f"reply check, {kind}: {1e6 * (time.process_time() - start) / replies:.1f} µs CPU per reply", flush=True)

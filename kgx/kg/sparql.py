@@ -69,7 +69,7 @@ def node(term: Term) -> str:
     return term.value
 
 
-def english_first(lang: str) -> int:
+def _english_first(lang: str) -> int:
     return 0 if lang.lower().startswith("en") else 1 if not lang else 2
 
 
@@ -223,7 +223,7 @@ class SparqlKG:
             e, name = node(row["e"]), row["n"]
             if self.noise.drops_name(e):
                 continue
-            rank = (english_first(name.lang), name.value)
+            rank = (_english_first(name.lang), name.value)
             if e not in best or rank < best[e]:
                 best[e] = rank
         return {e: rank[1] for e, rank in best.items()}
@@ -245,9 +245,9 @@ class SparqlKG:
             if not keep_relation(r, self.filters):
                 continue
             if o.kind == "literal":
-                rank = (english_first(o.lang), o.value)
+                rank = (_english_first(o.lang), o.value)
             elif "n" in row and not self.noise.drops_name(node(o)):
-                rank = (english_first(row["n"].lang), row["n"].value)
+                rank = (_english_first(row["n"].lang), row["n"].value)
             else:
                 continue
             key = (e, r, node(o))
@@ -279,7 +279,7 @@ class SparqlKG:
             if not notable and t.startswith(GENERIC_TYPES):
                 continue
             name = row["n"] if "n" in row else None
-            rank = (0 if notable else 1, t, english_first(name.lang) if name else 3, name.value if name else t)
+            rank = (0 if notable else 1, t, _english_first(name.lang) if name else 3, name.value if name else t)
             if e not in best or rank < best[e]:
                 best[e] = rank
         return {e: rank[3] for e, rank in best.items()}

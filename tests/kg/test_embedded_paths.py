@@ -1,9 +1,9 @@
 """The embedded store's index lookups answer exactly as its SPARQL queries do (issue 35).
 
-``EmbeddedKG`` reads relations, neighbours and names straight from the store's index; a handle
-whose ``_graph_name`` is None runs the SPARQL of ``SparqlKG`` on the same store. Every entity and
-relation of a KG with literals, blank nodes, names in several languages and several relations
-per pair is asked both ways, with and without noise.
+``EmbeddedKG`` reads neighbours straight from the store's index; a handle whose ``_graph_name`` is
+None runs the SPARQL of ``SparqlKG`` on the same store. Every entity and relation of a KG with
+literals, blank nodes, names in several languages and several relations per pair is asked both
+ways, with and without noise.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ wall time at many questions in flight against the ideal (issue 21).
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes 1000 10000 100000
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --flight 16 64 256
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --litellm   # its CPU per call
+    LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --replies   # checking a reply
+    LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --method tog lmp --baseline main
+    LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --method tog --latency 0.2 --set run.processes=4
 
 Each figure is one run of ``method=io kg=demo llm=scripted llm.cache=false run.traces=off`` on the
 demo questions repeated under new ids, in a child process of its own (so its peak memory is its
@@ -14,6 +17,8 @@ folder, mlruns/: with run.traces=off none per question); flight rows a 200 ms
 backbone with ``run.concurrency`` questions in flight, against the ideal N x 0.2 s / in-flight.
 ``--litellm`` times litellm's own work around a call to a network provider (``mock_response``:
 its whole call path without the network), which kgx's in-process providers skip.
+``--method`` adds KG methods on MetaQA 2-hop against their LLM-bound ideal, and their CPU per
+question (``benchmarks/loop_kg.py``); ``--baseline REF`` runs those rows with REF's code too.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import loop_kg  # noqa: E402  (beside this file; its children need the variable above too)
 
 
 def child(questions: int, latency: float, flight: int) -> None:
@@ -105,10 +112,23 @@ def main() -> None:
     parser.add_argument("--flight-questions", type=int, default=2560)
     parser.add_argument("--repeats", type=int, default=3, help="runs per in-flight figure (their median)")
     parser.add_argument("--litellm", action="store_true", help="litellm's own CPU per call to a network provider")
+    parser.add_argument("--method", nargs="*", default=[], help="KG methods to measure on MetaQA 2-hop (tog lmp ...)")
+    parser.add_argument("--questions", type=int, default=300, help="MetaQA 2-hop questions per KG method run")
+    parser.add_argument("--latency", nargs="*", type=float, default=[0.2, 1.0], help="backbone latencies, s")
+    parser.add_argument("--kg-flight", nargs="*", type=int, default=[16, 64, 256], help="KG methods' in-flight rows")
+    parser.add_argument("--cpu-questions", type=int, default=100, help="questions of a CPU-per-question run")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra override (repeatable)")
+    parser.add_argument("--cache-dir", help="KG stores and reachability caches, one folder per code (kept: reuse it)")
+    parser.add_argument("--baseline", help="a git ref whose code runs the KG method rows too, side by side")
+    parser.add_argument("--replies", action="store_true", help="CPU per reply of checking it against its schema")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--kg-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(int(args.child[0]), float(args.child[1]), int(args.child[2]))
+        return
+    if args.kg_child:
+        loop_kg.child(loop_kg.Row(**json.loads(args.kg_child[0])), args.kg_child[1])
         return
     first = None
     for n in args.sizes:
@@ -131,6 +151,10 @@ def main() -> None:
             f"{ideal:.1f} s ({wall / ideal:.2f}x; median of {len(walls)}, {walls[0]:.1f}-{walls[-1]:.1f} s)",
             flush=True,
         )
+    if args.replies:
+        loop_kg.reply_checks()
+    if args.method:
+        loop_kg.run(args)
     if args.litellm:
         ms = litellm_cpu()
         print(

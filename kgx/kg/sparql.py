@@ -11,7 +11,9 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import Any
 
 from kgx.core.config import DEFAULT_FILTERS
 from kgx.kg.freebase import (
@@ -81,7 +83,7 @@ class SparqlKG:
     def __init__(self, filters: tuple[str, ...] = DEFAULT_FILTERS, noise: Noise = Noise(), cache_size: int = 100_000):
         self.filters = tuple(filters)
         self.noise = noise
-        self._cache: OrderedDict[str, list[dict[str, Term]]] = OrderedDict()
+        self._cache: OrderedDict[Hashable, Any] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
@@ -95,16 +97,21 @@ class SparqlKG:
 
     def select(self, query: str) -> list[dict[str, Term]]:
         """Run a SELECT through the result cache (shared by all questions of a run)."""
+        return self._through_cache(query, lambda: self._select(query))
+
+    def _through_cache(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()``'s result, kept under ``key`` (a query, or a backend's own lookup) in the
+        run's least-recently-used result cache."""
         with self._lock:
-            if query in self._cache:
-                self._cache.move_to_end(query)
-                return self._cache[query]
-        rows = self._select(query)
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        value = compute()
         with self._lock:
-            self._cache[query] = rows
+            self._cache[key] = value
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
-        return rows
+        return value
 
     def _edge(self, entity: str, relation: str, other: str, direction: Direction) -> tuple[str, str, str]:
         return (entity, relation, other) if direction == "out" else (other, relation, entity)

@@ -50,6 +50,11 @@ class SubgraphKG(EmbeddedKG):
             return solution_rows(self.store.query(query, use_default_graph_as_union=True))
         return super()._select(query)
 
+    def _graph_name(self) -> Optional[ox.NamedNode | ox.DefaultGraph]:
+        if self._graph is not None:
+            return self._graph
+        return None if self.scope == "question" else ox.DefaultGraph()
+
     def for_question(self, question_id: str) -> "SubgraphKG":
         """The KG ``question_id`` sees: its own subgraph in question scope, else the whole KG."""
         if self.scope != "question":

@@ -23,6 +23,7 @@ import litellm
 from kgx.core.config import LLMConfig
 from kgx.core.faults import InfraError
 from kgx.llm import providers
+from kgx.llm.schema_shape import shape_of
 
 JSON_SCHEMA, JSON_OBJECT_SCHEMA, PROMPTED = LLMConfig.STRUCTURED_MODES
 AUTO = "auto"
@@ -54,23 +55,31 @@ def parse_json(text: str, schema: dict[str, Any]) -> Any:
         value, _ = _DECODER.raw_decode(text[min(starts) :])
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON ({exc.msg}): {text[:200]!r}") from exc
-    fast, wording = _validators(json.dumps(schema, sort_keys=True))
-    if not fast.is_valid(value):  # the error worth naming is only looked for when there is one
-        error = jsonschema.exceptions.best_match(wording.iter_errors(value))
-        raise ValueError(f"output does not match the schema: {error.message}")
+    shape = shape_of(schema)
+    if not _validator(shape.schema_json).is_valid(value) or shape.outside(value):
+        raise ValueError(f"output does not match the schema: {_wording(schema, value)}")
     return value
 
 
 @functools.lru_cache(maxsize=256)
-def _validators(schema_json: str) -> tuple[Any, Any]:
-    """Two validators of one schema, built once per distinct schema (building costs more than
-    validating): jsonschema-rs decides (0.5 µs a reply, against jsonschema's 70, which every
-    call of every stage paid), and jsonschema words what is wrong, as it always has. Both read
-    a schema without ``$schema`` as draft 2020-12."""
+def _validator(schema_json: str) -> Any:
+    """The jsonschema-rs validator of one schema shape (``kgx.llm.schema_shape``: the schema
+    without its per-question choices), built once per shape, since building it (and checking the
+    schema against its metaschema) costs a thousand times validating a reply. It reads a schema
+    without ``$schema`` as draft 2020-12, as jsonschema does."""
     schema = json.loads(schema_json)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return jsonschema_rs.validator_for(schema), cls(schema)
+    jsonschema.validators.validator_for(schema).check_schema(schema)
+    return jsonschema_rs.validator_for(schema)
+
+
+def _wording(schema: dict[str, Any], value: Any) -> str:
+    """What is wrong with ``value``, as jsonschema words it (it explains better than it decides:
+    70 µs a reply against jsonschema-rs's 0.5), from the whole schema in sorted-key order, as
+    kgx always worded it. Only a refused reply pays for it; its shape was checked already."""
+    whole = json.loads(json.dumps(schema, sort_keys=True))
+    return jsonschema.exceptions.best_match(
+        jsonschema.validators.validator_for(whole)(whole).iter_errors(value)
+    ).message
 
 
 def with_schema_instruction(messages: Messages, schema: dict[str, Any]) -> Messages:

@@ -101,7 +101,7 @@ def remembered(spec: RunSpec, key: str, value: Any = None) -> Any:
 
 def reach_key(spec: RunSpec) -> str:
     """The remembered cold reachability cost's key: the KG's content and the method's horizon."""
-    from kgx.run.execute import kg_key
+    from kgx.run.answering import kg_key
 
     horizon = spec.method.horizon()
     digest = hashlib.sha256(kg_key(spec).encode()).hexdigest()[:16]
@@ -114,7 +114,7 @@ def uncached(spec: RunSpec, questions: list[Question]) -> int:
     the ones the full run checks cold. Questions whose topics the run still has to resolve to KG
     ids, or whose KG is their own subgraph (``kg.scope=question`` views), count as cold."""
     from kgx.diagnose.reach import Reacher
-    from kgx.run.execute import kg_key
+    from kgx.run.answering import kg_key
 
     horizon = spec.method.horizon()
     if horizon is None:

@@ -1,7 +1,8 @@
 """CGPE: clue-guided path exploration (Tao et al., Sec. 3; no public code, the paper is the spec).
 
   1. Clue extraction (Sec. 3.2, one LLM call): the question's entities and relation-like words,
-     without a hard split between the two, as a set of clues C.
+     without a hard split between the two, as a set of clues C, written freely by the model
+     (the question's phrases are a hint, ``cgpe_phrases.py``).
   2. Initial nodes (Sec. 3.3, no LLM): a KG node whose name is a clue starts a path; that clue
      is used for the path. Clue text is only ever a ``kg.search`` string.
   3. Next node (Sec. 3.4, the matchings in ``cgpe_matching.py``), per path, until every clue is
@@ -49,7 +50,7 @@ from kgx.methods.cgpe_paths import (
     merges,
     path_triples,
 )
-from kgx.methods.cgpe_phrases import phrases, same_characters
+from kgx.methods.cgpe_phrases import clue_pattern, fold, names_first, phrases, same_characters, written
 from kgx.methods.fallbacks import no_answer
 
 
@@ -60,7 +61,7 @@ class CGPEConfig(MethodConfig):
 
     name: str = "cgpe"
     max_clues: int = 6  # clues one extraction may return (Sec. 3.2 gives no bound)
-    max_clue_words: int = 8  # longest question phrase offered as a clue (Sec. 3.2)
+    max_clue_words: int = 8  # longest clue, in words: phrases hinted and clues written (Sec. 3.2)
     search_limit: int = 5  # KG nodes searched per clue for initial nodes (Sec. 3.3)
     character_matching: bool = True  # a neighbour named like an unused clue is the next node (Sec. 3.4; Table 3)
     llm_pruning: bool = True  # fuzzy, rough and exact matching by the LLM (Sec. 3.4; Table 3)
@@ -125,20 +126,22 @@ def answer(question: Question, ctx: Context) -> Prediction:
 
 
 def extract_clues(question: Question, ctx: Context) -> list[str]:
-    """Sec. 3.2: one call; the model picks the question's phrases that are clues. A reply giving
-    a clue twice is asked again (a small model may repeat the topic entity for every clue,
-    leaving nothing to explore towards); when every try repeats one, each clue is kept once.
-    Phrases that overlap in the question keep the longest, so that a name and a word inside it
-    are one clue."""
+    """Sec. 3.2: one call; the model writes the question's clues, constrained only in form (a
+    list of short phrases of the question's words). The question's phrases are a hint in the prompt, not the only
+    choices, so a title the phrase rules split is still one clue. A reply giving a clue twice is
+    asked again (a small model may repeat the topic entity for every clue, leaving nothing to
+    explore towards); when every try repeats one, each clue is kept once. A clue inside a longer
+    one is dropped, so that a name and a word inside it are one clue."""
     p: CGPEConfig = ctx.params
-    spans = phrases(question.text, p.max_clue_words)
-    if not spans:
+    hint = list(phrases(question.text, p.max_clue_words))
+    if not hint:
         ctx.trace.note(STAGE_CLUES, "the question has no content words to take clues from")
         return []
     repeating: list[dict[str, Any]] = []  # replies that gave a clue twice, for when no try does better
 
     def once_each(reply: dict[str, Any]) -> dict[str, Any]:
-        repeated = sorted({c for c in reply["clues"] if reply["clues"].count(c) > 1})
+        keys = [fold(c) for c in reply["clues"]]
+        repeated = sorted({c for c, key in zip(reply["clues"], keys) if keys.count(key) > 1})
         if repeated:
             repeating.append(reply)
             raise ValueError(f"clues given more than once: {'; '.join(repeated)}")
@@ -159,21 +162,15 @@ def extract_clues(question: Question, ctx: Context) -> list[str]:
     reply = kit.ask(
         ctx,
         STAGE_CLUES,
-        prompts.clues(question.text),
+        prompts.clues(question.text, names_first(hint)),
         temperature=p.temperature,
-        schema=prompts.clues_schema(list(spans), p.max_clues),
+        schema=prompts.clues_schema(hint, p.max_clues, p.max_clue_words, clue_pattern(question.text, p.max_clue_words)),
         validate=once_each,
         fallback=last_repeating,
     )
     if reply is None:
         return []
-    chosen = kit.pick(ctx, STAGE_CLUES, reply["clues"], list(spans), "clue is not a phrase of the question")
-    kept = [
-        c
-        for c in chosen
-        if not any(o != c and spans[o][0] <= spans[c][0] and spans[c][1] <= spans[o][1] for o in chosen)
-    ]
-    clues = sorted(kept, key=lambda c: spans[c])
+    clues = written(reply["clues"], question.text)
     ctx.trace.note(STAGE_CLUES, f"{len(clues)} clues", clues=clues)
     return clues
 

@@ -4,7 +4,9 @@
      without a hard split between the two, as a set of clues C, written freely by the model
      (the question's phrases are a hint, ``cgpe_phrases.py``).
   2. Initial nodes (Sec. 3.3, no LLM): a KG node whose name is a clue starts a path; that clue
-     is used for the path. Clue text is only ever a ``kg.search`` string.
+     is used for the path. Clue text is only ever a ``kg.search`` string. When no clue names a
+     node, each is widened to the longest question phrase holding it that does (kgx's rule for a
+     model that writes "Lewis" for "Jerry Lewis").
   3. Next node (Sec. 3.4, the matchings in ``cgpe_matching.py``), per path, until every clue is
      used: the node's neighbours are the candidates, each as (relation, label, entity) with
      label = the entity's type or "none";
@@ -110,6 +112,9 @@ def answer(question: Question, ctx: Context) -> Prediction:
         return respond(question, ctx, Exploration([], reason=NO_CLUES), {})
     roots = initial_nodes(clues, ctx)
     if not roots:
+        wider = widened(question, clues, ctx)
+        roots, clues = (initial_nodes(wider, ctx), wider) if wider != clues else ([], clues)
+    if not roots:
         ctx.trace.note(STAGE_EXPLORE, "no clue names a KG node: answering without a path", clues=clues)
         return respond(question, ctx, Exploration(clues, reason=NO_INITIAL_NODE), {})
     run = explore(question, clues, roots, ctx)
@@ -175,9 +180,10 @@ def extract_clues(question: Question, ctx: Context) -> list[str]:
     return clues
 
 
-def initial_nodes(clues: list[str], ctx: Context) -> list[Path]:
+def initial_nodes(clues: list[str], ctx: Context, quiet: bool = False) -> list[Path]:
     """Sec. 3.3: KG nodes whose name is a clue, by ``kg.search`` with the clue as its text; each
-    starts a path with that clue used. Search hits that only share words with it are not matches."""
+    starts a path with that clue used. Search hits that only share words with it are not matches.
+    ``quiet``: a look-up only, without the trace note."""
     p: CGPEConfig = ctx.params
     if ctx.kg is None:
         return []
@@ -185,6 +191,8 @@ def initial_nodes(clues: list[str], ctx: Context) -> list[Path]:
     found = sorted({h for ids in hits.values() for h in ids})
     names = ctx.kg.names(found) if found else {}
     named = [Path((h,), (clue,)) for clue, ids in hits.items() for h in ids if same_characters(names.get(h, ""), clue)]
+    if quiet:
+        return named
     roots = kit.cap(ctx, STAGE_EXPLORE, named, p.max_paths, "initial nodes")
     ctx.trace.note(
         STAGE_EXPLORE,
@@ -192,6 +200,25 @@ def initial_nodes(clues: list[str], ctx: Context) -> list[Path]:
         roots=[{"node": r.nodes[0], "name": names.get(r.nodes[0], ""), "clue": r.clues[0]} for r in roots],
     )
     return roots
+
+
+def widened(question: Question, clues: list[str], ctx: Context) -> list[str]:
+    """kgx's rule for a model that writes part of a name (Sec. 3.3 assumes some clue names a node):
+    when no clue does, each clue becomes the longest phrase of the question holding it that names
+    a KG node ("Lewis" -> "Jerry Lewis"), if there is one; the others stay as written."""
+    p: CGPEConfig = ctx.params
+    hint = sorted(phrases(question.text, p.max_clue_words), key=lambda h: -len(h.split()))
+    out, changed = [], {}
+    for clue in clues:
+        holding = [h for h in hint if fold(h) != fold(clue) and f" {fold(clue)} " in f" {fold(h)} "]
+        named = next((h for h in holding if initial_nodes([h], ctx, quiet=True)), None)
+        out.append(named or clue)
+        if named:
+            changed[clue] = named
+    if not changed:
+        return clues
+    ctx.trace.note(STAGE_EXPLORE, "no clue names a KG node: clues widened to the question's phrases", widened=changed)
+    return written(out, question.text)
 
 
 def explore(question: Question, clues: list[str], roots: list[Path], ctx: Context) -> Exploration:

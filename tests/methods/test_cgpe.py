@@ -173,6 +173,17 @@ def test_a_clue_the_phrase_rules_do_not_offer_is_still_a_clue(demo):
     assert ctx.trace.notes("clue_extraction")[-1].data == {"clues": ["the capital of Australia"]}
 
 
+def test_a_part_of_a_name_is_widened_to_the_question_phrase_naming_a_node_when_no_clue_names_one(demo):
+    steelers = Question(id="q4", text="Which songs are fight songs of the Pittsburgh Steelers?", answers=[["Renegade"]])
+    ctx = context(matcher(["fight songs", "Steelers"], answers=("Renegade",)), demo)
+    get("cgpe")(steelers, ctx)
+    notes = {n.message: n.data for n in ctx.trace.notes("path_exploration")}
+    assert notes["no clue names a KG node: clues widened to the question's phrases"] == {
+        "widened": {"Steelers": "Pittsburgh Steelers"}
+    }
+    assert [r["clue"] for r in notes["1 initial nodes"]["roots"]] == ["Pittsburgh Steelers"]
+
+
 def test_full_pipeline_follows_fuzzy_rough_and_exact_matching_to_the_answer(demo):
     llm = capital_matcher()
     ctx = context(llm, demo)

@@ -63,6 +63,7 @@ CLUES = frozenset({"clues"})  # free strings that are a set of question phrases 
 # CGPE's matchings: filters that may keep none (minItems 0); an off-path candidate is no lead, so
 # where none is on the path, none is kept (the scripted double's choice would lead the path astray).
 FILTERS = frozenset({"keep", "scores", "matches"})
+POSSESSIVE = re.compile(r"(\w)('s|’s)\b")
 SPAN_PUNCTUATION = '.,;:!?"()[]{}'  # around a name the question spells (kept inside it)
 STEM = 4  # letters two words share at their start to say one thing ("starred", "starring")
 
@@ -184,10 +185,12 @@ class Judge:
     def clues(self, hint: list[Any], high: Optional[int], pattern: Optional[str]) -> list[Any]:
         """Clues are a set to cover, written freely: the topic and gold entity names the question
         says, whole and as it spells them (a title with small words and commas too), each once and
-        none inside another, in the question's order; then the scripted choice among the ``hint``
-        phrases without those sharing a word with them (a longer phrase would swallow the name).
+        none inside another, in the question's order; then the one-word ``hint`` phrases in the
+        scripted order, without those sharing a word with them: one clue per word, so that two
+        steps the question says side by side ("son die") stay two clues, as a clue per hop is
+        what lets a path take every hop (Sec. 3.5 ends it once every clue is used).
         Only clues of the schema's form (its ``pattern``) are written."""
-        asked = f" {normalize(self.question)} "
+        asked = f" {normalize(self.spoken())} "
         said = {normalize(n) for n in [*self.gold.topics, *self.names] if self.has(asked, n)}
         keys = sorted(
             (k for k in said if not any(k != o and f" {k} " in f" {o} " for o in said)),
@@ -195,14 +198,19 @@ class Judge:
         )
         named = [text for text in (self.spelled(k) for k in keys) if text]
         taken = set().union(*(scripted.words(n) for n in named))
-        rest = [o for o in rank(hint, self.question) if not scripted.words(str(o)) & taken]
+        rest = [o for o in rank(hint, self.question) if len(str(o).split()) == 1 and not scripted.words(str(o)) & taken]
         fits = [c for c in named + rest if pattern is None or re.search(pattern, str(c))]
         return fits[:high]
+
+    def spoken(self) -> str:
+        """The question with a possessive "'s" as a word of its own ("caesonia 's husband"), as
+        CGPE's phrases read it: a name then stands as whole words."""
+        return POSSESSIVE.sub(r"\1 \2", self.question)
 
     def spelled(self, key: str) -> str:
         """The question's own text of a name whose normalised form is ``key``, punctuation
         inside it kept ("After Dark, My Sweet"); empty when no run of its words is the name."""
-        tokens = self.question.split()
+        tokens = self.spoken().split()
         for i in range(len(tokens)):
             for j in range(i + 1, len(tokens) + 1):
                 if normalize(" ".join(tokens[i:j])) == key:

@@ -63,7 +63,8 @@ CLUES = frozenset({"clues"})  # free strings that are a set of question phrases 
 # CGPE's matchings: filters that may keep none (minItems 0); an off-path candidate is no lead, so
 # where none is on the path, none is kept (the scripted double's choice would lead the path astray).
 FILTERS = frozenset({"keep", "scores", "matches"})
-POSSESSIVE = re.compile(r"(\w)('s|’s)\b")
+FOLD = re.compile(r"[\W_]+")  # what a name and the question may spell differently (CGPE's character matching)
+POSSESSIVE, SPLIT = re.compile(r"(\w)('s|’s)\b"), r"\1 \2"  # "caesonia's" read as CGPE reads it: "caesonia 's"
 SPAN_PUNCTUATION = '.,;:!?"()[]{}'  # around a name the question spells (kept inside it)
 STEM = 4  # letters two words share at their start to say one thing ("starred", "starring")
 
@@ -190,32 +191,32 @@ class Judge:
         steps the question says side by side ("son die") stay two clues, as a clue per hop is
         what lets a path take every hop (Sec. 3.5 ends it once every clue is used).
         Only clues of the schema's form (its ``pattern``) are written."""
-        asked = f" {normalize(self.spoken())} "
-        said = {normalize(n) for n in [*self.gold.topics, *self.names] if self.has(asked, n)}
+        asked = f" {normalize(POSSESSIVE.sub(SPLIT, self.question))} "
+        said: dict[str, str] = {}
+        for name in [*self.gold.topics, *self.names]:
+            if self.has(asked, name):
+                said.setdefault(normalize(name), name)
         keys = sorted(
             (k for k in said if not any(k != o and f" {k} " in f" {o} " for o in said)),
             key=lambda k: asked.find(f" {k} "),
         )
-        named = [text for text in (self.spelled(k) for k in keys) if text]
+        named = [text for text in (self.spelled(said[k]) for k in keys) if text]
         taken = set().union(*(scripted.words(n) for n in named))
         rest = [o for o in rank(hint, self.question) if len(str(o).split()) == 1 and not scripted.words(str(o)) & taken]
         fits = [c for c in named + rest if pattern is None or re.search(pattern, str(c))]
         return fits[:high]
 
-    def spoken(self) -> str:
-        """The question with a possessive "'s" as a word of its own ("caesonia 's husband"), as
-        CGPE's phrases read it: a name then stands as whole words."""
-        return POSSESSIVE.sub(r"\1 \2", self.question)
-
-    def spelled(self, key: str) -> str:
-        """The question's own text of a name whose normalised form is ``key``, punctuation
-        inside it kept ("After Dark, My Sweet"); empty when no run of its words is the name."""
-        tokens = self.spoken().split()
-        for i in range(len(tokens)):
-            for j in range(i + 1, len(tokens) + 1):
-                if normalize(" ".join(tokens[i:j])) == key:
-                    return " ".join(tokens[i:j]).strip(SPAN_PUNCTUATION)
-        return ""
+    def spelled(self, name: str) -> str:
+        """The question's own text of ``name``, punctuation inside it kept ("After Dark, My
+        Sweet"): the words that are the name but for case and punctuation, else the fewest words
+        whose normalised form is the name's (which drops articles: "the X" is X); empty when none."""
+        tokens = POSSESSIVE.sub(SPLIT, self.question).split()
+        windows = [
+            " ".join(tokens[i:j]).strip(SPAN_PUNCTUATION) for i in range(len(tokens)) for j in range(i + 1, 9 + i)
+        ]
+        same = [w for w in windows if FOLD.sub(" ", w.lower()).split() == FOLD.sub(" ", name.lower()).split()]
+        alike = sorted((w for w in windows if normalize(w) == normalize(name)), key=lambda w: len(w.split()))
+        return (same or alike or [""])[0]
 
     def clue_for(self, candidate: Any, clues: list[Any]) -> Any:
         """The clue that says how the gold path reaches ``candidate``: the most words shared (by

@@ -283,6 +283,8 @@ def test_clues_name_the_topic_entities_before_the_scripted_phrases():
         ("who directed After Dark, My Sweet", "After Dark, My Sweet"),
         ("what films did the director of Caro diario direct", "Caro diario"),
         ("which actors starred in Good Will Hunting", "Good Will Hunting"),
+        ("what is the charles_iv_of_france 's wife 's parents 's other half ?", "charles_iv_of_france"),
+        ("how did caesonia's husband die", "caesonia"),
     ],
 )
 def test_clues_are_written_freely_so_a_title_with_small_words_and_commas_is_one_clue(question, topic):

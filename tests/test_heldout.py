@@ -5,7 +5,7 @@ held exactly, every miss is named with its category, and every ``not_retrieved``
 drill-down note (``left_at``: where the search left the gold chain and whose limit that is).
 
 The misses each have a documented design rule (docs/guides/run-records.md, "Held-out ceilings"):
-RULES names it per method. Slow: 35 runs, about 15 minutes on a busy 2-core machine
+RULES names it per method. Slow: 35 runs, 22 minutes on a busy 2-core machine
 (``python benchmarks/oracle_ceilings.py --heldout --why`` prints the same table).
 """
 

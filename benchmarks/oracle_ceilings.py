@@ -4,6 +4,8 @@
     KGX_DATA_DIR=... python benchmarks/oracle_ceilings.py --sets pq_3h --methods structgpt --why
     KGX_DATA_DIR=... python benchmarks/oracle_ceilings.py --sets costar --methods pog,structgpt \\
         --set method.walk_back=true                                                         # issue 34 part 4
+    python benchmarks/oracle_ceilings.py --heldout --why     # kgx's held-out set on its small KBs (no data needed)
+    KGX_DATA_DIR=... python benchmarks/oracle_ceilings.py --heldout --full-kb                # ... on the whole KBs
 
 Runs each method with ``llm=oracle`` (kgx.llm.oracle: it takes what lies on the question's gold chain,
 in the chain's order) on a seeded sample of each set's test split and prints per method and set: the
@@ -13,7 +15,11 @@ drill-down note (``left_at``: where the search left the gold path, and whether t
 the KG stopped it). ``costar`` is the MetaQA 2-hop questions whose chain walks one relation back and
 forth (co-stars, co-directors, co-writers, and movies sharing an actor, director or writer): the ones a
 method that never walks back along the relation that reached an entity cannot answer on a KG without
-inverse relations. Runs go to a temporary folder; KG stores are kept in ``--cache``.
+inverse relations. ``--heldout`` runs kgx's held-out set instead (tests/data/heldout, built by
+benchmarks/heldout_set.py: questions in kgx's own words), every question of each set, on the small
+KBs committed with it or, with ``--full-kb``, on the whole MetaQA and PathQuestion KBs; the
+figures on the small KBs are the ones tests/test_heldout.py holds. Runs go to a temporary folder;
+KG stores are kept in ``--cache``.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ SETS = {  # set -> (dataset, kg)
     "pq_3h": ("pq_3h", "pathquestion"),
     "costar": ("metaqa_2hop", "metaqa"),
 }
+HELDOUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "heldout"
+HELDOUT_SETS = ("metaqa_1hop", "metaqa_2hop", "metaqa_3hop", "pq_2h", "pq_3h")
 EXTRA = {"lmp": ["method.depth=3"]}  # LMP's default depth 1 cannot reach a 2-hop answer
 BACK_AND_FORTH = ("actor_to_movie_to_actor", "director_to_movie_to_director", "writer_to_movie_to_writer")
 
@@ -54,12 +62,23 @@ def pick(name: str, dataset: str, size: int, seed: int) -> list[str]:
     return [q.id for q in chosen]
 
 
+def heldout(name: str, full_kb: bool) -> list[str]:
+    """The dataset and KG overrides of a held-out set: its questions, on its small KB or the whole one."""
+    metaqa = name.startswith("metaqa")
+    where = ["dataset=custom", f"dataset.path={HELDOUT / (name + '.jsonl')}", f"dataset.name=heldout_{name}"]
+    if full_kb:
+        return [*where, f"kg={'metaqa' if metaqa else 'pathquestion'}"]
+    small = HELDOUT / ("metaqa_kb.txt" if metaqa else "pq_kb.txt")
+    kg = "metaqa" if metaqa else "pathquestion"
+    return [*where, f"kg={kg}", f"kg.name=heldout_{kg}", f"kg.sources=[{small}]"]
+
+
 def run(method: str, dataset: str, kg: str, ids: list[str], overrides: list[str], cache: Path):
     """One oracle run of ``method`` on the questions ``ids``: its records."""
     from fidelity import outcome
 
     chosen = [f"method={method}", *EXTRA.get(method, []), "llm=oracle", "llm.cache=false"]
-    where = [f"dataset={dataset}", f"dataset.ids=[{','.join(ids)}]", f"kg={kg}"]
+    where = [f"dataset={dataset}", f"dataset.ids=[{','.join(ids)}]", f"kg={kg}"] if ids else []
     return outcome([*chosen, *where, *overrides], cache).records
 
 
@@ -72,14 +91,19 @@ def main() -> None:
     parser.add_argument("--set", nargs="*", default=[], help="extra overrides for every run")
     parser.add_argument("--why", action="store_true", help="print each miss's drill-down note")
     parser.add_argument("--cache", type=Path, default=Path(".kgx_cache"))
+    parser.add_argument("--heldout", action="store_true", help="kgx's held-out set (tests/data/heldout)")
+    parser.add_argument("--full-kb", action="store_true", help="with --heldout: on the whole KBs ($KGX_DATA_DIR)")
     args = parser.parse_args()
+    if args.heldout and args.sets == parser.get_default("sets"):
+        args.sets = ",".join(HELDOUT_SETS)
     print(f"{'method':<10}{'set':<13}{'n':>4}{'reach':>6}{'right':>6}{'ceiling%':>9}{'s':>6}  misses", flush=True)
     for name in args.sets.split(","):
-        dataset, kg = SETS[name]
-        ids = pick(name, dataset, args.questions, args.seed)
+        dataset, kg = SETS.get(name, ("", ""))
+        ids = [] if args.heldout else pick(name, dataset, args.questions, args.seed)
+        extra = [*heldout(name, args.full_kb), *args.set] if args.heldout else args.set
         for method in args.methods.split(","):
             start = time.perf_counter()
-            records = run(method, dataset, kg, ids, args.set, args.cache.resolve())
+            records = run(method, dataset, kg, ids, extra, args.cache.resolve())
             reach = [r for r in records if r.reach is not None and r.reach.reachable]
             right = [r for r in reach if r.breakdown == "correct"]
             misses = Counter(r.breakdown for r in records if r.breakdown != "correct")

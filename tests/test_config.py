@@ -180,6 +180,25 @@ def test_execution_settings_leave_the_run_identity_alone(compose_cfg):
     assert len({base, *(config_hash(to_run_spec(compose_cfg("llm=scripted", d))) for d in different)}) == 6
 
 
+def test_the_oracles_behaviour_version_enters_oracle_runs_only(compose_cfg, monkeypatch):
+    """Finished oracle runs from before the chain-order oracle are redone, not skipped: the oracle's
+    behaviour version is in their identity. No other run's hash moves: a scripted run keeps the hash
+    it had before versions existed (pinned; a new result field in its config legitimately moves it)."""
+    from kgx.core import run_identity
+    from kgx.run.lifecycle import config_hash
+
+    scripted = to_run_spec(compose_cfg("llm=scripted"))
+    assert "behaviours" not in scripted.identity() and config_hash(scripted) == "e9940c01a329"
+    oracle = to_run_spec(compose_cfg("llm=oracle", "method=tog"))
+    staged = to_run_spec(compose_cfg("method=tog", "+llm.stages.answer=oracle"))
+    assert oracle.identity()["behaviours"] == staged.identity()["behaviours"] == {"kgx-oracle/": 2}
+    before = {config_hash(oracle), config_hash(staged)}
+    monkeypatch.setattr(run_identity, "BEHAVIOURS", {"kgx-oracle/": 3})
+    assert not before & {config_hash(oracle), config_hash(staged)}
+    monkeypatch.setattr(run_identity, "BEHAVIOURS", {})
+    assert config_hash(oracle) == "8b50a424852b"  # the hash it had before versions existed
+
+
 def test_a_new_method_needs_only_its_own_file(in_tmp, compose_cfg, monkeypatch):
     """Registering a schema and a function is enough for ``method=<name>`` to compose and run."""
     from dataclasses import dataclass

@@ -3,12 +3,20 @@
 A field made with :func:`execution` says where or how a run executes (a timeout, a rate limit,
 a folder), not what it computes: it is logged but left out of the run's identity, so changing it
 resumes the same run instead of starting a new one.
+
+A test double's behaviour version (:data:`BEHAVIOURS`) says what its replies are: a run on a double
+whose replies changed while its config did not must be redone, not resumed or skipped. It enters
+the identity of the runs that use that double only, so no other run's hash moves.
 """
 
 from __future__ import annotations
 
 from dataclasses import field, fields, is_dataclass
-from typing import Any
+from typing import Any, Iterable
+
+# Per litellm provider prefix: the version of a kgx double's replies. 2 = the oracle that follows
+# the gold chain in order and matches CGPE's clues from the gold path (1, unrecorded: word overlap).
+BEHAVIOURS = {"kgx-oracle/": 2}
 
 
 def execution(default: Any = None, default_factory: Any = None) -> Any:
@@ -27,3 +35,9 @@ def identity(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [identity(v) for v in obj]
     return obj
+
+
+def behaviours(models: Iterable[str]) -> dict[str, int]:
+    """The behaviour versions of the doubles among ``models`` (litellm model strings), by provider
+    prefix; empty when none is versioned (then a run's identity holds no such key)."""
+    return {prefix: version for prefix, version in BEHAVIOURS.items() if any(m.startswith(prefix) for m in models)}

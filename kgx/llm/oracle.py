@@ -10,8 +10,9 @@ shown. A run with it measures how far a method's own search can get: its choices
 like any model's (only offered candidates, within the schema's counts), and it is metered like the
 scripted backbone (real token counts, the same simulated latency and failures). Whatever the gold
 does not decide (reasoning text, sub-objectives, notes) is the scripted reply, except where free
-text feeds the search or the answer: CGPE's clues name the topic and gold entities first, and LMP's
-fact summaries keep the gold names of the facts they summarise.
+text feeds the search or the answer: CGPE's clues, written freely, are the topic and gold entity
+names the question says (as the gold spells them) and then the scripted choice among the hinted
+phrases; LMP's fact summaries keep the gold names of the facts they summarise.
 
 What the oracle was shown is the request's last message (worked examples are earlier turns),
 its ``Question:`` line excluded: the question is not evidence. An alias is shown when its
@@ -58,10 +59,13 @@ SUFFIX = re.compile(r" (?:\[\d+\]|#\d+)$")  # ToG's/PoG's "Name [2]", KnowPath's
 REVERSE = " (reverse)"
 FOLLOWED = re.compile(r"^Relations already followed: (.*)$", flags=re.M)  # StructGPT's walked relations
 FAR = (2, 0)  # the order key of a candidate on no gold chain
-CLUES = frozenset({"clues"})  # choices that are a set of question phrases to cover (CGPE's clue extraction)
+CLUES = frozenset({"clues"})  # free strings that are a set of question phrases to cover (CGPE's clue extraction)
 # CGPE's matchings: filters that may keep none (minItems 0); an off-path candidate is no lead, so
 # where none is on the path, none is kept (the scripted double's choice would lead the path astray).
 FILTERS = frozenset({"keep", "scores", "matches"})
+FOLD = re.compile(r"[\W_]+")  # what a name and the question may spell differently (CGPE's character matching)
+POSSESSIVE, SPLIT = re.compile(r"(\w)('s|’s)\b"), r"\1 \2"  # "caesonia's" read as CGPE reads it: "caesonia 's"
+SPAN_PUNCTUATION = '.,;:!?"()[]{}'  # around a name the question spells (kept inside it)
 STEM = 4  # letters two words share at their start to say one thing ("starred", "starring")
 
 
@@ -179,16 +183,40 @@ class Judge:
         chosen = gold[:high]
         return chosen + [o for o in ranked if o not in chosen][: max(0, low - len(chosen))]
 
-    def clues(self, options: list[Any], high: Optional[int]) -> list[Any]:
-        """Clues are a set to cover, not one way to choose: the options naming a topic or gold
-        entity first, then the scripted choice without the options sharing a word with them (a
-        longer phrase would swallow the name)."""
-        ranked = rank(options, self.question)
-        targets = self.known | {normalize(t) for t in self.gold.topics}
-        named = [o for o in ranked if normalize(str(o)) in targets]
-        taken = set().union(*(scripted.words(str(o)) for o in named))
-        rest = [o for o in ranked if o not in named and not scripted.words(str(o)) & taken]
-        return (named + rest)[:high]
+    def clues(self, hint: list[Any], high: Optional[int], pattern: Optional[str]) -> list[Any]:
+        """Clues are a set to cover, written freely: the topic and gold entity names the question
+        says, whole and as it spells them (a title with small words and commas too), each once and
+        none inside another, in the question's order; then the one-word ``hint`` phrases in the
+        scripted order, without those sharing a word with them: one clue per word, so that two
+        steps the question says side by side ("son die") stay two clues, as a clue per hop is
+        what lets a path take every hop (Sec. 3.5 ends it once every clue is used).
+        Only clues of the schema's form (its ``pattern``) are written."""
+        asked = f" {normalize(POSSESSIVE.sub(SPLIT, self.question))} "
+        said: dict[str, str] = {}
+        for name in [*self.gold.topics, *self.names]:
+            if self.has(asked, name):
+                said.setdefault(normalize(name), name)
+        keys = sorted(
+            (k for k in said if not any(k != o and f" {k} " in f" {o} " for o in said)),
+            key=lambda k: asked.find(f" {k} "),
+        )
+        named = [text for text in (self.spelled(said[k]) for k in keys) if text]
+        taken = set().union(*(scripted.words(n) for n in named))
+        rest = [o for o in rank(hint, self.question) if len(str(o).split()) == 1 and not scripted.words(str(o)) & taken]
+        fits = [c for c in named + rest if pattern is None or re.search(pattern, str(c))]
+        return fits[:high]
+
+    def spelled(self, name: str) -> str:
+        """The question's own text of ``name``, punctuation inside it kept ("After Dark, My
+        Sweet"): the words that are the name but for case and punctuation, else the fewest words
+        whose normalised form is the name's (which drops articles: "the X" is X); empty when none."""
+        tokens = POSSESSIVE.sub(SPLIT, self.question).split()
+        windows = [
+            " ".join(tokens[i:j]).strip(SPAN_PUNCTUATION) for i in range(len(tokens)) for j in range(i + 1, 9 + i)
+        ]
+        same = [w for w in windows if FOLD.sub(" ", w.lower()).split() == FOLD.sub(" ", name.lower()).split()]
+        alike = sorted((w for w in windows if normalize(w) == normalize(name)), key=lambda w: len(w.split()))
+        return (same or alike or [""])[0]
 
     def clue_for(self, candidate: Any, clues: list[Any]) -> Any:
         """The clue that says how the gold path reaches ``candidate``: the most words shared (by
@@ -231,8 +259,8 @@ class Judge:
         items = schema.get("items", {})
         low, high = schema.get("minItems", 0), schema.get("maxItems")
         props = items.get("properties", {})
-        if "enum" in items and name in CLUES:
-            return self.clues(list(items["enum"]), high)
+        if name in CLUES and items.get("type") == "string":
+            return self.clues(list(items.get("examples", [])), high, items.get("pattern"))
         if "enum" in items:
             return self.pick(list(items["enum"]), low, high, focused, name)
         if items.get("type") == "object" and any("enum" in sub for sub in props.values()):

@@ -1,8 +1,9 @@
 """A deterministic stand-in backbone for tests and benchmarks (litellm provider ``kgx-scripted``).
 
 Its replies are derived from the prompt alone: the question is the line after ``Question:``;
-enum choices are ranked by word overlap with it; free-text fields take the prompt line (outside
-the question) that overlaps it most. Token counts are real counts of the text (litellm's
+enum choices are ranked by word overlap with it, and so are the ``examples`` a list of free strings
+gives as a hint (CGPE's clues); free-text fields take the prompt line (outside the question) that
+overlaps it most. Token counts are real counts of the text (litellm's
 offline tokenizer), not placeholders. ``latency_s`` and ``failure_rate`` simulate a provider,
 and so does ``max_tokens``: a longer reply is cut there and finishes with "length".
 """
@@ -111,8 +112,8 @@ def instance(schema: dict[str, Any], prompt: str, question: str, name: str = "")
     if kind == "array":
         items = schema.get("items", {})
         size = max(1, schema.get("minItems", 1))
-        if "enum" in items:
-            return rank(list(items["enum"]), question)[: schema.get("maxItems", size)]
+        if "enum" in items or "examples" in items:  # a choice, or free strings with a hint
+            return rank(list(items.get("enum", items.get("examples", []))), question)[: schema.get("maxItems", size)]
         if scored_choice(items):
             return scored_choices(schema, prompt, question)
         return [instance(items, prompt, question, name) for _ in range(size)]

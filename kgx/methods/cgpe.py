@@ -1,9 +1,12 @@
 """CGPE: clue-guided path exploration (Tao et al., Sec. 3; no public code, the paper is the spec).
 
   1. Clue extraction (Sec. 3.2, one LLM call): the question's entities and relation-like words,
-     without a hard split between the two, as a set of clues C.
+     without a hard split between the two, as a set of clues C, written freely by the model
+     (the question's phrases are a hint, ``cgpe_phrases.py``).
   2. Initial nodes (Sec. 3.3, no LLM): a KG node whose name is a clue starts a path; that clue
-     is used for the path. Clue text is only ever a ``kg.search`` string.
+     is used for the path. Clue text is only ever a ``kg.search`` string. When no clue names a
+     node, each is widened to the longest question phrase holding it that does (kgx's rule for a
+     model that writes "Lewis" for "Jerry Lewis").
   3. Next node (Sec. 3.4, the matchings in ``cgpe_matching.py``), per path, until every clue is
      used: the node's neighbours are the candidates, each as (relation, label, entity) with
      label = the entity's type or "none";
@@ -49,7 +52,7 @@ from kgx.methods.cgpe_paths import (
     merges,
     path_triples,
 )
-from kgx.methods.cgpe_phrases import phrases, same_characters
+from kgx.methods.cgpe_phrases import clue_pattern, fold, names_first, phrases, same_characters, written
 from kgx.methods.fallbacks import no_answer
 
 
@@ -60,7 +63,7 @@ class CGPEConfig(MethodConfig):
 
     name: str = "cgpe"
     max_clues: int = 6  # clues one extraction may return (Sec. 3.2 gives no bound)
-    max_clue_words: int = 8  # longest question phrase offered as a clue (Sec. 3.2)
+    max_clue_words: int = 8  # longest clue, in words: phrases hinted and clues written (Sec. 3.2)
     search_limit: int = 5  # KG nodes searched per clue for initial nodes (Sec. 3.3)
     character_matching: bool = True  # a neighbour named like an unused clue is the next node (Sec. 3.4; Table 3)
     llm_pruning: bool = True  # fuzzy, rough and exact matching by the LLM (Sec. 3.4; Table 3)
@@ -109,6 +112,9 @@ def answer(question: Question, ctx: Context) -> Prediction:
         return respond(question, ctx, Exploration([], reason=NO_CLUES), {})
     roots = initial_nodes(clues, ctx)
     if not roots:
+        wider = widened(question, clues, ctx)
+        roots, clues = (initial_nodes(wider, ctx), wider) if wider != clues else ([], clues)
+    if not roots:
         ctx.trace.note(STAGE_EXPLORE, "no clue names a KG node: answering without a path", clues=clues)
         return respond(question, ctx, Exploration(clues, reason=NO_INITIAL_NODE), {})
     run = explore(question, clues, roots, ctx)
@@ -125,20 +131,22 @@ def answer(question: Question, ctx: Context) -> Prediction:
 
 
 def extract_clues(question: Question, ctx: Context) -> list[str]:
-    """Sec. 3.2: one call; the model picks the question's phrases that are clues. A reply giving
-    a clue twice is asked again (a small model may repeat the topic entity for every clue,
-    leaving nothing to explore towards); when every try repeats one, each clue is kept once.
-    Phrases that overlap in the question keep the longest, so that a name and a word inside it
-    are one clue."""
+    """Sec. 3.2: one call; the model writes the question's clues, constrained only in form (a
+    list of short phrases of the question's words). The question's phrases are a hint in the prompt, not the only
+    choices, so a title the phrase rules split is still one clue. A reply giving a clue twice is
+    asked again (a small model may repeat the topic entity for every clue, leaving nothing to
+    explore towards); when every try repeats one, each clue is kept once. A clue inside a longer
+    one is dropped, so that a name and a word inside it are one clue."""
     p: CGPEConfig = ctx.params
-    spans = phrases(question.text, p.max_clue_words)
-    if not spans:
+    hint = list(phrases(question.text, p.max_clue_words))
+    if not hint:
         ctx.trace.note(STAGE_CLUES, "the question has no content words to take clues from")
         return []
     repeating: list[dict[str, Any]] = []  # replies that gave a clue twice, for when no try does better
 
     def once_each(reply: dict[str, Any]) -> dict[str, Any]:
-        repeated = sorted({c for c in reply["clues"] if reply["clues"].count(c) > 1})
+        keys = [fold(c) for c in reply["clues"]]
+        repeated = sorted({c for c, key in zip(reply["clues"], keys) if keys.count(key) > 1})
         if repeated:
             repeating.append(reply)
             raise ValueError(f"clues given more than once: {'; '.join(repeated)}")
@@ -159,28 +167,23 @@ def extract_clues(question: Question, ctx: Context) -> list[str]:
     reply = kit.ask(
         ctx,
         STAGE_CLUES,
-        prompts.clues(question.text),
+        prompts.clues(question.text, names_first(hint)),
         temperature=p.temperature,
-        schema=prompts.clues_schema(list(spans), p.max_clues),
+        schema=prompts.clues_schema(hint, p.max_clues, p.max_clue_words, clue_pattern(question.text, p.max_clue_words)),
         validate=once_each,
         fallback=last_repeating,
     )
     if reply is None:
         return []
-    chosen = kit.pick(ctx, STAGE_CLUES, reply["clues"], list(spans), "clue is not a phrase of the question")
-    kept = [
-        c
-        for c in chosen
-        if not any(o != c and spans[o][0] <= spans[c][0] and spans[c][1] <= spans[o][1] for o in chosen)
-    ]
-    clues = sorted(kept, key=lambda c: spans[c])
+    clues = written(reply["clues"], question.text)
     ctx.trace.note(STAGE_CLUES, f"{len(clues)} clues", clues=clues)
     return clues
 
 
-def initial_nodes(clues: list[str], ctx: Context) -> list[Path]:
+def initial_nodes(clues: list[str], ctx: Context, quiet: bool = False) -> list[Path]:
     """Sec. 3.3: KG nodes whose name is a clue, by ``kg.search`` with the clue as its text; each
-    starts a path with that clue used. Search hits that only share words with it are not matches."""
+    starts a path with that clue used. Search hits that only share words with it are not matches.
+    ``quiet``: a look-up only, without the trace note."""
     p: CGPEConfig = ctx.params
     if ctx.kg is None:
         return []
@@ -188,6 +191,8 @@ def initial_nodes(clues: list[str], ctx: Context) -> list[Path]:
     found = sorted({h for ids in hits.values() for h in ids})
     names = ctx.kg.names(found) if found else {}
     named = [Path((h,), (clue,)) for clue, ids in hits.items() for h in ids if same_characters(names.get(h, ""), clue)]
+    if quiet:
+        return named
     roots = kit.cap(ctx, STAGE_EXPLORE, named, p.max_paths, "initial nodes")
     ctx.trace.note(
         STAGE_EXPLORE,
@@ -195,6 +200,25 @@ def initial_nodes(clues: list[str], ctx: Context) -> list[Path]:
         roots=[{"node": r.nodes[0], "name": names.get(r.nodes[0], ""), "clue": r.clues[0]} for r in roots],
     )
     return roots
+
+
+def widened(question: Question, clues: list[str], ctx: Context) -> list[str]:
+    """kgx's rule for a model that writes part of a name (Sec. 3.3 assumes some clue names a node):
+    when no clue does, each clue becomes the longest phrase of the question holding it that names
+    a KG node ("Lewis" -> "Jerry Lewis"), if there is one; the others stay as written."""
+    p: CGPEConfig = ctx.params
+    hint = sorted(phrases(question.text, p.max_clue_words), key=lambda h: -len(h.split()))
+    out, changed = [], {}
+    for clue in clues:
+        holding = [h for h in hint if fold(h) != fold(clue) and f" {fold(clue)} " in f" {fold(h)} "]
+        named = next((h for h in holding if initial_nodes([h], ctx, quiet=True)), None)
+        out.append(named or clue)
+        if named:
+            changed[clue] = named
+    if not changed:
+        return clues
+    ctx.trace.note(STAGE_EXPLORE, "no clue names a KG node: clues widened to the question's phrases", widened=changed)
+    return written(out, question.text)
 
 
 def explore(question: Question, clues: list[str], roots: list[Path], ctx: Context) -> Exploration:

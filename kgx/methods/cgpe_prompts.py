@@ -4,8 +4,9 @@ Each prompt gives the inputs Sec. 3 names and asks for the output it describes: 
 question (Sec. 3.2); (relation, label) pairs kept for some unused clue (fuzzy matching);
 (label, entity) pairs scored against the unused clues (rough matching); each (label, entity)
 given its most compatible unused clue (exact matching); the answer from the path as triples.
-Every reply chooses from enums of the offered options, and the question comes last, on its own
-``Question:`` line.
+The clues are written freely, constrained only in form (a list of short strings), with the
+question's phrases as a hint; every other reply chooses from enums of the offered options. The
+question comes last, on its own ``Question:`` line.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from kgx.methods.answers import answers_schema
 
 Messages = list[dict[str, str]]
 
+CHARS_PER_WORD = 16  # a clue's length in the schema, per word of method.max_clue_words
+
 # The one clue left to match when an initial node used every clue: its step looks for the answer.
 ASKED = "the answer to the question"
 
@@ -24,13 +27,17 @@ SYSTEM = (
     "match clues taken from the question. Reply in JSON only."
 )
 
-CLUES = """Pick the clues of the question: the entities it names and the words that stand for a \
+CLUES = """Write the clues of the question: the entities it names and the words that stand for a \
 relation or for a kind of thing on the way from those entities to the answer. Do not sort them into \
-entities and relations: a word such as "capital" can be either, and both kinds are clues. Give \
-each clue once, as the phrase of the question that says it; phrases must not overlap.
+entities and relations: a word such as "capital" can be either, and both kinds are clues. Write \
+the names first, then the other clues, each clue once, as a short phrase in the question's own \
+words; a name or title is one clue, whole, with its small words and commas ("Good Will Hunting", \
+"After Dark, My Sweet").
 For example, "What is the population of the capital of China?" has the clues China, capital and \
 population: China is in the graph, its capital is one step away, and the capital's population \
-one more."""
+one more.
+Phrases of the question that may be clues (a hint: other phrases of its words may fit better):
+{phrases}"""
 
 FUZZY = """We are at the node {node} on a path through the knowledge graph.
 Clues the path has not used yet: {clues}
@@ -71,19 +78,33 @@ def _lines(options: list[str]) -> str:
     return "\n".join(f"- {o}" for o in options)
 
 
-def clues(question: str) -> Messages:
-    return _messages(CLUES, question)
+def clues(question: str, phrases: list[str]) -> Messages:
+    return _messages(CLUES.format(phrases=_lines(phrases)), question)
 
 
-def clues_schema(phrases: list[str], max_clues: int) -> dict[str, Any]:
+def clue_chars(max_words: int) -> int:
+    """The longest clue the schema lets a model write: room for ``max_words`` long words."""
+    return CHARS_PER_WORD * max_words
+
+
+def clues_schema(phrases: list[str], max_clues: int, max_words: int, pattern: str) -> dict[str, Any]:
+    """A list of short strings of the question's words (the form only: ``pattern``); the phrases
+    ride along as ``examples``, JSON Schema's annotation for values that fit, which constrains
+    nothing (the scripted and oracle doubles read them as the hint the prompt gives)."""
+    longest = clue_chars(max_words)
     return {
         "type": "object",
         "properties": {
             "clues": {
                 "type": "array",
-                "items": {"enum": phrases},
+                "items": {
+                    "type": "string",
+                    "pattern": pattern,
+                    "maxLength": longest,
+                    "examples": [p for p in phrases if len(p) <= longest],
+                },
                 "minItems": 1,
-                "maxItems": min(max_clues, len(phrases)),
+                "maxItems": max_clues,
             }
         },
         "required": ["clues"],

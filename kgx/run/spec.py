@@ -25,7 +25,7 @@ from kgx.core.config import (
 from kgx.core.masking import masked_config, masked_url
 from kgx.core.paper_settings import SettingsSource
 from kgx.core.paths import CONF_DIR
-from kgx.core.run_identity import identity
+from kgx.core.run_identity import behaviours, identity
 from kgx.llm.ratelimit import JOBS_ENV
 from kgx.run.temperatures import check_temperatures
 
@@ -92,7 +92,9 @@ class RunSpec:
         return masked_config(out)  # nor a value under a credential's name (llm.extra.api_key=...)
 
     def identity(self) -> dict[str, Any]:
-        """What the run's results depend on: :meth:`resolved` without execution fields."""
+        """What the run's results depend on: :meth:`resolved` without execution fields, and the
+        behaviour version of a versioned double it calls (the oracle's), for such runs only."""
+        versions = behaviours([self.llm.model, *(b.model for b in self.stages.values())])
         return {
             "run": identity(self.run),
             "method": identity(self.method),
@@ -100,6 +102,7 @@ class RunSpec:
             "llm": identity(self.llm),
             "kg": identity(self.kg),
             "llm_stages": {k: identity(v) for k, v in self.stages.items()},
+            **({"behaviours": versions} if versions else {}),
         }
 
 

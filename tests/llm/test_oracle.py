@@ -38,7 +38,7 @@ from kgx.methods import (
     tog_prompts,
 )
 from kgx.methods.answers import answers_schema, sufficiency_schema
-from kgx.methods.cgpe_phrases import phrases
+from kgx.methods.cgpe_phrases import clue_pattern, phrases
 from kgx.methods.lmp import LMPConfig
 from kgx.methods.tog import ToGConfig
 from kgx.run.spec import to_run_spec
@@ -268,12 +268,31 @@ def test_entity_scores_go_to_the_entities_on_the_gold_path():
 def test_clues_name_the_topic_entities_before_the_scripted_phrases():
     question = "Which writer influenced both James Joyce and Arthur Miller?"
     gold = GoldHint([["Henrik Ibsen"]], [], [], ["James Joyce", "Arthur Miller"])
-    schema = cgpe_prompts.clues_schema(list(phrases(question, 8)), 6)
-    scripted, _ = ask(SCRIPTED, cgpe_prompts.clues(question), schema)
-    oracle, _ = ask(ORACLE, cgpe_prompts.clues(question), schema, gold=gold)
+    hint = list(phrases(question, 8))
+    schema = cgpe_prompts.clues_schema(hint, 6, 8, clue_pattern(question, 8))
+    scripted, _ = ask(SCRIPTED, cgpe_prompts.clues(question, hint), schema)
+    oracle, _ = ask(ORACLE, cgpe_prompts.clues(question, hint), schema, gold=gold)
     assert "James Joyce and Arthur Miller" in scripted["clues"]  # which would swallow both names
     assert oracle["clues"][:2] == ["James Joyce", "Arthur Miller"]
     assert not {"James Joyce and Arthur Miller", "James", "Miller"} & set(oracle["clues"])
+
+
+@pytest.mark.parametrize(
+    "question, topic",
+    [
+        ("who directed After Dark, My Sweet", "After Dark, My Sweet"),
+        ("what films did the director of Caro diario direct", "Caro diario"),
+        ("which actors starred in Good Will Hunting", "Good Will Hunting"),
+        ("what is the charles_iv_of_france 's wife 's parents 's other half ?", "charles_iv_of_france"),
+        ("how did caesonia's husband die", "caesonia"),
+    ],
+)
+def test_clues_are_written_freely_so_a_title_with_small_words_and_commas_is_one_clue(question, topic):
+    hint = list(phrases(question, 8))
+    schema = cgpe_prompts.clues_schema(hint, 6, 8, clue_pattern(question, 8))
+    assert topic in hint and schema["properties"]["clues"]["items"]["examples"] == hint
+    oracle, _ = ask(ORACLE, cgpe_prompts.clues(question, hint), schema, gold=GoldHint([["x"]], [], [], [topic]))
+    assert oracle["clues"][0] == topic and not {"Dark", "Sweet", "Caro", "Good", "Hunting"} & set(oracle["clues"])
 
 
 KRASINSKI = GoldHint(

@@ -6,6 +6,7 @@ configs that run it."""
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -24,7 +25,7 @@ from kgx.llm.usage import Meter
 from kgx.methods import Context, get
 from kgx.methods import cgpe_paths as paths
 from kgx.methods.cgpe import CGPEConfig
-from kgx.methods.cgpe_phrases import phrases
+from kgx.methods.cgpe_phrases import clue_pattern, names_first, phrases, written
 from kgx.methods.cgpe_prompts import ASKED
 from kgx.methods.kit import Hop
 from kgx.run.spec import to_run_spec
@@ -128,6 +129,59 @@ def test_question_phrases_are_the_clue_candidates():
         "frederica_of_mecklenburg-strelitz",
         "couple",
     ]
+
+
+@pytest.mark.parametrize(
+    "question, title",
+    [
+        ("who directed After Dark, My Sweet", "After Dark, My Sweet"),
+        ("which actors starred in Good Will Hunting", "Good Will Hunting"),
+        ("what films did the director of Caro diario direct", "Caro diario"),
+        ("Who wrote the movie Cooking with Stella?", "Cooking with Stella"),
+    ],
+)
+def test_titles_with_small_words_and_commas_are_hinted_whole_and_fit_the_clue_form(question, title):
+    hint = phrases(question, 8)
+    assert title in hint and title in names_first(list(hint))[:2]  # "Caro diario direct" may lead
+    assert re.search(clue_pattern(question, 8), title) and not re.search(clue_pattern(question, 8), "China")
+    assert title in written([title.split()[-1], title], question)
+
+
+def test_written_clues_keep_the_question_order_and_drop_only_what_a_longer_clue_holds():
+    songs = "Which songs are fight songs of the Pittsburgh Steelers?"
+    assert written(["Pittsburgh Steelers", "fight songs", "songs", "Steelers"], songs) == [
+        "songs",
+        "fight songs",
+        "Pittsburgh Steelers",
+    ]
+    assert written(
+        ["film maker", "Hunting", "Good Will Hunting", "good will hunting", "film"], "who made Good Will Hunting"
+    ) == [
+        "Good Will Hunting",
+        "film maker",
+    ]
+
+
+def test_a_clue_the_phrase_rules_do_not_offer_is_still_a_clue(demo):
+    """The phrase list is a hint, not a cage: the model's own phrase of question words is kept."""
+    llm = matcher(["the capital of Australia"], answers=("Canberra",))
+    ctx = context(llm, demo)
+    get("cgpe")(CAPITAL, ctx)
+    [call] = [c for c in llm.calls if c.stage == "clue_extraction"]
+    items = call.schema["properties"]["clues"]["items"]
+    assert "the capital of Australia" not in items["examples"] and items["type"] == "string"
+    assert ctx.trace.notes("clue_extraction")[-1].data == {"clues": ["the capital of Australia"]}
+
+
+def test_a_part_of_a_name_is_widened_to_the_question_phrase_naming_a_node_when_no_clue_names_one(demo):
+    steelers = Question(id="q4", text="Which songs are fight songs of the Pittsburgh Steelers?", answers=[["Renegade"]])
+    ctx = context(matcher(["fight songs", "Steelers"], answers=("Renegade",)), demo)
+    get("cgpe")(steelers, ctx)
+    notes = {n.message: n.data for n in ctx.trace.notes("path_exploration")}
+    assert notes["no clue names a KG node: clues widened to the question's phrases"] == {
+        "widened": {"Steelers": "Pittsburgh Steelers"}
+    }
+    assert [r["clue"] for r in notes["1 initial nodes"]["roots"]] == ["Pittsburgh Steelers"]
 
 
 def test_full_pipeline_follows_fuzzy_rough_and_exact_matching_to_the_answer(demo):

@@ -113,7 +113,9 @@ def test_an_outage_stops_two_processes_within_the_breakers_budget(run, in_tmp, m
         if streak == 5 and trip is None:
             trip = i
     assert trip is not None and len(finished) - trip - 1 <= 3
-    assert len(finished) == len(out.records) and len(out.records) + out.not_started == 40 and out.not_started >= 28
+    # The four answered questions wait on the backbone while failures come at once, so they may
+    # break streaks: at most 4 x 4 + 5 failures and 4 answers before the trip, 3 after it.
+    assert len(finished) == len(out.records) and len(out.records) + out.not_started == 40 and out.not_started >= 12
     assert {f.kind for f in out.failures} == {"kg.unreachable"}
 
     monkeypatch.setattr(answering, "answerer", answerer)  # the endpoint is back

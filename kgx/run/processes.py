@@ -100,6 +100,7 @@ class ProcessPool:
     def open(cls, processes: int, threads: int, build: Callable[[], Answer]) -> "ProcessPool":
         """Start ``processes`` children sharing ``threads`` questions in flight; each calls ``build``
         once for its ``answer``. A child that cannot build raises WorkerLost here, with its traceback."""
+        warm()  # if the run has not: the fork server must be kgx's (its preload is the lifeline)
         ctx = multiprocessing.get_context(start_method())
         env = dict(os.environ)
         env[JOBS_ENV] = str(int(env.get(JOBS_ENV, "1")) * processes)  # rate limits: a share per child

@@ -19,6 +19,7 @@ import pytest
 from kgx.kg.serve import free_port
 from kgx.ui import wait_up
 from tests.helpers import kgx_env, stop_group
+from tests.inprocess import kgx_main
 
 pytestmark = pytest.mark.slow
 
@@ -60,23 +61,14 @@ def render(browser: str, url: str) -> str:
 def dashboard(tmp_path: Path):
     """A sweep's store and ``kgx.ui`` serving it; yields the printed dashboard URL. The server's
     whole process group is stopped afterwards."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kgx",
-            "-m",
-            "method=io,cot",
-            "llm=scripted",
-            "kg=demo",
-            "dataset.limit=2",
-            "run.progress=false",
-        ],
-        cwd=tmp_path,
-        env=kgx_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
+    done = kgx_main(
+        tmp_path,
+        "-m",
+        "method=io,cot",
+        "llm=scripted",
+        "kg=demo",
+        "dataset.limit=2",
+        "run.progress=false",
     )
     assert done.returncode == 0, done.stderr
     port = free_port()

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from kgx.core.boundary import SECRETS
-from tests.helpers import kgx_env, mlflow_run
+from tests.helpers import mlflow_run
+from tests.inprocess import Done, kgx_main
 from tests.llm.fake_server import FakeServer, misbehaving
 
 KEY = "sk-test-0d1e2a3d4b5e"
@@ -92,10 +91,8 @@ def test_a_credential_on_the_command_line_is_in_no_file_a_run_or_sweep_writes(tm
         f"+llm.extra.hf_token={token}",
     ]
 
-    def kgx(*extra: str) -> subprocess.CompletedProcess:
-        done = subprocess.run(
-            [sys.executable, "-m", "kgx", *extra, *args], cwd=tmp_path, env=kgx_env(), capture_output=True, text=True
-        )
+    def kgx(*extra: str) -> Done:
+        done = kgx_main(tmp_path, *extra, *args)
         assert token not in done.stdout + done.stderr and password not in done.stdout + done.stderr
         return done
 

@@ -6,8 +6,6 @@ end to end (``llm=scripted``) prints kgx's derived rows."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -18,7 +16,7 @@ from kgx.report.paper_cells import Comparison
 from kgx.report.paper_derived import DERIVED, compare_all, derive, relative_gain
 from kgx.report.paper_layout import render_paper
 from kgx.report.paper_published import PublishedError, paper_table, read_file
-from tests.helpers import kgx_env
+from tests.inprocess import kgx_main
 
 KG, NO_KG = "with knowledge graph", "without knowledge graph"
 
@@ -130,9 +128,8 @@ def lmp_table2(tmp_path_factory, _mlflow_template) -> Path:
     (cwd / "data" / "freebase_qa").mkdir(parents=True)
     (cwd / "data" / "freebase_qa" / "WebQSP.json").write_text(json.dumps(WEBQSP))
     rows = ("+paper/row=cot_gpt35,tog_gpt35,lmp_gpt35", "dataset=webqsp", "kg=demo", "dataset.limit=2")
-    command = [sys.executable, "-m", "kgx", "-m", "+paper=lmp_table2", "llm=scripted", *rows, "run.progress=false"]
-    env = kgx_env() | {"KGX_DATA_DIR": str(cwd / "data")}
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env, timeout=900)
+    args = ("-m", "+paper=lmp_table2", "llm=scripted", *rows, "run.progress=false")
+    done = kgx_main(cwd, *args, env={"KGX_DATA_DIR": str(cwd / "data")})
     assert done.returncode == 0, done.stderr
     assert "sweep lmp_table2: paper/row" in done.stdout and "3 finished, 0 failed" in done.stdout
     return cwd

@@ -8,8 +8,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -31,7 +29,7 @@ from kgx.run.compose import register_schemas
 from kgx.run.spec import to_run_spec
 from kgx.run.sweep import job_overrides
 from kgx.track.tracker import run_params
-from tests.helpers import kgx_env
+from tests.inprocess import Done, kgx_main
 
 COUNTS = {
     "knowpath_table1": 60,
@@ -105,10 +103,8 @@ def write_data(root: Path) -> Path:
     return root
 
 
-def kgx(cwd: Path, data: Path, *args: str) -> subprocess.CompletedProcess:
-    env = kgx_env() | {"KGX_DATA_DIR": str(data)}
-    command = [sys.executable, "-m", "kgx", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
+def kgx(cwd: Path, data: Path, *args: str) -> Done:
+    return kgx_main(cwd, *args, env={"KGX_DATA_DIR": str(data)})
 
 
 # --------------------------------------------------------------------------- the tables' sweeps
@@ -313,7 +309,7 @@ def test_the_interval_of_one_run_of_a_rate_is_wilsons():
 
 
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory, _mlflow_template) -> tuple[Path, subprocess.CompletedProcess]:
+def swept(tmp_path_factory, _mlflow_template) -> tuple[Path, Done]:
     """One small real sweep of ToG Table 1: two of its rows on two CWQ questions, the scripted backbone."""
     cwd = tmp_path_factory.mktemp("paper-sweep")
     data = write_data(cwd / "data")

@@ -29,6 +29,7 @@ from kgx.core.masking import masked_url
 from kgx.kg.serve import free_port
 from kgx.llm.cache_redis import PREFIX, CacheUnavailable, RedisCache
 from tests.helpers import kgx_env, mlflow_run
+from tests.inprocess import Done, kgx_main
 
 pytestmark = pytest.mark.slow
 
@@ -115,11 +116,10 @@ def server(start_redis) -> Server:
     return start_redis()
 
 
-def kgx(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def kgx(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Done:
+    """A run as a machine of a sweep starts it; in this process (what the run writes is the subject)."""
     cwd.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(
-        [sys.executable, "-m", "kgx", *args], cwd=cwd, capture_output=True, text=True, env=env or kgx_env(), timeout=300
-    )
+    return kgx_main(cwd, *args, env=env)
 
 
 def machine(root: Path, name: str, url: str) -> list[str]:
@@ -248,7 +248,7 @@ def test_a_cache_url_that_is_not_redis_is_refused_without_its_password():
 
 def test_a_password_never_reaches_output_logs_or_mlflow(start_redis, tmp_path):
     server = start_redis("--requirepass", PASSWORD)
-    env = {**kgx_env(), "KGX_TEST_REDIS_PASSWORD": PASSWORD}
+    env = {"KGX_TEST_REDIS_PASSWORD": PASSWORD}
     # As the README advises: the password from the environment, so Hydra's saved overrides hold none.
     url = f"redis://:${{oc.env:KGX_TEST_REDIS_PASSWORD}}@127.0.0.1:{server.port}/0"
     shown = f"redis://:***@127.0.0.1:{server.port}/0"

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,7 +23,7 @@ from kgx.methods import Context, get, pog
 from kgx.methods.pog import PoGConfig
 from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
-from tests.helpers import kgx_env
+from tests.inprocess import kgx_main
 
 DEMO = {q.id: q for q in datasets.load(DatasetConfig())}
 TOKYO = DEMO["demo-015"]  # What currency is used in the country whose capital is Tokyo?
@@ -435,23 +433,14 @@ def test_the_experiments_compose(compose_cfg, dataset):
 
 @pytest.mark.slow
 def test_a_whole_run_stays_within_the_bound(tmp_path):
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kgx",
-            "method=pog",
-            "llm=scripted",
-            "kg=demo",
-            "dataset.limit=4",
-            "run.progress=false",
-            "run.explain=1",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=kgx_env(),
-        timeout=300,
+    done = kgx_main(
+        tmp_path,
+        "method=pog",
+        "llm=scripted",
+        "kg=demo",
+        "dataset.limit=4",
+        "run.progress=false",
+        "run.explain=1",
     )
     assert done.returncode == 0, done.stderr
     assert "over 4 questions (0 errors)" in done.stdout

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import random
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -25,7 +23,7 @@ from kgx.methods.tog import ToGConfig, ToGRConfig
 from kgx.methods.tog_search import Path, Search
 from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
-from tests.helpers import kgx_env
+from tests.inprocess import kgx_main
 
 DEMO = {q.id: q for q in datasets.load(DatasetConfig())}
 TOKYO = DEMO["demo-015"]  # What currency is used in the country whose capital is Tokyo?
@@ -612,22 +610,13 @@ def test_method_configs_compose_with_the_published_defaults(compose_cfg, method,
 
 @pytest.mark.slow
 def test_a_run_from_the_command_line(tmp_path):
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kgx",
-            "method=tog_r",
-            "llm=scripted",
-            "dataset.limit=3",
-            "run.progress=false",
-            "run.explain=1",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=kgx_env(),
-        timeout=300,
+    done = kgx_main(
+        tmp_path,
+        "method=tog_r",
+        "llm=scripted",
+        "dataset.limit=3",
+        "run.progress=false",
+        "run.explain=1",
     )
     assert done.returncode == 0, done.stderr
     assert "over 3 questions (0 errors)" in done.stdout

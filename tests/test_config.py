@@ -1,8 +1,5 @@
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from hydra.errors import ConfigCompositionException
 
@@ -11,7 +8,7 @@ from kgx.core.paths import CONF_DIR
 from kgx.methods.lmp import LMPConfig
 from kgx.methods.sc import SCConfig
 from kgx.run.spec import to_run_spec
-from tests.helpers import kgx_env
+from tests.inprocess import kgx_main
 
 LLM_OPTIONS = sorted(p.stem for p in (CONF_DIR / "llm").glob("*.yaml"))
 
@@ -105,13 +102,9 @@ def test_unknown_stage_backbone_lists_the_options(compose_cfg):
 
 
 def test_cfg_job_prints_the_whole_resolved_run(in_tmp):
-    out = subprocess.run(
-        [sys.executable, "-m", "kgx", "--cfg", "job", "llm=gpt4o_mini"],
-        capture_output=True,
-        text=True,
-        env=kgx_env(),
-        check=True,
-    ).stdout
+    done = kgx_main(in_tmp, "--cfg", "job", "llm=gpt4o_mini")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     for line in (
         "concurrency: 4",
         "name: lmp",

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import nbformat
 import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.helpers import REPO, TINY_SWEEP, kgx_env, run_notebook
 from tests.helpers import cell_outputs as outputs
+from tests.inprocess import kgx_main
 
 NOTEBOOK = REPO / "notebooks" / "compare.ipynb"
 
@@ -21,14 +19,8 @@ def test_the_notebook_reports_a_sweep(tmp_path, monkeypatch):
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP)
     env = kgx_env()
     env.pop("KGX_TRACKING_URI", None)  # the notebook's default store: ./mlruns of its working directory
-    done = subprocess.run(
-        [sys.executable, "-m", "kgx", "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    monkeypatch.delenv("KGX_TRACKING_URI", raising=False)
+    done = kgx_main(tmp_path, "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false")
     assert done.returncode == 0, done.stderr
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("kgx").experiment_id

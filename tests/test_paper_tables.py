@@ -47,6 +47,10 @@ COUNTS = {
     "cgpe_table4": 14,
     "tog_table1": 35,
 }
+# Composing a job costs ~0.2 s (Hydra/OmegaConf), hundreds of jobs in all: one small table of each paper
+# is checked in the quick tier (pytest -m "not slow"), every table in CI.
+QUICK = {"knowpath_table2", "lmp_table5", "cgpe_table3"}
+TABLES_BY_COST = [name if name in QUICK else pytest.param(name, marks=pytest.mark.slow) for name in sorted(COUNTS)]
 KGX_BACKBONES = {p.stem for p in (CONF_DIR / "llm").glob("*.yaml")}
 CWQ = [
     {
@@ -131,7 +135,7 @@ def test_the_tables_are_the_paper_configs():
     assert sorted(TABLES) == sorted(p.stem for p in (CONF_DIR / "paper").glob("*.yaml"))
 
 
-@pytest.mark.parametrize("name", sorted(COUNTS))
+@pytest.mark.parametrize("name", TABLES_BY_COST)
 def test_every_cell_of_a_table_composes_and_every_published_cell_kgx_can_make_is_one(name):
     """A composed job stands for a run: the report's own matching must find a job for every
     published figure kgx has a method and a backbone for, and for no cell kgx cannot make."""
@@ -195,7 +199,7 @@ def variant_keys(overrides: tuple[str, ...]) -> set[str]:
     return keys
 
 
-@pytest.mark.parametrize("name", sorted(COUNTS))
+@pytest.mark.parametrize("name", TABLES_BY_COST)
 def test_every_cell_has_its_methods_published_settings(name):
     """A table sets only its own axes (a variant's switches): every other method setting of a cell
     is the paper's for its dataset and backbone (conf/paper_settings, conf/paper_backbone)."""
@@ -212,6 +216,7 @@ def test_every_cell_has_its_methods_published_settings(name):
     assert checked == kg_methods - UNSET.get(name, set())  # one cell per method that walks the KG, at least
 
 
+@pytest.mark.slow  # two of the largest tables
 def test_the_paper_rows_pair_methods_with_their_backbones():
     rows = {(j["method.name"], j["llm.name"], j.get("llm_stages.answer.name")) for j in params("cgpe_table1")}
     assert ("cgpe", "chatglm3_6b", "gpt35") in rows and ("io", "gpt35", None) in rows

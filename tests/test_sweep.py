@@ -12,17 +12,20 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.helpers import REPO, TINY_SWEEP, kgx_env
+from tests.inprocess import Done, kgx_main
+
+SWEEP = ("-m", "+sweeps=tiny", "llm=scripted", "run.progress=false")
 
 
-def sweep(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "kgx", "-m", "+sweeps=tiny", "llm=scripted", "run.progress=false", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=kgx_env(),
-        timeout=600,
-    )
+def sweep(cwd: Path, *args: str) -> Done:
+    """The tiny sweep with Hydra's basic launcher (its jobs one after another), in this process."""
+    return kgx_main(cwd, *SWEEP, *args)
+
+
+def sweep_process(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """The tiny sweep as its own process: for launchers that start worker processes of their own."""
+    command = [sys.executable, "-m", "kgx", *SWEEP, *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=kgx_env(), timeout=600)
 
 
 def runs(cwd: Path):
@@ -35,7 +38,7 @@ def runs(cwd: Path):
 def test_parallel_sweep_has_one_parent_and_reruns_nothing(tmp_path):
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP)
-    done = sweep(tmp_path, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    done = sweep_process(tmp_path, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
     assert done.returncode == 0, done.stderr
     all_runs = runs(tmp_path)
     parents = [r for r in all_runs if r.data.tags.get("sweep") == "tiny"]
@@ -67,7 +70,7 @@ def test_parallel_sweep_has_one_parent_and_reruns_nothing(tmp_path):
     assert "| configuration | runs | hits1 |" in parent.data.tags["mlflow.note.content"]
     assert "| configuration | runs | hits1 |" in done.stdout
 
-    again = sweep(tmp_path, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    again = sweep_process(tmp_path, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
     assert again.returncode == 0, again.stderr
     assert again.stdout.count("already finished") == 4 and "billed" not in again.stdout
     assert len(runs(tmp_path)) == len(all_runs)  # no new child, the same parent
@@ -198,7 +201,7 @@ def test_no_sweep_interpolates_in_its_sweeper_params():
 def test_submitit_local_launcher_runs_the_jobs_as_children(tmp_path):
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP.replace("run.seed: 0,1", "run.seed: 0"))
-    done = sweep(tmp_path, "hydra/launcher=submitit_local")
+    done = sweep_process(tmp_path, "hydra/launcher=submitit_local")
     assert done.returncode == 0, done.stderr
     all_runs = runs(tmp_path)
     parent = next(r for r in all_runs if r.data.tags.get("sweep") == "tiny")
@@ -207,14 +210,7 @@ def test_submitit_local_launcher_runs_the_jobs_as_children(tmp_path):
 
 
 def test_slurm_launcher_config_composes():
-    done = subprocess.run(
-        [sys.executable, "-m", "kgx", "hydra/launcher=slurm", "hydra.launcher.partition=batch", "--cfg", "hydra"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env=kgx_env(),
-        timeout=120,
-    )
+    done = kgx_main(REPO, "hydra/launcher=slurm", "hydra.launcher.partition=batch", "--cfg", "hydra")
     assert done.returncode == 0, done.stderr
     for line in ("SlurmLauncher", "partition: batch", "timeout_min: 240", "cpus_per_task: 4"):
         assert line in done.stdout
@@ -222,9 +218,8 @@ def test_slurm_launcher_config_composes():
 
 @pytest.mark.slow
 def test_an_ad_hoc_grid_gets_its_parent_and_reports_a_config_finished_before_it(tmp_path):
-    def kgx(*args: str) -> subprocess.CompletedProcess:
-        command = [sys.executable, "-m", "kgx", *args, "llm=scripted", "dataset.limit=2", "run.progress=false"]
-        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=kgx_env(), timeout=600)
+    def kgx(*args: str) -> Done:
+        return kgx_main(tmp_path, *args, "llm=scripted", "dataset.limit=2", "run.progress=false")
 
     single = kgx("method=io")
     assert single.returncode == 0, single.stderr
@@ -271,6 +266,6 @@ def test_ray_launcher_when_installed(tmp_path):
         pytest.skip('the ray launcher is an optional extra: pip install -e ".[ray]"')
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP.replace("run.seed: 0,1", "run.seed: 0"))
-    done = sweep(tmp_path, "hydra/launcher=ray")
+    done = sweep_process(tmp_path, "hydra/launcher=ray")
     assert done.returncode == 0, done.stderr
     assert "2 finished, 0 failed" in done.stdout

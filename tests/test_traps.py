@@ -17,6 +17,7 @@ from kgx.run.execute import execute
 from kgx.run.spec import to_run_spec
 from tests import wc2014
 from tests.helpers import kgx_env, swap_method
+from tests.inprocess import kgx_main
 
 SCRIPTED = ("llm=scripted", "run.progress=false")
 
@@ -233,7 +234,7 @@ def test_what_cannot_run_is_one_error_line(tmp_path, args, message):
 @pytest.mark.slow
 def test_a_kg_chosen_on_the_command_line_runs_with_warnings(tmp_path):
     path = questions_by_id(tmp_path, ("a", {name_id("Ana_ROCHA"): "Ana_ROCHA"}))
-    done = kgx(tmp_path, *SCRIPTED, f"dataset.path={path}", "kg=demo")
+    done = kgx_main(tmp_path, *SCRIPTED, f"dataset.path={path}", "kg=demo")
     assert done.returncode == 0, done.stderr
     assert (
         f"kgx: warning: dataset.path={path} runs your file as the demo dataset: named 'demo', with the demo's "

@@ -15,8 +15,9 @@ from dataclasses import field, fields, is_dataclass
 from typing import Any, Iterable
 
 # Per litellm provider prefix: the version of a kgx double's replies. 2 = the oracle that follows
-# the gold chain in order and matches CGPE's clues from the gold path (1, unrecorded: word overlap).
-BEHAVIOURS = {"kgx-oracle/": 2}
+# the gold chain in order and matches CGPE's clues from the gold path (1, unrecorded: word overlap);
+# 3 = a dataset's gold path that returns to an entity it passed is led without the round trip.
+BEHAVIOURS = {"kgx-oracle/": 3}
 
 
 def execution(default: Any = None, default_factory: Any = None) -> Any:

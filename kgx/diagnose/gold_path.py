@@ -8,7 +8,8 @@ elsewhere each path reachability found in the KG (:mod:`kgx.diagnose.reach`) is 
 (a shortest path, not necessarily the one the question's wording walks). The entities come from
 those KG paths (the ones that follow the chain, where there is one) and from the dataset's own
 path, each with its depth: the hop at which a gold path first reaches it (topic entities 0), which
-tells the oracle where on the chain a prompt stands.
+tells the oracle where on the chain a prompt stands. A dataset's path that returns to an entity it
+passed is taken without the round trip (:func:`without_round_trips`).
 
 WebQSP's parses carry an ``InferentialChain``, but the loader (``kgx.datasets.freebase_qa``)
 does not keep it in meta: WebQSP questions take their relations from the reach paths.
@@ -112,9 +113,28 @@ def _metaqa(qtype: str, kg_format: str) -> Optional[list[Step]]:
 
 
 def _paths(question: Question) -> list[list[str]]:
-    """The dataset's gold paths ``[subject, r1, e1, ..., answer]`` (PathQuestion, WC2014)."""
+    """The dataset's gold paths ``[subject, r1, e1, ..., answer]`` (PathQuestion, WC2014), each
+    without its round trips (:func:`without_round_trips`)."""
     meta = question.meta
-    return [meta["path"]] if "path" in meta else list(meta.get("paths", []))
+    paths = [meta["path"]] if "path" in meta else list(meta.get("paths", []))
+    return [without_round_trips(list(p)) for p in paths]
+
+
+def without_round_trips(path: list[str]) -> list[str]:
+    """A gold path ``[subject, r1, e1, ..., answer]`` that returns to an entity it passed, cut from
+    that entity's first visit to its last: PathQuestion's "the gender of daughter of X 's parent"
+    walks X -parents-> P -children-> X -gender-> female, which is X -gender-> female. The answer
+    and the facts on the way are the same; the round trip adds hops and asks a method to walk back
+    to where it came from, which StructGPT's and PoG's released code never do. So the oracle,
+    standing at X, takes X's gender. No cut leaves a path without a step: one whose answer is its
+    subject keeps one way back to it (the oracle needs a step to lead with)."""
+    out, i = list(path), 0
+    while i < len(out):
+        last = max(k for k in range(i, len(out), 2) if out[k] == out[i])
+        if last > i and len(out) - (last - i) > 1:
+            out = out[:i] + out[last:]
+        i += 2
+    return out
 
 
 def chains(question: Question, kg_format: str) -> Optional[list[list[Step]]]:

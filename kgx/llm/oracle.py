@@ -1,10 +1,11 @@
 """An oracle backbone for method ceilings (litellm provider ``kgx-oracle``, ``llm=oracle``).
 
 A test double like the scripted one (:mod:`kgx.llm.scripted`) that also knows the question's gold
-path (:class:`kgx.diagnose.gold_path.GoldHint`, sent with each request by the client). At every
-choice it takes the offered candidates on a gold path, in the chain's order: first the next unwalked
-step of the chain from where the prompt stands (the relation in the direction the chain walks it, or
-the entity that step reaches), then the later steps, then the earlier ones. It calls the evidence
+path (:class:`kgx.diagnose.gold_path.GoldHint`, sent with each request by the client; a dataset's
+path comes without its round trips). At every choice it takes the offered candidates on a gold
+path, in the chain's order: first the next unwalked step of the chain from where the prompt stands
+(the relation in the direction the chain walks it, or the entity that step reaches), then the later
+steps, then the earlier ones. It calls the evidence
 sufficient only when a gold answer is in what it was shown, and answers with the gold answers it was
 shown. A run with it measures how far a method's own search can get: its choices are constrained
 like any model's (only offered candidates, within the schema's counts), and it is metered like the

@@ -17,7 +17,7 @@ from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.datasets import dataset_config, irn
 from kgx.diagnose.chain_walk import on_chain
-from kgx.diagnose.gold_path import GoldHint, chain, gold_hint, limit
+from kgx.diagnose.gold_path import GoldHint, chain, gold_hint, limit, without_round_trips
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import ResponseCache
@@ -106,8 +106,10 @@ def test_pathquestion_gold_paths_become_relation_chains():
     shared_data()
     pq, pql = first("pq_2h"), first("pql_3h")
     assert chain(pq, "pathquestion") == [("people.person.spouse_s", "out"), ("people.person.nationality", "out")]
-    # PQL's relations are Freebase ids spelled __domain__type__property; a step repeated stays repeated.
-    assert chain(pql, "pathquestion") == [("music.release_track.recording", "out")] * 3
+    # PQL's relations are Freebase ids spelled __domain__type__property. Its path walks a self-loop
+    # three times (Robin_Hood -recording-> Robin_Hood): a round trip, led once (the answer is the subject).
+    assert pql.meta["path"][1::2] == ["__music__release_track__recording"] * 3
+    assert chain(pql, "pathquestion") == [("music.release_track.recording", "out")]
 
 
 def test_wc2014_inverse_relations_are_their_forward_relation_walked_backwards(tmp_path):
@@ -162,6 +164,22 @@ def test_the_hint_takes_the_chain_and_the_entities_of_the_paths_that_follow_it()
     assert gold_hint(pq, None, "pathquestion") == GoldHint(
         [["uk"]], chain_pq, ["ernest", "uk"], ["fred"], [chain_pq], depths_pq
     )
+
+
+def test_a_gold_path_that_returns_to_an_entity_is_led_without_the_round_trip():
+    # PQ-3H "the gender of daughter of abigail's parent": the daughter is abigail herself. Standing at
+    # abigail, the oracle takes her gender, as a method that never walks back to where it came from can.
+    path = ["abigail", "parents", "david", "children", "abigail", "gender", "female"]
+    pq = Question("p", "the gender of daughter of abigail 's parent ?", {}, [["female"]], {"path": path, "hops": 3})
+    gender = [("people.person.gender", "out")]
+    assert gold_hint(pq, None, "pathquestion") == GoldHint(
+        [["female"]], gender, ["female"], ["abigail"], [gender], {"abigail": 0, "female": 1}
+    )
+    assert without_round_trips(["a", "r1", "b", "r2", "c", "r3", "b"]) == ["a", "r1", "b"]
+    assert without_round_trips(["a", "r1", "b", "r2", "a", "r3", "c", "r4", "a", "r5", "d"]) == ["a", "r5", "d"]
+    # A path whose answer is its subject keeps one way back to it: a step to lead with.
+    assert without_round_trips(["a", "children", "b", "parents", "a"]) == ["a", "children", "b", "parents", "a"]
+    assert without_round_trips(["a", "r", "a", "r", "a", "r", "a"]) == ["a", "r", "a"]
 
 
 # --------------------------------------------------------------------------- choices

@@ -21,8 +21,10 @@ from kgx.run.compose import register_schemas
 from kgx.run.spec import RunSpec, to_run_spec
 
 register_schemas()
-# A crash in native code (llama.cpp, a driver) prints the Python stack that led into it.
-faulthandler.enable()
+# A crash in native code (llama.cpp, a driver) prints the Python stack that led into it, on the
+# process's own stderr (sys.stderr may be a stream without a file descriptor, e.g. in a notebook).
+if sys.__stderr__ is not None:
+    faulthandler.enable(sys.__stderr__)
 
 
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")

@@ -13,6 +13,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.helpers import kgx_env
+from tests.inprocess import kgx_main
 
 
 def kgx(cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess:
@@ -43,7 +44,7 @@ def test_bad_input_fails_before_any_work(tmp_path, args, message):
 
 @pytest.mark.slow
 def test_scripted_run_prints_its_figures(tmp_path):
-    done = kgx(tmp_path, "method=cot", "llm=scripted", "dataset.limit=4", "run.progress=false")
+    done = kgx_main(tmp_path, "method=cot", "llm=scripted", "dataset.limit=4", "run.progress=false")
     assert done.returncode == 0, done.stderr
     assert "over 4 questions (0 errors)" in done.stdout and "4 answered, 0 resumed, 4 billed" in done.stdout
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -91,24 +90,21 @@ def records(tmp_path_factory):
     from kgx.run.spec import to_run_spec
 
     register_schemas()
-    cache = tmp_path_factory.mktemp("heldout-cache")
-    out = {}
-    for name in SETS:
-        for method in METHODS:
-            chosen = [f"method={method}", *EXTRA.get(method, []), "llm=oracle", "llm.cache=false"]
-            GlobalHydra.instance().clear()
-            with tempfile.TemporaryDirectory() as launch, initialize_config_dir(str(CONF_DIR), version_base=None):
-                cfg = compose(
-                    "config",
-                    [*chosen, *overrides(name), f"run.cache_dir={cache}", "run.progress=false", "run.explain=0"],
-                )
-                cwd = os.getcwd()
-                os.chdir(launch)
-                try:
-                    out[method, name] = execute(to_run_spec(cfg), Path(launch)).records
-                finally:
-                    os.chdir(cwd)
-                    GlobalHydra.instance().clear()
+    cache, launch = tmp_path_factory.mktemp("heldout-cache"), tmp_path_factory.mktemp("heldout-launch")
+    out, cwd = {}, os.getcwd()
+    os.chdir(launch)  # one launch directory: one tracking store for the 35 runs, as a user's sweep has
+    try:
+        for name in SETS:
+            for method in METHODS:
+                chosen = [f"method={method}", *EXTRA.get(method, []), "llm=oracle", "llm.cache=false"]
+                settings = [f"run.cache_dir={cache}", "run.progress=false", "run.explain=0", "run.traces=off"]
+                GlobalHydra.instance().clear()
+                with initialize_config_dir(str(CONF_DIR), version_base=None):
+                    cfg = compose("config", [*chosen, *overrides(name), *settings])
+                out[method, name] = execute(to_run_spec(cfg), launch).records
+    finally:
+        os.chdir(cwd)
+        GlobalHydra.instance().clear()
     return out
 
 

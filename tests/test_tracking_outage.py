@@ -16,6 +16,7 @@ from mlflow.tracking import MlflowClient
 from kgx.kg.serve import free_port
 from kgx.ui import wait_up
 from tests.helpers import kgx_env, start_mlflow_server, stop_group
+from tests.inprocess import kgx_main
 
 pytestmark = pytest.mark.slow
 
@@ -74,7 +75,7 @@ def test_a_server_dying_mid_run_keeps_the_questions_and_the_rerun_finishes_it(tm
     server = start_mlflow_server(home, port)
     try:
         assert wait_up(url, server)
-        again = kgx(work, f"run.tracking_uri={url}", "llm.latency_s=0.5")  # the same command
+        again = kgx_main(work, *ARGS, f"run.tracking_uri={url}", "llm.latency_s=0.5")  # the same command
         assert again.returncode == 0, again.stderr[-3000:]
         assert "0 answered, 8 resumed, 0 billed LLM calls" in again.stdout, again.stdout
         client = MlflowClient(url)
@@ -84,5 +85,5 @@ def test_a_server_dying_mid_run_keeps_the_questions_and_the_rerun_finishes_it(tm
         stop_group(server)
     clean = tmp_path / "clean"
     clean.mkdir()
-    assert kgx(clean).returncode == 0
+    assert kgx_main(clean, *ARGS).returncode == 0
     assert answers(folder) == answers(next((clean / "outputs" / "runs").iterdir()))

@@ -10,8 +10,11 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from kgx.kg.serve import free_port
+from kgx.report.__main__ import main as report_main
+from kgx.ui import main as ui_main
 from kgx.ui import wait_up
 from tests.helpers import TINY_SWEEP, cell_outputs, kgx_env, run_notebook, start_mlflow_server, stop_group
+from tests.inprocess import kgx_main
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +34,7 @@ def server(tmp_path_factory):
         stop_group(proc)
 
 
-def test_a_parallel_sweep_logs_to_one_tracking_server(server, tmp_path, monkeypatch):
+def test_a_parallel_sweep_logs_to_one_tracking_server(server, tmp_path, monkeypatch, capsys):
     url, home = server
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP)
@@ -62,27 +65,14 @@ def test_a_parallel_sweep_logs_to_one_tracking_server(server, tmp_path, monkeypa
     assert "predictions.jsonl" in logged
     assert list((home / "artifacts").rglob("predictions.jsonl"))
 
-    report = subprocess.run(
-        [sys.executable, "-m", "kgx.report", "cost", "--tracking-uri", url, "--parent", "tiny", "--rows", "method"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=kgx_env(),
-        timeout=300,
-    )
-    assert report.returncode == 0, report.stderr[-3000:]
-    assert "io" in report.stdout and "cot" in report.stdout
+    capsys.readouterr()
+    report_main(["cost", "--tracking-uri", url, "--parent", "tiny", "--rows", "method"])
+    report = capsys.readouterr().out
+    assert "io" in report and "cot" in report
 
     # the dashboard is the server's own UI: kgx.ui stores the view there and prints its URL
-    ui = subprocess.run(
-        [sys.executable, "-m", "kgx.ui", "--tracking-uri", url],
-        capture_output=True,
-        text=True,
-        env=kgx_env(),
-        timeout=120,
-    )
-    assert ui.returncode == 0, ui.stderr[-3000:]
-    assert f"dashboard: {url}/#/experiments/{experiment.experiment_id}/runs?" in ui.stdout
+    ui_main(["--tracking-uri", url])
+    assert f"dashboard: {url}/#/experiments/{experiment.experiment_id}/runs?" in capsys.readouterr().out
     assert "mlflow.sharedViewState.kgx" in client.get_experiment(experiment.experiment_id).tags
 
     env = {**kgx_env(), "KGX_TRACKING_URI": url, "KGX_PARENT_RUN_ID": parent.info.run_id}
@@ -91,6 +81,6 @@ def test_a_parallel_sweep_logs_to_one_tracking_server(server, tmp_path, monkeypa
     assert f"4 runs from {url}, sweep parent run {parent.info.run_id}" in loaded
     assert any("image/png" in o.get("data", {}) for o in cell_outputs(nb, "plot_cost_accuracy("))
 
-    again = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, env=kgx_env(), timeout=900)
+    again = kgx_main(tmp_path, *args[3:-2])  # the same sweep again, its jobs one after another in this process
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stdout.count("already finished") == 4 and "billed" not in again.stdout

@@ -298,10 +298,9 @@ class Reacher:
     def check(self, question: Question, horizon: Horizon) -> Reach:
         """The question's reachability within ``horizon``: from the cache, or searched."""
         start = time.perf_counter()
-        if horizon.cvt_free and not self.unnamed:
-            horizon = Horizon(horizon.depth)
+        horizon = self.as_searched(horizon)
         kg = self.kg.for_question(question.id)  # a question's own subgraph (kg.scope=question) is its KG
-        key = self._key(question, horizon) + ([kg.view] if kg.view else [])
+        key = self.key(question, horizon, kg.view)
         hit = self.cache.get(key) if self.cache else None
         if hit is not None:
             return Reach.from_dict({**hit, "queries": 0, "cached": True, "seconds": time.perf_counter() - start})
@@ -329,19 +328,22 @@ class Reacher:
             reach.names = kg.names(sorted({x for path in reach.paths for s in path for x in (s.source, s.target)}))
         return reach
 
-    def _key(self, question: Question, horizon: Horizon) -> list:
-        """What a result depends on besides the KG (the cache file is per KG)."""
+    def as_searched(self, horizon: Horizon) -> Horizon:
+        """What a check searches for ``horizon``: on a KG without CVTs, a free hop out of one is none."""
+        return Horizon(horizon.depth) if horizon.cvt_free and not self.unnamed else horizon
+
+    def key(self, question: Question, horizon: Horizon, view: str = "") -> list:
+        """The cache key of ``question`` within ``horizon`` (as searched): what a result depends on
+        besides the KG (the cache file is per KG), and a question's own subgraph's ``view``."""
         given = question.meta.get("answer_ids")
         gold = sorted(map(str, given)) if given else sorted(sorted(a) for a in question.answers)
-        return [
-            self.kg_key,
-            sorted(question.topic_entities),
-            gold,
-            horizon.depth,
-            horizon.cvt_free,
-            self.max_frontier,
-            self.max_paths,
-        ]
+        key = [self.kg_key, sorted(question.topic_entities), gold, horizon.depth, horizon.cvt_free]
+        return [*key, self.max_frontier, self.max_paths, *([view] if view else [])]
+
+    def cached(self, question: Question, horizon: Horizon) -> bool:
+        """Whether the cache holds the check of ``question`` on the whole KG (a check costs a
+        lookup then, not a search): what the estimate counts its cold questions by."""
+        return self.cache is not None and self.cache.get(self.key(question, self.as_searched(horizon))) is not None
 
     def close(self) -> None:
         if self.cache:

@@ -58,8 +58,7 @@ def record(i: int, cpu: float, wait: float, reach: Reach | None = None, reach_s:
         usage=Usage(calls=2, billed_calls=2, latency_s=wait),
         latency_s=cpu + wait,
         cpu_s=cpu,
-        reach=reach,
-        reach_s=reach_s,
+        reach=None if reach is None else replace(reach, seconds=reach_s),
         reach_cpu_s=reach_s,  # an embedded KG: reachability is all CPU
     )
 

@@ -70,3 +70,20 @@ def test_structgpt_on_metaqa_searches_as_plain_depth_three(tmp_path_factory):
         (r.reachable, r.distance, r.gold_ids) for r in asked
     ]
     assert all(len(path) == r.distance for r in known for path in r.paths)
+
+
+def test_the_cache_is_asked_for_the_horizon_a_check_searches(tmp_path):
+    """What the estimate counts as cold (``Reacher.cached``) is what a run's check finds cached:
+    on a KG without CVTs a free CVT hop is looked up as the plain horizon it is searched as."""
+    from kgx.core.types import Question
+
+    question = Question(
+        id="q1", text="who directed Alien", answers=[["Ridley Scott"]], topic_entities={"Alien": "Alien"}
+    )
+    plain, free = Horizon(2), Horizon(2, cvt_free=True)
+    without_cvts = Reacher(None, "metaqa", tmp_path, unnamed=False)
+    assert not without_cvts.cached(question, free)
+    without_cvts.cache.put(without_cvts.key(question, plain), {"reachable": True, "depth": 2})
+    assert without_cvts.cached(question, free) and without_cvts.cached(question, plain)
+    assert not Reacher(None, "metaqa", tmp_path).cached(question, free)  # CVTs possible: its own search
+    assert not Reacher(None, "metaqa", None).cached(question, plain)  # no cache at all

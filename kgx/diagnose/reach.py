@@ -19,16 +19,16 @@ from __future__ import annotations
 import copy
 import itertools
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any, Callable, Hashable, Iterator, Optional
 
 from kgx.core.types import Horizon, Question
 from kgx.diagnose.gold_nodes import NODE_ID, GoldLiterals, Golds, gold_nodes
 from kgx.diagnose.reach_cache import ReachCache
 from kgx.kg.entities import missing
 from kgx.kg.freebase import DIRECTIONS, is_literal
-from kgx.kg.sparql import SparqlKG, Term
+from kgx.kg.sparql import SparqlKG
 
 MAX_PARENTS = 5  # ways into a node kept per side: enough for max_paths paths, bounded on hubs
 FLIP = {"out": "in", "in": "out"}
@@ -58,7 +58,9 @@ class Reach:
     reason: str = ""  # why unknown / which cap was hit ("" when fine)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """``asdict(self)`` without its deep copy (a tenth of a fast question's CPU): steps hold strings."""
+        paths = [[dict(vars(step)) for step in path] for path in self.paths]
+        return {**vars(self), "paths": paths, "names": dict(self.names), "gold_ids": list(self.gold_ids)}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Reach":
@@ -256,28 +258,26 @@ class _Search:
 
 
 class _Counted:
-    """The SELECTs one check issues, counted on a shallow copy of the run's KG: the copy shares
+    """The KG reads one check issues, counted on a shallow copy of the run's KG: the copy shares
     its store, connections and result cache, so other threads' questions are not counted."""
 
     def __init__(self, kg: SparqlKG):
         self.sent = 0
-        self._select = kg.select
+        self._read = kg.read
         self.kg = copy.copy(kg)
-        self.kg.select = self.select  # type: ignore[method-assign]
+        self.kg.read = self.read  # type: ignore[method-assign]
 
-    def select(self, query: str) -> list[dict[str, Term]]:
+    def read(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         self.sent += 1
-        return self._select(query)
+        return self._read(key, compute)
 
 
 class Reacher:
-    """One per run; thread-safe (questions run in parallel worker threads).
-
-    ``unnamed``: whether the KG may hold unnamed (CVT) entities. When it holds none (a name-level
-    KG, known from its sources: ``kgx.kg.unnamed_possible``), a hop out of a CVT is free for no
-    hop, so a ``cvt_free`` horizon is searched as the plain one: same answer, without asking each
-    level's namedness and without the wider gold-side levels a free hop would allow (StructGPT on
-    MetaQA 3-hop: 50 queries a question before, as many as ToG's after), and one cache entry."""
+    """One per run; thread-safe (questions run in parallel worker threads). ``unnamed``: whether
+    the KG may hold unnamed (CVT) entities. When it holds none (``kgx.kg.unnamed_possible``), a
+    ``cvt_free`` horizon is searched as the plain one (``as_searched``): same answer, without asking
+    each level's namedness or the wider gold-side levels a free hop allows (StructGPT on MetaQA
+    3-hop: 50 queries a question before, as many as ToG's after), and one cache entry."""
 
     def __init__(
         self,
@@ -298,10 +298,9 @@ class Reacher:
     def check(self, question: Question, horizon: Horizon) -> Reach:
         """The question's reachability within ``horizon``: from the cache, or searched."""
         start = time.perf_counter()
-        if horizon.cvt_free and not self.unnamed:
-            horizon = Horizon(horizon.depth)
+        horizon = self.as_searched(horizon)
         kg = self.kg.for_question(question.id)  # a question's own subgraph (kg.scope=question) is its KG
-        key = self._key(question, horizon) + ([kg.view] if kg.view else [])
+        key = self.key(question, horizon, kg.view)
         hit = self.cache.get(key) if self.cache else None
         if hit is not None:
             return Reach.from_dict({**hit, "queries": 0, "cached": True, "seconds": time.perf_counter() - start})
@@ -329,19 +328,22 @@ class Reacher:
             reach.names = kg.names(sorted({x for path in reach.paths for s in path for x in (s.source, s.target)}))
         return reach
 
-    def _key(self, question: Question, horizon: Horizon) -> list:
-        """What a result depends on besides the KG (the cache file is per KG)."""
+    def as_searched(self, horizon: Horizon) -> Horizon:
+        """What a check searches for ``horizon``: on a KG without CVTs, a free hop out of one is none."""
+        return Horizon(horizon.depth) if horizon.cvt_free and not self.unnamed else horizon
+
+    def key(self, question: Question, horizon: Horizon, view: str = "") -> list:
+        """The cache key of ``question`` within ``horizon`` (as searched): what a result depends on
+        besides the KG (the cache file is per KG), and a question's own subgraph's ``view``."""
         given = question.meta.get("answer_ids")
         gold = sorted(map(str, given)) if given else sorted(sorted(a) for a in question.answers)
-        return [
-            self.kg_key,
-            sorted(question.topic_entities),
-            gold,
-            horizon.depth,
-            horizon.cvt_free,
-            self.max_frontier,
-            self.max_paths,
-        ]
+        key = [self.kg_key, sorted(question.topic_entities), gold, horizon.depth, horizon.cvt_free]
+        return [*key, self.max_frontier, self.max_paths, *([view] if view else [])]
+
+    def cached(self, question: Question, horizon: Horizon) -> bool:
+        """Whether the cache holds the check of ``question`` on the whole KG (a check costs a
+        lookup then, not a search): what the estimate counts its cold questions by."""
+        return self.cache is not None and self.cache.get(self.key(question, self.as_searched(horizon))) is not None
 
     def close(self) -> None:
         if self.cache:

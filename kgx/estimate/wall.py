@@ -113,15 +113,14 @@ def uncached(spec: RunSpec, questions: list[Question]) -> int:
     """How many of ``questions`` the reachability cache does not hold for this method's horizon:
     the ones the full run checks cold. Questions whose topics the run still has to resolve to KG
     ids, or whose KG is their own subgraph (``kg.scope=question`` views), count as cold."""
-    from kgx.diagnose.reach import Reacher
-    from kgx.run.answering import kg_key
+    from kgx.run.answering import make_reacher
 
     horizon = spec.method.horizon()
     if horizon is None:
         return 0
-    reacher = Reacher(None, kg_key(spec), Path(spec.run.cache_dir))  # no KG: lookups only, never a search
-    try:  # the key a run's check looks up (Reacher._key), on the questions before topic resolution
-        return sum(reacher.cache.get(reacher._key(q, horizon)) is None for q in questions)
+    reacher = make_reacher(spec, None)  # the run's own checker without a KG: lookups only, never a search
+    try:  # on the questions before topic resolution
+        return sum(not reacher.cached(q, horizon) for q in questions)
     finally:
         reacher.close()
 

@@ -1,14 +1,16 @@
 """The KG in-process: a pyoxigraph store in a directory, bulk-loaded once, then opened read-only
 so that any number of threads and worker processes can query it at once.
 
-The call every method makes most, ``neighbors``, reads the store's index directly
-(``quads_for_pattern``) instead of parsing, planning and running a SPARQL query and building a
-dict per row: the same triples at a fraction of the cost (issue 35). Where the SPARQL would order
-terms by rules of its own (literals, blank nodes among the neighbours) or deduplicate across
-graphs, the query runs as before, so the answers stay exactly those of ``SparqlKG``
-(tests/kg/test_embedded_paths.py checks both paths side by side). ``relations`` and names stay
-SPARQL: a DISTINCT over a popular entity's thousands of edges, and one query for a batch of
-names, cost less inside the store than one Python object per triple or one lookup per entity.
+The calls every method makes, ``neighbors``, ``relations`` and names, skip what ``SparqlKG``'s
+generic path costs (issue 35). Reading a term's text is a lookup in the store (a few µs each), so
+they decode only the terms they need: ``relations`` and incoming ``neighbors`` (a hub's thousands
+of films) run a pattern whose one variable is the answer, without ORDER BY (the store sorts by
+decoding every term; Python sorts the texts), and take each term's text without a dict per row;
+outgoing neighbours and an entity's names, a few terms each, are one index lookup
+(``quads_for_pattern``: a third of a query's cost), the best name kept in the run's result cache. Where the SPARQL would
+order terms by rules of its own (literals, blank nodes among the neighbours) or deduplicate across
+graphs, the generic query runs as before, so the answers stay exactly those of ``SparqlKG``
+(tests/kg/test_embedded_paths.py checks both paths side by side).
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from typing import Any, Optional
 
 import pyoxigraph as ox
 
-from kgx.kg.freebase import NS, Direction, check_direction, iri
-from kgx.kg.sparql import SparqlKG, Term
+from kgx.kg.freebase import NAME, NS, Direction, check_direction, iri, keep_relation
+from kgx.kg.sparql import SparqlKG, Term, english_first
 
 OxTerm = ox.NamedNode | ox.Literal | ox.BlankNode
+NAME_NODE = ox.NamedNode(NAME)
 
 
 def _term(value: OxTerm) -> Term:
@@ -30,12 +33,14 @@ def _term(value: OxTerm) -> Term:
     return Term("iri" if isinstance(value, ox.NamedNode) else "bnode", value.value)
 
 
-def _node(value: OxTerm) -> str:
-    """``node(_term(value))`` without the Term: an id in the namespace, a quoted literal value."""
-    if isinstance(value, ox.Literal):
-        return '"' + value.value + '"'
-    text = value.value
-    return text[len(NS) :] if isinstance(value, ox.NamedNode) and text.startswith(NS) else text
+def _named(fb_id: str) -> ox.NamedNode:
+    """The store's term of a validated Freebase id (``iri`` refuses anything else)."""
+    return ox.NamedNode(iri(fb_id)[1:-1])
+
+
+def _strip_ns(text: str) -> str:
+    """An IRI's text as ``node`` gives it: the id for one in the namespace."""
+    return text[len(NS) :] if text.startswith(NS) else text
 
 
 def solution_rows(solutions: ox.QuerySolutions) -> list[dict[str, Term]]:
@@ -74,15 +79,49 @@ class EmbeddedKG(SparqlKG):
 
     def _ends(self, entity: str, relation: str, direction: Direction) -> Optional[tuple[str, ...]]:
         """The other ends across ``relation``, in SPARQL's ORDER BY (IRIs by their text), or None
-        when one is not an IRI."""
-        e, r, graph = ox.NamedNode(iri(entity)[1:-1]), ox.NamedNode(iri(relation)[1:-1]), self._graph_name()
-        if direction == "out":
-            others = [q.object for q in self.store.quads_for_pattern(e, r, None, graph)]
-        else:
-            others = [q.subject for q in self.store.quads_for_pattern(None, r, e, graph)]
-        if not all(isinstance(x, ox.NamedNode) for x in others):
+        when one is not an IRI. A graph holds a triple once: no DISTINCT needed."""
+        if direction == "out":  # an index lookup: most entities have few ends through one relation
+            ends = self.store.quads_for_pattern(_named(entity), _named(relation), None, self._graph_name())
+            others = [q.object for q in ends]
+        else:  # hubs (a genre's thousands of films): a query decodes the ends alone, at half the cost
+            others = self._column(f"?x {iri(relation)} {iri(entity)}", "")
+        if any(type(x) is not ox.NamedNode for x in others):
             return None
-        return tuple(_node(x) for x in sorted(others, key=lambda x: x.value))
+        return tuple(map(_strip_ns, sorted(x.value for x in others)))
+
+    def relations(self, entity: str, direction: Direction) -> list[str]:
+        check_direction(direction)
+        if self._graph_name() is None or self.noise.drop_relations:
+            return super().relations(entity, direction)
+        e = iri(entity)
+        pattern = f"{e} ?x ?o" if direction == "out" else f"?o ?x {e}"
+        found = self.read(
+            ("relations", entity, direction), lambda: sorted({_strip_ns(r.value) for r in self._column(pattern)})
+        )
+        return [r for r in found if keep_relation(r, self.filters)]
+
+    def _column(self, pattern: str, distinct: str = "DISTINCT") -> list[OxTerm]:
+        """The terms ``?x`` takes in ``pattern``, in the handle's graph, each decoded once."""
+        query = f"SELECT {distinct} ?x WHERE {{ {pattern} }}"
+        return [row[0] for row in self.store.query(query, default_graph=self._graph_name())]
+
+    def _names(self, entities: list[str]) -> dict[str, str]:
+        graph = self._graph_name()
+        if graph is None or not entities:
+            return super()._names(entities)
+        best = self.read(("names", *entities), lambda: self._best_names(entities, graph))
+        return {e: name for e, name in best.items() if not self.noise.drops_name(e)}
+
+    def _best_names(self, entities: list[str], graph: ox.NamedNode | ox.DefaultGraph) -> dict[str, str]:
+        """Each named entity's name, English first, then the least by text."""
+        found = {}
+        for e in entities:
+            names = [q.object for q in self.store.quads_for_pattern(_named(e), NAME_NODE, None, graph)]
+            if names:
+                found[e] = min(
+                    (english_first(x.language or "" if type(x) is ox.Literal else ""), x.value) for x in names
+                )[1]
+        return found
 
     def __len__(self) -> int:
         return len(self.store)

@@ -69,7 +69,8 @@ def node(term: Term) -> str:
     return term.value
 
 
-def _english_first(lang: str) -> int:
+def english_first(lang: str) -> int:
+    """English names first, then those without a language, then the others."""
     return 0 if lang.lower().startswith("en") else 1 if not lang else 2
 
 
@@ -97,7 +98,12 @@ class SparqlKG:
 
     def select(self, query: str) -> list[dict[str, Term]]:
         """Run a SELECT through the result cache (shared by all questions of a run)."""
-        return self._through_cache(query, lambda: self._select(query))
+        return self.read(query, lambda: self._select(query))
+
+    def read(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """One read of the KG, ``compute()``: a SELECT or a backend's own lookup (kgx.kg.embedded),
+        through the result cache; what reachability counts as one query (kgx.diagnose.reach)."""
+        return self._through_cache(key, compute)
 
     def _through_cache(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         """``compute()``'s result, kept under ``key`` (a query, or a backend's own lookup) in the
@@ -223,7 +229,7 @@ class SparqlKG:
             e, name = node(row["e"]), row["n"]
             if self.noise.drops_name(e):
                 continue
-            rank = (_english_first(name.lang), name.value)
+            rank = (english_first(name.lang), name.value)
             if e not in best or rank < best[e]:
                 best[e] = rank
         return {e: rank[1] for e, rank in best.items()}
@@ -245,9 +251,9 @@ class SparqlKG:
             if not keep_relation(r, self.filters):
                 continue
             if o.kind == "literal":
-                rank = (_english_first(o.lang), o.value)
+                rank = (english_first(o.lang), o.value)
             elif "n" in row and not self.noise.drops_name(node(o)):
-                rank = (_english_first(row["n"].lang), row["n"].value)
+                rank = (english_first(row["n"].lang), row["n"].value)
             else:
                 continue
             key = (e, r, node(o))
@@ -279,7 +285,7 @@ class SparqlKG:
             if not notable and t.startswith(GENERIC_TYPES):
                 continue
             name = row["n"] if "n" in row else None
-            rank = (0 if notable else 1, t, _english_first(name.lang) if name else 3, name.value if name else t)
+            rank = (0 if notable else 1, t, english_first(name.lang) if name else 3, name.value if name else t)
             if e not in best or rank < best[e]:
                 best[e] = rank
         return {e: rank[3] for e, rank in best.items()}

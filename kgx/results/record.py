@@ -40,9 +40,9 @@ class Record:
     latency_s: float = 0.0
     # Where the question's time went, for the estimate's wall model (kgx.estimate.wall): its thread's CPU
     # seconds but reachability's (method, scoring, trace: what one interpreter runs one at a time), and the
-    # wall and CPU seconds of its reachability check (a cold cache's cost; about 0 from the cache).
+    # CPU seconds of its reachability check (a cold cache's cost; about 0 from the cache); the check's wall
+    # seconds are the reach's own (``reach_s``).
     cpu_s: float = 0.0
-    reach_s: float = 0.0
     reach_cpu_s: float = 0.0
     trace: str = ""  # the trace file, relative to the run's output directory
     error: Optional[Failure] = None  # why a question with status "error" failed (kgx.core.faults)
@@ -54,6 +54,12 @@ class Record:
     def breakdown(self) -> str:
         """Why the question was missed, or "correct" (kgx.diagnose.breakdown)."""
         return category(self.status, self.scores, self.reach, self.shown)
+
+    @property
+    def reach_s(self) -> float:
+        """Wall seconds of the question's reachability check: ``Reach.seconds``, the one source
+        (a log line carries it under ``reach`` and, for its readers, as ``reach_s``)."""
+        return self.reach.seconds if self.reach is not None else 0.0
 
     @property
     def calls(self) -> int:
@@ -117,7 +123,6 @@ class Record:
                 kg=_typed(KGUsage, data.get("kg", {})),
                 latency_s=float(data.get("latency_s", 0.0)),
                 cpu_s=float(data.get("cpu_s", 0.0)),
-                reach_s=float(data.get("reach_s", 0.0)),
                 reach_cpu_s=float(data.get("reach_cpu_s", 0.0)),
                 trace=data.get("trace", ""),
                 error=Failure.from_dict(data["error"]) if data.get("error") else None,

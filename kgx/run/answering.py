@@ -60,9 +60,8 @@ def answer_one(
     meter, trace = Meter(billed=billing.writer(question.id) if billing else None), Trace()
     kg = kg.for_question(question.id)  # its own subgraph under kg.scope=question (kgx.kg.subgraph)
     horizon = spec.method.horizon()
-    reach_start = time.perf_counter()
     reach = reacher.check(question, horizon) if reacher is not None and horizon is not None else None
-    reach_s, reach_cpu = time.perf_counter() - reach_start, time.thread_time() - cpu
+    reach_cpu = time.thread_time() - cpu
     gold = gold_hint(question, reach, spec.kg.format, kg) if client.wants_gold() else None
     metered_kg = MeteredKG(kg, trace, spec.kg.max_candidates)
     seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
@@ -95,7 +94,6 @@ def answer_one(
         stages=dict(meter.stages),
         kg=metered_kg.usage,
         latency_s=latency,
-        reach_s=reach_s,
         reach_cpu_s=reach_cpu,
         trace=str(Path("traces") / f"{file_name(question.id)}.json") if traced is None or question.id in traced else "",
         error=failure,

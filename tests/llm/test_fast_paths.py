@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 
 import jsonschema
 import litellm
@@ -126,4 +127,15 @@ PROMPTS = [
 def test_the_scripted_backbone_counts_tokens_as_litellm_does(messages):
     assert count_prompt(messages) == litellm.token_counter(model=TOKEN_MODEL, messages=messages)
     for text in itertools.chain((m["content"] for m in messages), ["", "{Peter Hewitt}"]):
+        assert count_text(text) == litellm.token_counter(model=TOKEN_MODEL, text=text, count_response_tokens=True)
+
+
+def test_counting_line_by_line_is_litellms_count_of_the_chunk():
+    """Lines after a line break are counted apart (``scripted._count_chunk``): on texts mixing
+    line breaks, spaces, punctuation, digits, contractions and non-Latin script, the count is
+    litellm's."""
+    rng = random.Random(35)
+    parts = list("abc XYZ.,;:'\"\n\r\t 0123456789é€中-_()[]{}") + ["'s", "'ll", "\n\n", " \n", "\t\n", ".\n", "\u00a0"]
+    for _ in range(300):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 2500)))
         assert count_text(text) == litellm.token_counter(model=TOKEN_MODEL, text=text, count_response_tokens=True)

@@ -128,3 +128,14 @@ def test_schemas_that_differ_only_in_their_choices_compile_once(monkeypatch):
             parse_json(json.dumps({"relations": [{"relation": "relation.x", "score": 1.0}]}), schema)
     assert len(compiled) == 1
     assert structured._validator.cache_info().misses == 1
+
+
+def test_a_schema_that_is_not_json_schema_is_kgxs_fault_not_the_replys():
+    """The shape is checked against its metaschema once, by jsonschema-rs; a bad schema raises
+    SchemaError (a method's bug, surfaced), never the ValueError that makes a reply retried."""
+    structured._validator.cache_clear()
+    bad = {"type": "object", "properties": {"answers": {"type": "strin"}}}
+    for _ in range(2):  # a failed build is not cached as a validator
+        with pytest.raises(jsonschema.SchemaError, match="not a valid JSON schema: .*strin"):
+            parse_json('{"answers": "x"}', bad)
+    assert not isinstance(jsonschema.SchemaError("x"), ValueError)

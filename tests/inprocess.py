@@ -49,9 +49,13 @@ def kgx_main(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Done:
     out, err = io.StringIO(), io.StringIO()
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
-    saved_env = {k: os.environ.get(k) for k in env or {}}
+    # The environment tests.helpers.kgx_env gives a subprocess: no tracking URI, no API key.
+    dropped = [k for k in os.environ if k == "MLFLOW_TRACKING_URI" or k.endswith("_API_KEY")]
+    saved_env = {k: os.environ.get(k) for k in [*dropped, *(env or {})]}
     saved_argv, here = sys.argv, Path.cwd()
     GlobalHydra.instance().clear()
+    for key in dropped:
+        del os.environ[key]
     os.environ.update(env or {})
     os.chdir(cwd)
     sys.argv = [str(Path(sys.modules["kgx"].__file__).parent / "__main__.py"), *args]

@@ -116,8 +116,13 @@ def test_the_dashboard_opens_on_the_comparison_and_lists_the_traces(dashboard):
     child = next(
         r for r in MlflowClient(uri).search_runs([experiment.experiment_id]) if r.info.run_name == "method=cot"
     )
-    mlflow.set_tracking_uri(uri)
-    traces = mlflow.search_traces(locations=[experiment.experiment_id], run_id=child.info.run_id, return_type="list")
+    mlflow.set_tracking_uri(uri)  # also sets $MLFLOW_TRACKING_URI for the rest of the process: unset below
+    try:
+        traces = mlflow.search_traces(
+            locations=[experiment.experiment_id], run_id=child.info.run_id, return_type="list"
+        )
+    finally:
+        mlflow.set_tracking_uri(None)
     assert sorted(t.info.tags["mlflow.traceName"] for t in traces) == ["demo-001", "demo-002"]
     base = url.split("/#/")[0]
     listing = render(

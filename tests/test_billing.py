@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -16,7 +14,8 @@ from kgx.core.types import Prediction
 from kgx.llm.usage import Meter, Usage
 from kgx.results.billing import BillingLog, unsettled
 from kgx.results.record import Record
-from tests.helpers import kgx_env, kgx_process
+from tests.helpers import kgx_process
+from tests.inprocess import kgx_main
 
 
 def call(tokens: int) -> Usage:
@@ -56,11 +55,13 @@ def test_unsettled_is_what_no_record_counts(tmp_path):
 
 
 @pytest.mark.slow
-def test_calls_in_flight_at_a_kill_are_counted_by_the_rerun(tmp_path):
+def test_a_killed_invocation_still_counts_its_time_and_the_calls_in_flight(tmp_path):
     """sc makes 5 sequential calls per question: the process is killed with -9 while a question
-    has paid for some of them and has no record; the rerun's billed_calls counts them."""
+    has paid for some of them and has no record. The rerun's billed_calls counts them, and its
+    wall time counts the killed invocation's time up to its last logged question."""
     args = ["method=sc", "llm=scripted", "run.progress=false", "dataset.limit=6", "llm.latency_s=0.2"]
     args += ["llm.cache=false", "run.concurrency=1"]
+    per_question_s = 5 * 0.2
     first = kgx_process(tmp_path, *args)
 
     def in_flight() -> list[str]:
@@ -79,11 +80,13 @@ def test_calls_in_flight_at_a_kill_are_counted_by_the_rerun(tmp_path):
     first.wait(timeout=30)
     lost = len(in_flight())
     assert lost >= 1
-    again = subprocess.run(
-        [sys.executable, "-m", "kgx", *args], cwd=tmp_path, env=kgx_env(), capture_output=True, text=True
-    )
-    assert again.returncode == 0, again.stderr[-2000:]
     (out_dir,) = tmp_path.glob("outputs/runs/*")
+    killed_wall = float((out_dir / "wall_s").read_text())
+    killed_lines = len((out_dir / "predictions.jsonl").read_text().splitlines())
+    assert killed_wall >= per_question_s * (killed_lines - 1)  # up to its last logged question
+
+    again = kgx_main(tmp_path, *args)
+    assert again.returncode == 0, again.stderr[-2000:]
     records = [json.loads(line) for line in (out_dir / "predictions.jsonl").read_text().splitlines()]
     recorded = sum(r["usage"]["billed_calls"] for r in records)
     billed = len((out_dir / "billing.jsonl").read_text().splitlines())
@@ -92,4 +95,5 @@ def test_calls_in_flight_at_a_kill_are_counted_by_the_rerun(tmp_path):
         .get_run((out_dir / "mlflow_run_id").read_text())
         .data.metrics
     )
-    assert billed == recorded + lost and metrics["billed_calls"] == billed
+    assert len(records) == 6 and billed == recorded + lost and metrics["billed_calls"] == billed
+    assert metrics["wall_s"] >= killed_wall + per_question_s * (6 - killed_lines)

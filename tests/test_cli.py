@@ -85,7 +85,7 @@ def test_ctrl_c_keeps_finished_questions_and_the_rerun_completes_them(tmp_path):
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     assert client.get_run(run_id).info.status == "KILLED"
 
-    done = kgx(tmp_path, *args, "run.progress=false")
+    done = kgx_main(tmp_path, *args, "run.progress=false")
     assert done.returncode == 0, done.stderr
     assert f"{30 - len(kept)} answered, {len(kept)} resumed" in done.stdout
     ids = [json.loads(x)["id"] for x in log.read_text().splitlines()]

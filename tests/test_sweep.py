@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
@@ -70,7 +69,8 @@ def test_parallel_sweep_has_one_parent_and_reruns_nothing(tmp_path):
     assert "| configuration | runs | hits1 |" in parent.data.tags["mlflow.note.content"]
     assert "| configuration | runs | hits1 |" in done.stdout
 
-    again = sweep_process(tmp_path, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    # Rerun one job after another: which launcher ran a finished job does not matter.
+    again = sweep(tmp_path)
     assert again.returncode == 0, again.stderr
     assert again.stdout.count("already finished") == 4 and "billed" not in again.stdout
     assert len(runs(tmp_path)) == len(all_runs)  # no new child, the same parent
@@ -259,13 +259,3 @@ def test_job_names_and_sweep_names_say_what_varies():
         == display_name(config, "table 1, second try", varying, "3fa2")
         == ("table 1, second try")
     )
-
-
-def test_ray_launcher_when_installed(tmp_path):
-    if importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is None:
-        pytest.skip('the ray launcher is an optional extra: pip install -e ".[ray]"')
-    (tmp_path / "sweeps").mkdir()
-    (tmp_path / "sweeps" / "tiny.yaml").write_text(TINY_SWEEP.replace("run.seed: 0,1", "run.seed: 0"))
-    done = sweep_process(tmp_path, "hydra/launcher=ray")
-    assert done.returncode == 0, done.stderr
-    assert "2 finished, 0 failed" in done.stdout

@@ -14,6 +14,7 @@ import pyoxigraph as ox
 import pytest
 
 from kgx.core.config import ConfigError, DatasetConfig, KGConfig
+from kgx.core.faults import DiskFull
 from kgx.core.types import Horizon, Question
 from kgx.datasets import DataError, load
 from kgx.diagnose.reach import Reacher
@@ -162,6 +163,30 @@ def test_a_bad_graph_row_stops_the_build_naming_file_row_question_and_triple(tmp
         build_subgraphs([path], store, progress=False)
     assert SubgraphKG(store).relations(name_id("Alice"), "out")  # the store already there is kept
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".store")] == []
+
+
+def test_a_disk_that_fills_during_the_build_is_named_and_keeps_the_store_there(tmp_path, two, monkeypatch):
+    """RocksDB reports a full disk as an OSError without an errno; the build names the store, the
+    free space and what to do, and leaves the store built before as it was."""
+    store = tmp_path / "store"
+    build_subgraphs([two], store, progress=False)
+    path = tmp_path / "other.parquet"
+    rog_frame({"qA": TWO["qA"]}).write_parquet(path)
+
+    def full(self, **_):
+        raise OSError(f"IO error: No space left on device: While appending to file: {store}/x.sst")
+
+    monkeypatch.setattr(ox.Store, "bulk_load", full)
+    with pytest.raises(
+        DiskFull,
+        match=rf"no space left on the device building the KG store {store} \([\d.]+ GB free there; IO error: "
+        r"No space left on device.*\); a store already there is kept\. Free space, or set kg\.store=DIR "
+        r"\(or run\.cache_dir\) on another disk, and run the same command",
+    ):
+        build_subgraphs([path], store, progress=False)
+    monkeypatch.undo()
+    assert len(SubgraphKG(store)) == 11 and [p.name for p in tmp_path.iterdir() if p.name.startswith(".store")] == []
+    assert build_subgraphs([path], store, progress=False).quads == 6  # the rerun builds it
 
 
 def test_a_question_id_seen_twice_is_named_with_both_places(tmp_path, two):

@@ -516,3 +516,24 @@ def test_a_chunk_virtuoso_cannot_parse_is_named_and_loaded_once_fixed(virtuoso_i
     (chunks / "b.nt").write_text(f'<{NS}m.c>\t<{NS}x.y.z>\t"terminated"\t.\n')
     report = build_freebase(BuildOptions(**opts), say=lambda _: None)
     assert (report.already_loaded, report.loaded_now, report.triples) == (1, 1, 2)
+
+
+@pytest.mark.slow
+def test_filtered_takes_one_file_as_togs_setup_leaves_it(built, tmp_path):
+    """``--filtered FILE``: one N-Triples file (ToG's FilterFreebase, named with its ending) loads
+    with one loader and no filter; a name Virtuoso cannot pick a parser by, or no file, is told."""
+    db, _ = built
+    one = tmp_path / "FilterFreebase.nt.gz"
+    one.write_bytes(b"".join(p.read_bytes() for p in sorted((db / "chunks").glob("part-*"))))  # gzip members
+    bare = tmp_path / "FilterFreebase"
+    bare.write_bytes(one.read_bytes())
+    done = cli("freebase", "build", "--filtered", str(one), "--db", str(tmp_path / "db"), *MEMORY)
+    assert done.returncode == 0, done.stderr
+    assert "load: 0 of 1 chunks already loaded" in done.stdout and not (tmp_path / "db" / "filter.json").exists()
+    assert triples(tmp_path / "db") == expected(1, _english)[0]
+    for path, told in (
+        (bare, rf"{bare}: Virtuoso's loader picks the parser by the name's ending; name or link it as \.nt"),
+        (tmp_path / "absent.nt", r"no N-Triples at .*absent\.nt: --filtered takes a file or a directory"),
+    ):
+        with pytest.raises(BuildError, match=told):
+            build_freebase(BuildOptions(db=tmp_path / "other", filtered=path, memory_gb=0.5), say=lambda _: None)

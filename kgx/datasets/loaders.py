@@ -30,8 +30,11 @@ Reader = Callable[[Path, DatasetConfig], Iterable[Question]]
 
 
 def read_auto(path: Path, cfg: DatasetConfig) -> Iterable[Question]:
-    """``dataset=custom``: kgx's JSON lines when the first line is an object, else IRN's
-    tab-separated lines (PathQuestion, WC2014), so one's own file needs no loader setting."""
+    """``dataset=custom``: RoG's parquet schema for a parquet file or a folder (of shards), kgx's
+    JSON lines when the first line is an object, else IRN's tab-separated lines (PathQuestion,
+    WC2014), so one's own file needs no loader setting."""
+    if path.is_dir() or _is_parquet(path):
+        return rog(path, cfg)
     for lineno, line in text_lines(path):
         if line.lstrip().startswith("{"):
             return read_jsonl(path, cfg)
@@ -42,6 +45,12 @@ def read_auto(path: Path, cfg: DatasetConfig) -> Iterable[Question]:
             f"(IRN's question<TAB>answer<TAB>path); set dataset.loader to one of {sorted(LOADERS)}"
         )
     return []
+
+
+def _is_parquet(path: Path) -> bool:
+    """A parquet file starts with the magic bytes ``PAR1``, whatever its name ends with."""
+    with path.open("rb") as f:
+        return f.read(4) == b"PAR1"
 
 
 LOADERS: dict[str, Reader] = {
@@ -58,7 +67,7 @@ LOADERS: dict[str, Reader] = {
     "pathquestion": pathquestion,
     "rog": rog,
 }
-FOLDER_LOADERS = frozenset({"rog"})  # loaders whose path may be a folder (of parquet shards)
+FOLDER_LOADERS = frozenset({"rog", "auto"})  # loaders whose path may be a folder (of parquet shards)
 
 
 def load(cfg: DatasetConfig) -> list[Question]:

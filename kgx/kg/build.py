@@ -30,6 +30,7 @@ from typing import Iterator
 
 import pyoxigraph as ox
 
+from kgx.core.faults import DiskFull, disk_full
 from kgx.kg.name_level import NAME_LEVEL_FORMATS, BadLine, NameLevel, SourceError
 
 RDF_FORMATS = {"nt": ox.RdfFormat.N_TRIPLES, "ttl": ox.RdfFormat.TURTLE}
@@ -150,11 +151,21 @@ def build(
 @contextmanager
 def workspace(store_dir: Path) -> Iterator[Path]:
     """A temp directory beside ``store_dir`` (same file system, so a finished store moves in by a
-    rename) for a store being built; removed afterwards, whatever happened."""
+    rename) for a store being built; removed afterwards, whatever happened. A disk that fills is
+    told as such (RocksDB's OSError has no errno, only its text), naming the store and what to do."""
     store_dir.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{store_dir.name}.", dir=store_dir.parent))
     try:
         yield work
+    except OSError as exc:
+        if not (disk_full(exc) or "No space left on device" in str(exc)):
+            raise
+        free = shutil.disk_usage(store_dir.parent).free
+        raise DiskFull(
+            f"no space left on the device building the KG store {store_dir} ({free / 1e9:.2f} GB free there; "
+            f"{exc}); a store already there is kept. Free space, or set kg.store=DIR (or run.cache_dir) on "
+            f"another disk, and run the same command"
+        ) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

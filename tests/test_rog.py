@@ -129,6 +129,17 @@ def test_dataset_custom_reads_a_parquet_file_or_folder_as_rog(tmp_path):
         ]
 
 
+def test_dataset_format_is_another_name_for_the_loader(compose_cfg):
+    """``dataset.format=rog`` (the name other frameworks use) sets ``dataset.loader``: the same run,
+    the same config hash."""
+    from kgx.run.spec import to_run_spec
+
+    by_format = to_run_spec(compose_cfg("dataset=custom", "dataset.format=rog", "dataset.path=x.parquet"))
+    by_loader = to_run_spec(compose_cfg("dataset=custom", "dataset.loader=rog", "dataset.path=x.parquet"))
+    assert by_format.dataset.loader == "rog" and by_format.dataset.format is None
+    assert by_format.identity() == by_loader.identity()
+
+
 def test_a_file_missing_a_column_is_named_with_the_column(tmp_path):
     path = tmp_path / "cut.parquet"
     rog_frame(TWO).drop("a_entity").write_parquet(path)

@@ -89,6 +89,8 @@ class DatasetConfig:
 
     name: str = "demo"
     loader: str = "jsonl"  # which reader in kgx.datasets parses `path`
+    # Another name for `loader` (dataset.format=rog): given, it sets `loader`, which the hash holds.
+    format: Optional[str] = execution()
     path: Optional[str] = None  # None: the questions bundled with kgx
     source: str = ""  # where to get the file(s), shown when one is missing
     aliases: Optional[str] = None  # cwq: PoG's answer-name file (question -> gold answer names)
@@ -103,6 +105,8 @@ class DatasetConfig:
     kg: Optional[str] = execution()
 
     def __post_init__(self) -> None:
+        if self.format is not None:
+            self.loader, self.format = self.format, None
         for name in ("sample", "limit"):
             value = getattr(self, name)
             if value is not None and value < 0:

@@ -185,6 +185,33 @@ def test_the_lmp_noise_sweep_drops_the_same_share_of_names_as_of_relations():
     assert {job["kg.noise.drop_names"] for _, job in apart} == {"0.1"}
 
 
+@pytest.mark.parametrize("name", ["knowpath_cost", "tog_cost"])
+def test_the_cost_sweeps_run_each_method_at_its_published_settings_for_the_dataset(name):
+    """Issue 32: these sweeps ran every method at its defaults. Each job now gets its method's
+    settings for CWQ (conf/paper_settings/<method>_cwq.yaml) where the paper has some."""
+    import yaml
+
+    from kgx.core.paths import CONF_DIR
+
+    checked = set()
+    for _, job in sweep_jobs(f"+sweeps={name}", "dataset=cwq"):
+        path = CONF_DIR / "paper_settings" / f"{job['method.name']}_cwq.yaml"
+        if path.is_file():
+            written = yaml.safe_load(path.read_text())["method"]
+            assert {k: job[f"method.{k}"] for k in written} == {k: str(v) for k, v in written.items()}, path.name
+            checked.add(job["method.name"])
+    assert checked >= {"knowpath", "lmp", "pog", "structgpt"}
+
+
+def test_methods_x_datasets_covers_every_method():
+    import yaml
+
+    from kgx.core.paths import CONF_DIR
+
+    params = yaml.safe_load((REPO / "sweeps" / "methods_x_datasets.yaml").read_text())["hydra"]["sweeper"]["params"]
+    assert sorted(params["method"].split(",")) == sorted(p.stem for p in (CONF_DIR / "method").glob("*.yaml"))
+
+
 def test_no_sweep_interpolates_in_its_sweeper_params():
     """Hydra resolves ``${...}`` in hydra.sweeper.params against the base config, not the job's:
     a sweep ties one key to another in its job config (as lmp_noise does), never there."""

@@ -265,6 +265,20 @@ def test_an_ad_hoc_grid_gets_its_parent_and_reports_a_config_finished_before_it(
     assert "| io | 1 |" in done.stdout
 
 
+@pytest.mark.slow
+def test_a_sweep_named_on_the_command_line_is_logged_and_reported_by_that_name(tmp_path):
+    from kgx.report.runs import load_runs
+
+    name = "table 1, second try"
+    done = kgx_main(tmp_path, "-m", "method=io,cot", "llm=scripted", "dataset.limit=2", f"run.sweep_name='{name}'")
+    assert done.returncode == 0, done.stderr
+    assert f"sweep {name}: 2 finished, 0 failed" in done.stdout
+    (parent,) = [r for r in runs(tmp_path) if r.data.tags.get("sweep")]
+    assert parent.info.run_name == parent.data.tags["sweep"] == name
+    frame = load_runs(uri=f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}", parent=name)
+    assert sorted(frame["params.method.name"]) == ["cot", "io"]
+
+
 def test_job_names_and_sweep_names_say_what_varies():
     from omegaconf import OmegaConf
 

@@ -9,6 +9,7 @@ import yaml
 
 from kgx.core.paths import CONF_DIR
 from kgx.run.spec import to_run_spec
+from tests.inprocess import kgx_main
 
 SETTINGS = sorted((CONF_DIR / "paper_settings").glob("*.yaml")) + sorted((CONF_DIR / "paper_backbone").glob("*.yaml"))
 DATASETS = sorted(p.stem for p in (CONF_DIR / "dataset").glob("*.yaml"))
@@ -81,6 +82,26 @@ def test_a_sweep_cell_gets_its_settings(compose_cfg):
     cfg = compose_cfg("+sweeps=lmp_backbones", "method=lmp", "dataset=webqsp", "kg=freebase", "llm=gpt4")
     assert (cfg.method.width, cfg.method.depth) == (5, 2)
     assert cfg.settings.source.startswith("LMP Table 7 (WebQSP")
+
+
+@pytest.mark.parametrize(
+    "overrides, width_depth, source",
+    [
+        # The README's example, then the trap the issue names, as a user types them.
+        (("method=lmp", "dataset=cwq", "llm=gpt4"), (5, 4), "LMP Table 7 (CWQ, ChatGPT/GPT-4): K=5, L=4"),
+        (
+            ("+sweeps=lmp_backbones", "method=lmp", "dataset=webqsp", "kg=freebase", "llm=gpt4"),
+            (5, 2),
+            "LMP Table 7 (WebQSP, ChatGPT/GPT-4): K=5, L=2",
+        ),
+    ],
+)
+def test_cfg_job_shows_the_settings_and_where_they_came_from(overrides, width_depth, source, in_tmp):
+    done = kgx_main(in_tmp, *overrides, "--cfg", "job")
+    assert done.returncode == 0, done.stderr
+    job = yaml.safe_load(done.stdout)
+    assert (job["method"]["width"], job["method"]["depth"]) == width_depth
+    assert job["settings"] == {"source": source, "published": True}
 
 
 def test_the_tag_says_where_the_settings_came_from(compose_cfg):

@@ -185,6 +185,33 @@ def test_the_lmp_noise_sweep_drops_the_same_share_of_names_as_of_relations():
     assert {job["kg.noise.drop_names"] for _, job in apart} == {"0.1"}
 
 
+@pytest.mark.parametrize("name", ["knowpath_cost", "tog_cost"])
+def test_the_cost_sweeps_run_each_method_at_its_published_settings_for_the_dataset(name):
+    """Issue 32: these sweeps ran every method at its defaults. Each job now gets its method's
+    settings for CWQ (conf/paper_settings/<method>_cwq.yaml) where the paper has some."""
+    import yaml
+
+    from kgx.core.paths import CONF_DIR
+
+    checked = set()
+    for _, job in sweep_jobs(f"+sweeps={name}", "dataset=cwq"):
+        path = CONF_DIR / "paper_settings" / f"{job['method.name']}_cwq.yaml"
+        if path.is_file():
+            written = yaml.safe_load(path.read_text())["method"]
+            assert {k: job[f"method.{k}"] for k in written} == {k: str(v) for k, v in written.items()}, path.name
+            checked.add(job["method.name"])
+    assert checked >= {"knowpath", "lmp", "pog", "structgpt"}
+
+
+def test_methods_x_datasets_covers_every_method():
+    import yaml
+
+    from kgx.core.paths import CONF_DIR
+
+    params = yaml.safe_load((REPO / "sweeps" / "methods_x_datasets.yaml").read_text())["hydra"]["sweeper"]["params"]
+    assert sorted(params["method"].split(",")) == sorted(p.stem for p in (CONF_DIR / "method").glob("*.yaml"))
+
+
 def test_no_sweep_interpolates_in_its_sweeper_params():
     """Hydra resolves ``${...}`` in hydra.sweeper.params against the base config, not the job's:
     a sweep ties one key to another in its job config (as lmp_noise does), never there."""
@@ -236,6 +263,20 @@ def test_an_ad_hoc_grid_gets_its_parent_and_reports_a_config_finished_before_it(
     assert parent.data.tags["children_finished"] == "2"
     assert parent.data.metrics["io.runs"] == 1 and parent.data.metrics["io.hits1"] == io.data.metrics["hits1"]
     assert "| io | 1 |" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_sweep_named_on_the_command_line_is_logged_and_reported_by_that_name(tmp_path):
+    from kgx.report.runs import load_runs
+
+    name = "table 1, second try"
+    done = kgx_main(tmp_path, "-m", "method=io,cot", "llm=scripted", "dataset.limit=2", f"run.sweep_name='{name}'")
+    assert done.returncode == 0, done.stderr
+    assert f"sweep {name}: 2 finished, 0 failed" in done.stdout
+    (parent,) = [r for r in runs(tmp_path) if r.data.tags.get("sweep")]
+    assert parent.info.run_name == parent.data.tags["sweep"] == name
+    frame = load_runs(uri=f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}", parent=name)
+    assert sorted(frame["params.method.name"]) == ["cot", "io"]
 
 
 def test_job_names_and_sweep_names_say_what_varies():

@@ -432,6 +432,7 @@ def shared_reference_outputs() -> Path:
     return Path(os.environ.get("KGX_DATA_DIR", "/nonexistent")) / "reference_outputs"
 
 
+@pytest.mark.slow  # scores every released file twice (~16 s)
 @pytest.mark.skipif(not shared_reference_outputs().is_dir(), reason="needs $KGX_DATA_DIR/reference_outputs")
 def test_the_shared_released_outputs_fill_their_cells_of_every_table_with_the_published_column_complete():
     """The issue's figure on the authors' real files: every table in the paper's layout with each

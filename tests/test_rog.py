@@ -403,6 +403,7 @@ RUNS = {
 
 
 @needs_sample
+@pytest.mark.slow  # 28 whole runs (benchmarks/rog_oracle.py runs all 800 questions)
 @pytest.mark.parametrize("dataset, method, scope", list(RUNS))
 def test_every_kg_method_runs_on_the_subgraphs_in_both_scopes(run, slices, dataset, method, scope):
     outcome = run(

@@ -6,10 +6,14 @@ from __future__ import annotations
 import errno
 
 import mlflow
+import polars as pl
 import pytest
 
 from kgx.core.faults import DiskFull
 from kgx.results.predlog import PredictionLog
+from tests.inprocess import kgx_main
+
+ARGS = ("method=cot", "llm=scripted", "dataset.limit=4", "run.progress=false", "run.concurrency=1")
 
 
 def test_a_full_disk_stops_the_run_keeps_what_was_written_and_the_rerun_finishes(run, in_tmp, monkeypatch):
@@ -38,3 +42,44 @@ def test_a_full_disk_stops_the_run_keeps_what_was_written_and_the_rerun_finishes
     monkeypatch.setattr(PredictionLog, "extend", write)
     again = run("dataset.limit=10", "run.concurrency=1")
     assert again.status == "FINISHED" and (again.resumed, again.computed) == (3, 7)
+
+
+def no_space(path):
+    raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+
+def test_python_m_kgx_says_it_in_one_message_when_the_disk_fills_in_the_loop(in_tmp, monkeypatch):
+    monkeypatch.setattr(PredictionLog, "extend", lambda self, records: no_space(self.path))
+    done = kgx_main(in_tmp, *ARGS)
+    [folder] = [p.relative_to(in_tmp) for p in (in_tmp / "outputs" / "runs").iterdir()]
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            f"kgx: error: no space left on the device writing {folder / 'predictions.jsonl'} (No space left on device); "
+            f"0 questions answered are kept in {folder}. Free space, or point run.output_dir and run.cache_dir"
+        )
+    )
+
+
+def test_a_disk_that_fills_after_the_loop_keeps_every_answer_and_its_figures(in_tmp, monkeypatch):
+    """The questions all finished, then predictions.parquet finds no space: one message naming the
+    file, the figures logged, the run FAILED, and the same command concludes it asking nothing."""
+    write = pl.DataFrame.write_parquet
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", lambda self, path, **kw: no_space(path))
+    done = kgx_main(in_tmp, *ARGS)
+    [folder] = [p.relative_to(in_tmp) for p in (in_tmp / "outputs" / "runs").iterdir()]
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"kgx: error: no space left on the device writing {folder / 'predictions.parquet'} " in done.stderr
+    assert "run the same command: no answered question is asked again" in done.stderr
+    assert len((in_tmp / folder / "predictions.jsonl").read_text().splitlines()) == 4
+    client = mlflow.MlflowClient(f"sqlite:///{in_tmp}/mlruns/mlflow.db")
+    [logged] = client.search_runs([client.get_experiment_by_name("kgx").experiment_id])
+    assert logged.info.status == "FAILED" and logged.data.metrics["n_questions"] == 4
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", write)
+    again = kgx_main(in_tmp, *ARGS)
+    assert again.returncode == 0 and "0 answered, 4 resumed, 0 billed LLM calls" in again.stdout
+    [logged] = client.search_runs([client.get_experiment_by_name("kgx").experiment_id])
+    assert logged.info.status == "FINISHED"

@@ -15,23 +15,24 @@ from kgx.core.boundary import SECRETS
 from tests.helpers import mlflow_run
 from tests.inprocess import Done, kgx_main
 from tests.llm.fake_server import FakeServer, misbehaving
+from tests.test_golden import DEMO_METHODS
 
 KEY = "sk-test-0d1e2a3d4b5e"
 
 
 @pytest.fixture
 def hostile(run, monkeypatch):
-    """``hostile(case, *overrides)``: io on 3 demo questions against a server misbehaving as ``case``
-    (one server per case, so that a second call is a rerun of the same config)."""
+    """``hostile(case, *overrides, method="io")``: ``method`` on 3 demo questions against a server
+    misbehaving as ``case`` (one server per case, so that a second call is a rerun of the same config)."""
     monkeypatch.setenv("KGX_TEST_KEY", KEY)
     servers: dict[str, FakeServer] = {}
 
-    def _run(case: str, *overrides: str):
+    def _run(case: str, *overrides: str, method: str = "io"):
         if case not in servers:  # a second call reruns the same config: the same api_base
             servers[case] = FakeServer(misbehaving(case, KEY))
         server = servers[case]
         args = [f"llm.api_base={server.url}", "llm.structured_output=prompted", "llm.api_key_env=KGX_TEST_KEY"]
-        return run("method=io", "dataset=demo", "kg=demo", "dataset.limit=3", "llm=llama3_8b", *args, *overrides)
+        return run(f"method={method}", "dataset=demo", "kg=demo", "dataset.limit=3", "llm=llama3_8b", *args, *overrides)
 
     yield _run
     for server in servers.values():
@@ -54,6 +55,18 @@ def test_an_invalid_final_answer_is_a_fallback_and_the_run_converges(hostile):
     assert all("no valid final answer" in r.prediction.reason for r in outcome.records)
     assert outcome.summary["fallback_rate"] == 100.0 and outcome.summary["cached_calls"] == 0
     assert hostile("invalid", "llm.parse_retries=1").skipped  # nothing left for a rerun
+
+
+@pytest.mark.parametrize("method", DEMO_METHODS)
+def test_every_stage_of_every_method_falls_back_on_replies_that_stay_invalid(hostile, method):
+    """No JSON at all, at every stage: each stage's documented fallback applies (the KG methods
+    search on, then answer nothing), no question is an error, and the rerun has nothing to do."""
+    outcome = hostile("invalid", "dataset.limit=1", "llm.parse_retries=0", method=method)
+    assert outcome.status == "FINISHED" and outcome.summary["errors"] == 0
+    assert {r.status for r in outcome.records} == {"fallback"}
+    assert all(r.prediction.answers == [] for r in outcome.records)
+    assert outcome.summary["parse_failures"] >= 1 and outcome.summary["cached_calls"] == 0
+    assert hostile("invalid", "dataset.limit=1", "llm.parse_retries=0", method=method).skipped
 
 
 def test_no_file_the_run_writes_holds_the_echoed_key(hostile, in_tmp):

@@ -47,6 +47,32 @@ def test_a_dead_server_at_the_start_is_said_at_once(tmp_path):
     assert "Connection refused); nothing was run" in done.stderr
 
 
+def test_a_sweep_against_a_dead_server_is_said_at_once(tmp_path):
+    """A 4-job sweep sat 785 s in MLflow's retries; it now stops before its first job."""
+    url = f"http://127.0.0.1:{free_port()}"
+    sweep = ("-m", "method=io,cot", "run.seed=0,1", "llm=scripted", "dataset.limit=2", "run.progress=false")
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "kgx", *sweep, f"run.tracking_uri={url}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=kgx_env(),
+        timeout=600,
+    )
+    assert time.monotonic() - start < 60
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            f"kgx: error: the sweep could not start: TrackingUnavailable: the tracking server {url} did not answer "
+            "while opening experiment 'kgx' "
+        )
+    )
+    assert "nothing was run" in done.stderr and not list(tmp_path.glob("outputs/**/predictions.jsonl"))
+
+
 def test_a_server_dying_mid_run_keeps_the_questions_and_the_rerun_finishes_it(tmp_path):
     home, port = tmp_path / "server", free_port()
     home.mkdir()

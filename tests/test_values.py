@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from kgx.core.gold import prepared
 from kgx.core.metrics import answer_recall, em, hit_any, hits1, hits1_tog, normalize, score
 from kgx.core.trace import LLMEvent, Trace
 from kgx.core.types import Horizon, Prediction, Question
@@ -116,6 +117,18 @@ def test_a_long_gold_list_is_indexed_not_scanned():
     gold = [[str(n), f"{n:,}"] for n in range(1_000_000, 1_005_000)]  # 5,000 answers, 10,000 aliases
     evidence = [f"(x, count, {n})" for n in range(2_000_000, 2_002_000)] + ["(x, count, 1.00499e+06)"]
     assert answer_recall(evidence, gold) and hits1(["1,004,999"], gold) and not hits1(["1.5"], gold)
+
+
+def test_a_hundred_thousand_gold_aliases_are_deduplicated_in_one_pass():
+    """Issue 33: gold answers deduplicated against a list hung scoring on a question with 100k
+    aliases. 50,000 answers of which 25,000 distinct, and one answer of 50,000 aliases: compared
+    with each other that would be ~10^9 set comparisons; indexed, a second or two."""
+    repeated = [[f"Answer {i % 25_000}", f"answer {i % 25_000}."] for i in range(50_000)]
+    gold = [[f"Alias {i}" for i in range(50_000)], *repeated]
+    assert len(prepared(gold).groups) == 25_001
+    q = Question(id="q", text="?", answers=gold)
+    figures = score(q, Prediction(answer="{Answer 24999}", answers=["Answer 24999", "alias 49999"]))
+    assert figures["hits1"] == 1.0 and figures["f1"] == pytest.approx(4 / 25_003)  # 2 of 25,001 answers, each once
 
 
 # --------------------------------------------------------------------------- on a tiny KG

@@ -203,9 +203,13 @@ def test_the_config_holds_variable_names_only(compose_cfg):
     assert params["kg.default_graph"] == GRAPH
 
 
-def test_no_secret_reaches_any_file_of_a_whole_run(tmp_path_factory, compose_cfg, in_tmp, monkeypatch):
+@pytest.mark.parametrize("echo", [False, True], ids=["quiet", "echoing"])
+def test_no_secret_reaches_any_file_of_a_whole_run(tmp_path_factory, compose_cfg, in_tmp, monkeypatch, echo):
     """ToG against an authenticated proxy in front of ``oxigraph serve``: every request carries
-    the secrets, and no file the run writes (log, traces, config, MLflow database) holds them."""
+    the secrets, and no file the run writes (log, traces, config, MLflow database) holds them.
+    ``echoing``: the proxy answers every query about Australia (demo-001's topic entity) with a 500
+    whose body echoes the headers it was sent, user and password (issue 33): that question is a
+    ``kg.server`` error whose recorded message names the variables instead."""
     secrets = {"KGX_T_USER": "user-2b7d", "KGX_T_PASSWORD": "pw-e41a", "KGX_T_KEY": "key-90cf"}
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)
@@ -217,6 +221,10 @@ def test_no_secret_reaches_any_file_of_a_whole_run(tmp_path_factory, compose_cfg
         def forward(seen: Seen) -> Reply:
             if seen.headers.get("Authorization") != f"Basic {basic}" or seen.headers.get("X-Api-Key") != "key-90cf":
                 return 401, {}, b"unauthorized"
+            asked = seen.params["query"][0]
+            if echo and "m.0_kk" in asked and "m.0waln" not in asked:  # demo-001's own, not the start's check
+                told = f"denied: Authorization: {seen.headers['Authorization']} X-Api-Key: {seen.headers['X-Api-Key']}"
+                return 500, {}, f"{told} user=user-2b7d password=pw-e41a".encode()
             query = urllib.parse.urlencode({k: v[0] for k, v in seen.params.items()})
             request = urllib.request.Request(
                 oxigraph.url,
@@ -241,10 +249,18 @@ def test_no_secret_reaches_any_file_of_a_whole_run(tmp_path_factory, compose_cfg
                     "kg.user_env=KGX_T_USER",
                     "kg.password_env=KGX_T_PASSWORD",
                     "+kg.headers_env.X-Api-Key=KGX_T_KEY",
+                    "kg.retries=0",
                 )
             )
             outcome = execute(spec, in_tmp)
-    assert outcome.status == "FINISHED" and outcome.summary["errors"] == 0
+    if echo:
+        failed = [(r.id, r.failure.kind) for r in outcome.records if r.failure]
+        assert outcome.status == "FAILED" and failed == [("demo-001", "kg.server")]
+        told = (outcome.out_dir / "predictions.jsonl").read_text()
+        assert "Basic [secret KGX_T_USER:KGX_T_PASSWORD] X-Api-Key: [secret KGX_T_KEY]" in told
+        assert "user=[secret KGX_T_USER] password=[secret KGX_T_PASSWORD]" in told
+    else:
+        assert outcome.status == "FINISHED" and outcome.summary["errors"] == 0
     assert len(fake.seen) > 10 and all(s.headers["X-Api-Key"] == "key-90cf" for s in fake.seen)
     written = [p for p in in_tmp.rglob("*") if p.is_file()]
     assert any(p.name == "predictions.jsonl" for p in written) and any(p.suffix == ".db" for p in written)

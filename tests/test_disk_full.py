@@ -77,9 +77,10 @@ def test_a_disk_that_fills_after_the_loop_keeps_every_answer_and_its_figures(in_
     client = mlflow.MlflowClient(f"sqlite:///{in_tmp}/mlruns/mlflow.db")
     [logged] = client.search_runs([client.get_experiment_by_name("kgx").experiment_id])
     assert logged.info.status == "FAILED" and logged.data.metrics["n_questions"] == 4
+    assert logged.data.tags["result"] == "partial"  # not the "complete" the loop's outcome said
 
     monkeypatch.setattr(pl.DataFrame, "write_parquet", write)
     again = kgx_main(in_tmp, *ARGS)
     assert again.returncode == 0 and "0 answered, 4 resumed, 0 billed LLM calls" in again.stdout
     [logged] = client.search_runs([client.get_experiment_by_name("kgx").experiment_id])
-    assert logged.info.status == "FINISHED"
+    assert logged.info.status == "FINISHED" and logged.data.tags["result"] == "complete"

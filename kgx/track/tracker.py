@@ -259,4 +259,8 @@ class Tracker:
         self.client.log_batch(self.run_id, tags=[RunTag(k, v) for k, v in tags.items()])
 
     def end(self, status: str) -> None:
+        if status != "FINISHED":
+            # An exception may end the run after log_outcome tagged it complete (a disk filling at
+            # predictions.parquet): a run that did not finish never carries a complete result.
+            self.client.set_tag(self.run_id, "result", "partial")
         self.client.set_terminated(self.run_id, status=status)

@@ -38,9 +38,9 @@ def flaky_run(run, overrides):
 @pytest.mark.parametrize("method", ["lmp", "knowpath", "tog", "cgpe"])
 def test_failed_questions_are_recomputed_until_the_run_matches_a_clean_one(run, in_tmp, method):
     faulty = (
-        "dataset.limit=12",
+        "dataset.limit=6",
         f"method={method}",
-        "llm.failure_rate=0.5",
+        "llm.failure_rate=0.3",  # a call fails after its retry 9% of the time: some questions, not all
         "llm.max_retries=1",
         "llm.backoff_s=0",
         "run.max_consecutive_errors=0",
@@ -58,16 +58,16 @@ def test_failed_questions_are_recomputed_until_the_run_matches_a_clean_one(run, 
         assert reruns <= 30, "reruns never reached a run without errors"
         before = {r.id for r in outcome.records if r.failed}
         outcome = flaky_run(run, faulty)
-        assert outcome.resumed == 12 - len(before) and outcome.computed == len(before)  # only the errors
+        assert outcome.resumed == 6 - len(before) and outcome.computed == len(before)  # only the errors
     assert outcome.run_id == first.run_id and not outcome.failures
     assert mlflow_run(in_tmp, first.run_id).info.status == "FINISHED"
     assert outcome.summary["errors"] == 0 and outcome.summary["invocations"] >= reruns + 1
-    clean = run("dataset.limit=12", f"method={method}")
+    clean = run("dataset.limit=6", f"method={method}")
     assert answers(outcome) == answers(clean)
     # Every call the run paid for is counted, the errored attempts included.
     assert outcome.summary["billed_calls"] > sum(r.usage.billed_calls for r in outcome.records) or not errored
     lines = (outcome.out_dir / "predictions.jsonl").read_text().splitlines()
-    assert len(lines) == 12 + sum(1 for line in lines if json.loads(line)["status"] == "error")
+    assert len(lines) == 6 + sum(1 for line in lines if json.loads(line)["status"] == "error")
 
 
 def test_twenty_percent_transient_failures_lose_nothing(run):

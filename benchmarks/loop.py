@@ -8,6 +8,7 @@ wall time at many questions in flight against the ideal (issue 21).
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --replies   # checking a reply
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --method tog lmp --baseline main
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes --method tog --latency 0.2 --set run.processes=4
+    python benchmarks/loop.py --sizes --method tog --baseline REF --this-set run.processes=2
 
 Each figure is one run of ``method=io kg=demo llm=scripted llm.cache=false run.traces=off`` on the
 demo questions repeated under new ids, in a child process of its own (so its peak memory is its
@@ -118,6 +119,13 @@ def main() -> None:
     parser.add_argument("--kg-flight", nargs="*", type=int, default=[16, 64, 256], help="KG methods' in-flight rows")
     parser.add_argument("--cpu-questions", type=int, default=100, help="questions of a CPU-per-question run")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra override (repeatable)")
+    parser.add_argument(
+        "--this-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="--set for this checkout's in-flight rows only",
+    )
     parser.add_argument("--cache-dir", help="KG stores and reachability caches, one folder per code (kept: reuse it)")
     parser.add_argument("--baseline", help="a git ref whose code runs the KG method rows too, side by side")
     parser.add_argument("--replies", action="store_true", help="CPU per reply of checking it against its schema")

@@ -164,11 +164,14 @@ def run(args: Any) -> None:
                 )
             for latency in args.latency:
                 for flight in args.kg_flight:
-                    row = Row(method, args.questions, latency, flight, sets)
                     for label, code in codes:
+                        # --this-set: settings the baseline's code may not know (run.processes).
+                        extra = tuple(args.this_set) if code is None else ()
+                        row = Row(method, args.questions, latency, flight, sets + extra)
                         f = figures(measure(row, code, caches[label]), row)
+                        tag = " ".join((label, *extra))
                         print(
-                            f"{method} [{label}] {flight:>3} in flight, {1000 * latency:.0f} ms backbone, {f['n']} "
+                            f"{method} [{tag}] {flight:>3} in flight, {1000 * latency:.0f} ms backbone, {f['n']} "
                             f"questions: wall {f['wall']:.1f} s, ideal {f['ideal']:.1f} s, floor {f['floor']:.1f} s, "
                             f"{f['ratio']:.2f}x max(ideal, floor), {f['qps']:.1f} questions/s",
                             flush=True,

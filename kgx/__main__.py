@@ -14,12 +14,14 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from kgx.core.cli import count
+from kgx.core.collector import tune
 from kgx.core.config import ConfigError
 from kgx.core.paths import CONF_DIR, SWEEPS_DIR
 from kgx.run import hydra_record, sweep
 from kgx.run.compose import register_schemas
 from kgx.run.spec import RunSpec, to_run_spec
 
+tune()  # before litellm and MLflow are imported: see kgx.core.collector
 register_schemas()
 # A crash in native code (llama.cpp, a driver) prints the Python stack that led into it, on the
 # process's own stderr (sys.stderr may be a stream without a file descriptor, e.g. in a notebook).

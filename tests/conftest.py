@@ -9,8 +9,11 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
+from kgx.core.collector import tune
 from kgx.core.paths import CONF_DIR
 from kgx.run.compose import register_schemas
+
+tune()  # each worker holds kgx's whole import heap, as a run does (kgx.core.collector)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

@@ -2,6 +2,10 @@
 
 import sys
 
-from kgx.estimate.pilot import main
+from kgx.core.collector import tune
+
+tune()  # see kgx.core.collector
+
+from kgx.estimate.pilot import main  # noqa: E402
 
 sys.exit(main(sys.argv[1:]))

@@ -184,4 +184,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    from kgx.core.collector import tune
+
+    tune()  # before MLflow is imported: see kgx.core.collector
     main()

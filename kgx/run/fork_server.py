@@ -9,10 +9,12 @@ from it starts in milliseconds.
 
 import os
 
+from kgx.core.collector import tune
 from kgx.core.lifeline import die_with_parent, watch_parent
 
 die_with_parent()
 watch_parent(os.getppid())
+tune()  # before the imports below; the workers it forks inherit it (kgx.core.collector)
 
 import kgx.llm.client  # noqa: E402, F401
 import kgx.llm.question  # noqa: E402, F401

@@ -40,6 +40,12 @@ class Row:
 def child(row: Row, cache_dir: str) -> None:
     """One run in this process; prints its loop's wall and CPU time, each question's LLM calls
     and this process's peak memory as one JSON line."""
+    try:  # the collector as python -m kgx sets it; a --baseline older than kgx.core.collector kept Python's
+        from kgx.core.collector import tune
+
+        tune()
+    except ImportError:
+        pass
     from hydra import compose, initialize_config_dir
 
     import kgx.run.execute as execute_module

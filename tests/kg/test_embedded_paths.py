@@ -98,3 +98,27 @@ def test_literals_and_blank_nodes_keep_sparqls_order_and_english_names_win(store
         "m.a", "film.film.tagline", "out"
     )
     assert kg.names(["m.a", "m.b", "m.c"]) == {"m.a": "Film A", "m.b": "B", "m.c": "C"}
+
+
+class Counting:
+    """A store that counts the reads it is asked for."""
+
+    def __init__(self, store):
+        self.store, self.reads = store, 0
+
+    def quads_for_pattern(self, *args):
+        self.reads += 1
+        return self.store.quads_for_pattern(*args)
+
+    def query(self, *args, **kwargs):
+        self.reads += 1
+        return self.store.query(*args, **kwargs)
+
+
+def test_names_are_kept_per_entity(store):
+    kg = EmbeddedKG(store)
+    kg.store = counting = Counting(kg.store)
+    assert kg.names(["m.a", "m.b"]) == {"m.a": "Film A", "m.b": "B"}
+    assert counting.reads == 2
+    assert kg.names(["m.b", "m.c", "m.a"]) == {"m.b": "B", "m.c": "C", "m.a": "Film A"}
+    assert counting.reads == 3  # m.c only: the other two were named before, in another list

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import copy
+
 import pytest
+from hydra.core.config_store import ConfigStore
 from hydra.errors import ConfigCompositionException
+from omegaconf import OmegaConf
 
 from kgx.core.config import ConfigError
 from kgx.core.paths import CONF_DIR
@@ -223,3 +227,15 @@ def test_a_new_method_needs_only_its_own_file(in_tmp, compose_cfg, monkeypatch):
     assert outcome.status == "FINISHED" and outcome.records[0].prediction.answer.count("?") == 3
     with pytest.raises(ConfigError, match="echo has no such setting"):
         to_run_spec(compose_cfg("method=echo", "+method.tmies=3"))
+
+
+def test_a_compose_shares_the_config_store_and_composes_the_same(compose_cfg, monkeypatch):
+    """kgx.run.compose keeps Hydra from deep-copying every registered schema at each compose."""
+    overrides = ("method=tog", "dataset=metaqa_2hop", "llm=scripted", "method.width=2")
+    store = ConfigStore.instance()
+    assert copy.deepcopy(store) is store
+    shared = OmegaConf.to_container(compose_cfg(*overrides))
+    monkeypatch.delattr(ConfigStore, "__deepcopy__")  # Hydra's own copying
+    assert copy.deepcopy(store) is not store
+    assert OmegaConf.to_container(compose_cfg(*overrides)) == shared
+    assert shared["method"]["name"] == "tog" and shared["method"]["width"] == 2

@@ -36,7 +36,7 @@ def register_schemas() -> None:
 def _the_store(store: ConfigStore, memo: dict) -> ConfigStore:
     """A deep copy of the config store is the store itself. Hydra 1.3 deep-copies its config
     repository at every compose, and with it the store of every registered schema (Hydra's own
-    and kgx's): 30 of a compose's 190 ms, paid by every run, sweep job and test. Later Hydra reads
+    and kgx's): about a fifth of a compose's CPU, paid by every run, sweep job and test. Later Hydra reads
     the live store instead (facebookresearch/hydra#2928, with a regression test in
     hydra-ecosystem/hydra#3301); nothing changes a stored schema during a compose, and
     ``ConfigStore.load`` copies what it hands out."""

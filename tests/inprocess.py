@@ -18,8 +18,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
+
+from kgx.core.paths import CONF_DIR
 
 
 @dataclass(frozen=True)
@@ -82,3 +86,10 @@ def kgx_main(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Done:
         GlobalHydra.instance().clear()
         HydraConfig.instance().cfg = None
     return Done(code, out.getvalue(), err.getvalue())
+
+
+def compose_fresh(*overrides: str) -> DictConfig:
+    """Compose conf/ with overrides the way ``python -m kgx`` does (``kgx.run.compose.register_schemas`` first)."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+        return compose(config_name="config", overrides=list(overrides))

@@ -36,10 +36,18 @@ def kgx(cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess:
     ],
 )
 def test_bad_input_fails_before_any_work(tmp_path, args, message):
-    done = kgx(tmp_path, *args)
+    done = kgx_main(tmp_path, *args)
     assert done.returncode != 0
     assert message in done.stderr + done.stdout
     assert not (tmp_path / "outputs" / "runs").exists() and not (tmp_path / "mlruns").exists()
+
+
+def test_a_config_error_exits_the_process_non_zero_naming_the_key(tmp_path):
+    """The cases above run in this process; one goes through the interpreter as a user's does."""
+    done = kgx(tmp_path, "method.nonexistent=1")
+    assert done.returncode == 1
+    assert "Key 'nonexistent' not in 'LMPConfig'" in done.stderr
+    assert not (tmp_path / "outputs").exists() and not (tmp_path / "mlruns").exists()
 
 
 @pytest.mark.slow

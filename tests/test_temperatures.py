@@ -3,14 +3,11 @@ none, and a setting that would be ignored or refused by the provider stops the r
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from kgx.core.config import ConfigError
 from kgx.run.spec import to_run_spec
-from tests.helpers import kgx_env
+from tests.inprocess import kgx_main
 
 
 def spec(compose_cfg, *overrides: str):
@@ -67,14 +64,7 @@ def test_lmp_table_2s_o1_mini_cells_compose(compose_cfg):
 
 
 def test_the_command_line_refuses_it_too(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "kgx", "method=tog", "llm=scripted", "llm.temperature=0.7"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=kgx_env(),
-        timeout=120,
-    )
+    done = kgx_main(tmp_path, "method=tog", "llm=scripted", "llm.temperature=0.7")
     assert done.returncode == 1 and "kgx: error: llm.temperature=0.7 would be ignored" in done.stderr
 
 

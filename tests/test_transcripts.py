@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,8 @@ from mlflow.tracking import MlflowClient
 from kgx.core.config import ConfigError
 from kgx.core.types import Prediction
 from kgx.track.spans import stages, trace_name
-from tests.helpers import kgx_env, swap_method
+from tests.helpers import swap_method
+from tests.inprocess import kgx_main
 
 
 def client(tmp: Path) -> MlflowClient:
@@ -121,14 +120,7 @@ def test_a_bad_run_traces_value_is_refused(compose_cfg, tmp_path):
     for bad in ("some", "-1", "1.5"):
         with pytest.raises(ConfigError, match=rf"run\.traces={bad}: use all, off, or a number N"):
             to_run_spec(compose_cfg("method=cot", f"run.traces={bad}"))
-    done = subprocess.run(
-        [sys.executable, "-m", "kgx", "llm=scripted", "run.traces=some"],
-        cwd=tmp_path,
-        env=kgx_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = kgx_main(tmp_path, "llm=scripted", "run.traces=some")
     assert done.returncode != 0 and "kgx: error: run.traces=some: use all, off" in done.stderr
 
 

@@ -226,7 +226,7 @@ def test_help_is_kgx_own(tmp_path):
 def test_what_cannot_run_is_one_error_line(tmp_path, args, message):
     kb, questions = wc2014.write(tmp_path)
     fill = dict(kb=kb, questions=questions, tmp=tmp_path)
-    done = kgx(tmp_path, "llm=scripted", *(a.format(**fill) for a in args))
+    done = kgx_main(tmp_path, "llm=scripted", *(a.format(**fill) for a in args))  # an uncaught error raises here
     assert done.returncode == 1 and message.format(**fill) in done.stderr.splitlines()[-1]
     assert "Traceback" not in done.stderr and not (tmp_path / "outputs" / "runs").exists()
 

@@ -14,6 +14,11 @@ from kgx.core.config import Config
 from kgx.core.paths import CONF_DIR
 from kgx.methods import METHODS
 
+_registered: dict[int, tuple] = {}
+"""The methods and schemas last stored in each config store: storing them again converts every
+schema to a config anew (a fifth of a test's compose), and registering is called before every
+compose, while the registry changes only when a method is added."""
+
 
 def register_schemas() -> None:
     """Make the schemas known to Hydra: ``method=<name>`` is the registered method's schema, and
@@ -26,11 +31,15 @@ def register_schemas() -> None:
     if not OmegaConf.has_resolver("kgx.token"):
         OmegaConf.register_new_resolver("kgx.token", lambda: secrets.token_hex(3), use_cache=True)
     cs = ConfigStore.instance()
+    registered = tuple((name, found.config) for name, found in METHODS.items())
+    if registered == _registered.get(id(cs)):
+        return
     cs.store(name="kgx_schema", node=Config)
     for name, found in METHODS.items():
         cs.store(group="method", name=f"base_{name}", node=found.config)
         if not (CONF_DIR / "method" / f"{name}.yaml").exists():  # a method needs no YAML file
             cs.store(group="method", name=name, node=found.config)
+    _registered[id(cs)] = registered
 
 
 def _the_store(store: ConfigStore, memo: dict) -> ConfigStore:

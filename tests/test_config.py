@@ -3,6 +3,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hydra._internal.core_plugins import file_config_source, importlib_resources_config_source
 from hydra.core.config_store import ConfigStore
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
@@ -11,6 +12,8 @@ from kgx.core.config import ConfigError
 from kgx.core.paths import CONF_DIR
 from kgx.methods.lmp import LMPConfig
 from kgx.methods.sc import SCConfig
+from kgx.run import compose
+from kgx.run.compose import ParsedOnce
 from kgx.run.spec import to_run_spec
 from tests.inprocess import compose_fresh, kgx_main
 
@@ -229,13 +232,29 @@ def test_a_new_method_needs_only_its_own_file(in_tmp, compose_cfg, monkeypatch):
         to_run_spec(compose_cfg("method=echo", "+method.tmies=3"))
 
 
-def test_a_compose_shares_the_config_store_and_composes_the_same(compose_cfg, monkeypatch):
-    """kgx.run.compose keeps Hydra from deep-copying every registered schema at each compose."""
+def test_a_compose_shares_the_config_store_and_parses_yaml_once_and_composes_the_same(compose_cfg, monkeypatch):
+    """kgx.run.compose keeps Hydra from deep-copying every registered schema and from parsing
+    the same YAML again at each compose."""
     overrides = ("method=tog", "dataset=metaqa_2hop", "llm=scripted", "method.width=2")
     store = ConfigStore.instance()
     assert copy.deepcopy(store) is store
-    shared = OmegaConf.to_container(compose_cfg(*overrides))
-    monkeypatch.delattr(ConfigStore, "__deepcopy__")  # Hydra's own copying
+    assert file_config_source.OmegaConf is importlib_resources_config_source.OmegaConf is ParsedOnce
+    shared = OmegaConf.to_container(compose_fresh(*overrides))
+    texts = set(compose._PARSED)
+    assert OmegaConf.to_container(compose_fresh(*overrides)) == shared and set(compose._PARSED) == texts
+    assert any("# @package hydra" in text and "subdir:" in text for text in texts)  # Hydra's own (pkg://hydra.conf)
+    monkeypatch.delattr(ConfigStore, "__deepcopy__")  # Hydra's own copying and parsing
+    monkeypatch.setattr(file_config_source, "OmegaConf", OmegaConf)
+    monkeypatch.setattr(importlib_resources_config_source, "OmegaConf", OmegaConf)
     assert copy.deepcopy(store) is not store
     assert OmegaConf.to_container(compose_fresh(*overrides)) == shared
     assert shared["method"]["name"] == "tog" and shared["method"]["width"] == 2
+
+
+def test_a_config_file_that_is_not_yaml_is_one_line_naming_it(tmp_path):
+    (tmp_path / "conf" / "llm").mkdir(parents=True)
+    broken = tmp_path / "conf" / "llm" / "broken.yaml"
+    broken.write_text("model: scripted\nmax_tokens: [64\n")
+    done = kgx_main(tmp_path, "--config-dir", str(tmp_path / "conf"), "llm=broken")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[0] == f"{broken}:3:1: not valid YAML: expected ',' or ']', but got '<stream end>'"

@@ -5,10 +5,17 @@ the config schemas of ``kgx.core.config``."""
 
 from __future__ import annotations
 
+import copy
+import io
 import secrets
+from typing import IO, Any, Union
 
+import yaml
+from hydra._internal.core_plugins import file_config_source, importlib_resources_config_source
 from hydra.core.config_store import ConfigStore
-from omegaconf import OmegaConf
+from hydra.core.plugins import Plugins
+from hydra.errors import ConfigCompositionException
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from kgx.core.config import Config
 from kgx.core.paths import CONF_DIR
@@ -28,6 +35,8 @@ def register_schemas() -> None:
     resolver cache into every job of a sweep): it keeps two sweeps started in the same second
     out of each other's folder."""
     ConfigStore.__deepcopy__ = _the_store  # type: ignore[method-assign]
+    Plugins.instance()  # its first scan runs Hydra's config-source modules again, undoing the next line
+    file_config_source.OmegaConf = importlib_resources_config_source.OmegaConf = ParsedOnce  # type: ignore[misc]
     if not OmegaConf.has_resolver("kgx.token"):
         OmegaConf.register_new_resolver("kgx.token", lambda: secrets.token_hex(3), use_cache=True)
     cs = ConfigStore.instance()
@@ -50,3 +59,34 @@ def _the_store(store: ConfigStore, memo: dict) -> ConfigStore:
     hydra-ecosystem/hydra#3301); nothing changes a stored schema during a compose, and
     ``ConfigStore.load`` copies what it hands out."""
     return store
+
+
+_PARSED: dict[str, Union[DictConfig, ListConfig]] = {}
+
+
+class ParsedOnce(OmegaConf):
+    """OmegaConf as Hydra's file and package config sources see it: ``load`` parses each distinct
+    YAML text once per process and hands out copies. A compose reads about 12 files (kgx's and
+    Hydra's own), and parsing them anew was about a fifth of its CPU, at every run, sweep job,
+    estimate pilot and test. The file is still read each time, so an edited file is parsed anew.
+    A file that is not YAML is one error line naming its path, line and column, not a traceback."""
+
+    @staticmethod
+    def load(file_: Union[str, Any, IO[Any]]) -> Union[DictConfig, ListConfig]:
+        if not hasattr(file_, "read"):
+            return OmegaConf.load(file_)
+        text = file_.read()
+        if isinstance(text, bytes):  # a zipped package's configs
+            text = text.decode("utf-8")
+        parsed = _PARSED.get(text)
+        if parsed is None:
+            name = getattr(file_, "name", "<file>")
+            stream = io.StringIO(text)
+            stream.name = name  # type: ignore[misc]
+            try:
+                parsed = _PARSED[text] = OmegaConf.load(stream)
+            except yaml.MarkedYAMLError as exc:  # Hydra would print a traceback
+                mark = exc.problem_mark or exc.context_mark
+                where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
+                raise ConfigCompositionException(f"{where}: not valid YAML: {exc.problem or exc.context}") from None
+        return copy.deepcopy(parsed)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from pathlib import Path
 
 import pytest
 from hydra.core.global_hydra import GlobalHydra
+from mlflow.store.db import utils as mlflow_db
 from omegaconf import DictConfig
 
 from kgx.core.collector import tune
@@ -16,6 +18,11 @@ from kgx.run.compose import register_schemas
 from tests.inprocess import compose_fresh
 
 tune()  # each worker holds kgx's whole import heap, as a run does (kgx.core.collector)
+
+# MLflow finds the newest schema revision by reading all its migration scripts whenever it opens a
+# store (~45 ms of CPU), and each test's run opens a new one: the installed MLflow's answer holds for
+# the whole session.
+mlflow_db._get_latest_schema_revision = functools.cache(mlflow_db._get_latest_schema_revision)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

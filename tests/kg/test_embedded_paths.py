@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from kgx.kg import BUNDLED_KG, EmbeddedKG, build_store
+from kgx.kg.embedded import SMALL_DEGREE
 from kgx.kg.freebase import NS, is_literal
 from kgx.kg.sparql import Noise
 
@@ -34,6 +35,14 @@ EXTRA = f"""
 <{NS}m.c> <{NS}type.object.name> "C"@en-GB .
 <{NS}m.c> <{NS}type.object.name> "Sea"@en .
 """
+# A hub past SMALL_DEGREE both ways (read by SPARQL), with a literal among its out-edges.
+HUB = (
+    "".join(
+        f"<{NS}m.film{i}> <{NS}film.film.genre> <{NS}m.hub> .\n<{NS}m.hub> <{NS}film.genre.films> <{NS}m.film{i}> .\n"
+        for i in range(SMALL_DEGREE + 6)
+    )
+    + f'<{NS}m.hub> <{NS}film.genre.note> "many" .\n<{NS}m.hub> <{NS}type.object.name> "Hub"@en .\n'
+)
 
 
 class SparqlOnly(EmbeddedKG):
@@ -47,7 +56,7 @@ class SparqlOnly(EmbeddedKG):
 def store(tmp_path_factory):
     where = tmp_path_factory.mktemp("paths")
     source = where / "kg.nt"
-    source.write_text(BUNDLED_KG.read_text() + EXTRA)
+    source.write_text(BUNDLED_KG.read_text() + EXTRA + HUB)
     return build_store([source], "nt", where / "store")
 
 
@@ -73,7 +82,7 @@ def outcome(call, *args):
 def test_index_lookups_answer_as_sparql(store, noise):
     fast, slow = EmbeddedKG(store, noise=noise), SparqlOnly(store, noise=noise)
     entities = [x for x in ids(fast) if not is_literal(x)]
-    assert len(entities) > 50
+    assert len(entities) > 50 and "m.hub" in entities
     asked = 0
     for entity in entities:
         for direction in ("out", "in"):
@@ -122,3 +131,22 @@ def test_names_are_kept_per_entity(store):
     assert counting.reads == 2
     assert kg.names(["m.b", "m.c", "m.a"]) == {"m.b": "B", "m.c": "C", "m.a": "Film A"}
     assert counting.reads == 3  # m.c only: the other two were named before, in another list
+
+
+def test_an_entitys_edges_one_way_are_one_read_and_a_hubs_go_through_sparql(store):
+    kg = EmbeddedKG(store)
+    kg.store = counting = Counting(kg.store)
+    assert kg.relations("m.a", "out")[:2] == ["film.film.directed_by", "film.film.note"]
+    assert counting.reads == 1
+    assert kg.neighbors("m.a", "film.film.directed_by", "out") == ["m.b", "m.c"]
+    assert kg.neighbors("m.a", "film.film.written_by", "out") == ["m.c"]
+    assert kg.neighbors("m.a", "film.film.cast", "out") == []
+    assert counting.reads == 1  # the relations' one index pass answered them all
+    assert kg.neighbors("m.c", "film.film.written_by", "in") == ["m.a"]  # neighbours first: one pass too
+    assert kg.relations("m.c", "in") == ["film.film.directed_by", "film.film.written_by"]
+    assert counting.reads == 2
+    films = kg.neighbors("m.hub", "film.film.genre", "in")
+    assert len(films) == SMALL_DEGREE + 6 and films == sorted(films)
+    reads = counting.reads
+    assert kg.relations("m.hub", "in") == ["film.film.genre"]
+    assert counting.reads == reads + 1  # its relations: one SPARQL query, not another pass

@@ -60,11 +60,16 @@ def rank(candidates: list[Any], question: str) -> list[Any]:
 
 
 def best_line(prompt: str, question: str) -> str:
-    lines = [re.sub(r"^[\s\-*\d.()]+", "", line).strip() for line in prompt.splitlines()]
+    """The prompt line (outside the question) that overlaps the question most, the first of equals."""
+    lines = [_BULLET.sub("", line).strip() for line in prompt.splitlines()]
     lines = [line for line in lines if line and question not in line and not line.endswith(":")]
     if not lines:
         return question
-    return rank(lines, question)[0]
+    q = words(question)
+    return max(lines, key=lambda line: len(words(line) & q))  # rank()'s first, without sorting them all
+
+
+_BULLET = re.compile(r"^[\s\-*\d.()]+")
 
 
 def number(schema: dict[str, Any], prompt: str, question: str) -> float | int:
@@ -129,7 +134,7 @@ def instance(schema: dict[str, Any], prompt: str, question: str, name: str = "")
             return rank(list(items.get("enum", items.get("examples", []))), question)[: schema.get("maxItems", size)]
         if scored_choice(items):
             return scored_choices(schema, prompt, question)
-        return [instance(items, prompt, question, name) for _ in range(size)]
+        return [instance(items, prompt, question, name)] * size  # each item alike: chosen once
     if kind == "integer" or kind == "number":
         return number(schema, prompt, question)
     if kind == "boolean":

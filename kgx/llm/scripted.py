@@ -183,9 +183,11 @@ def count_text(text: str) -> int:
     return sum(_count_chunk(text[start : start + step]) for start in range(0, len(text), step))
 
 
-# Where a line starts with a non-space after a line break: the tokenizer's pre-split (cl100k's
-# pattern) never joins text across such a point, so a chunk's count is the sum of its lines'.
-_LINE_START = re.compile(r"(?<=\n)(?=\S)")
+# A line break before a non-space: the tokenizer's pre-split (cl100k's pattern) never joins text
+# across the point after it, so a chunk's count is the sum of its lines' (each with its break).
+# Matching the break itself lets the regex engine skip to it (a pattern that starts with a
+# lookbehind tries every position: 3x slower).
+_BREAK_BEFORE_TEXT = re.compile(r"\n(?=\S)")
 
 
 @functools.lru_cache(maxsize=8192)
@@ -193,7 +195,8 @@ def _count_chunk(chunk: str) -> int:
     """A chunk's count as the sum of its lines' counts, each line's kept: a method's prompts repeat
     their instructions and examples line for line, and only a question's own lines are encoded
     (counting was 12% of ToG's CPU, issue 35). A test holds the sums equal to litellm's counts."""
-    return sum(_count_line(line) for line in _LINE_START.split(chunk))
+    *lines, last = _BREAK_BEFORE_TEXT.split(chunk)
+    return sum(_count_line(line + "\n") for line in lines) + _count_line(last)
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -7,7 +7,7 @@ import math
 import sys
 import textwrap
 from pathlib import Path
-from typing import Optional
+from typing import Optional, TextIO
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -16,6 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 from kgx.core.cli import count
 from kgx.core.collector import tune
 from kgx.core.config import ConfigError
+from kgx.core.masking import masked_text
 from kgx.core.paths import CONF_DIR, SWEEPS_DIR
 from kgx.run import hydra_record, sweep
 from kgx.run.compose import register_schemas
@@ -53,14 +54,14 @@ def main(cfg: DictConfig) -> Optional[float]:
     except (ConfigError, DataError, KGError, LLMError, Busy, FileNotFoundError, SourceError) as exc:
         if job.parent_id:
             return sweep.job_failed(cfg, job, exc)
-        raise SystemExit(f"kgx: error: {exc}") from None
+        raise SystemExit(error_line(exc)) from None
     except TrackingUnavailable as exc:  # a sweep's parent cannot be told either: stop the job here
-        raise SystemExit(f"kgx: error: {exc}") from None
+        raise SystemExit(error_line(exc)) from None
     except (DiskFull, OSError) as exc:
         if not isinstance(exc, DiskFull) and not disk_full(exc):
             raise
         message = str(exc) if isinstance(exc, DiskFull) else disk_full_message(exc, "answered questions are kept")
-        raise SystemExit(f"kgx: error: {message}") from None
+        raise SystemExit(error_line(message)) from None
     except Exception as exc:  # a crashed job must not stop the other jobs of a sweep
         if job.parent_id:
             return sweep.job_failed(cfg, job, exc)
@@ -99,6 +100,29 @@ def main(cfg: DictConfig) -> Optional[float]:
             return s["hits1"]
         raise SystemExit(f"kgx: error: {problem}")
     return s["hits1"]
+
+
+def error_line(error: object) -> str:
+    """``kgx: error: ...`` without a credential of the run: a URL's user-info or key parameter
+    (``llm.api_base=http://user:pw@host``), or any secret the run knows (kgx.core.boundary)."""
+    from kgx.core.boundary import SECRETS
+
+    return SECRETS.redact(masked_text(f"kgx: error: {error}"))[0]
+
+
+class MaskedOutput:
+    """Standard output with every credential masked (kgx.core.masking.masked_text): Hydra's
+    ``--cfg job`` and ``--info`` print the composed config, credentials in URLs and under
+    credential names included, before kgx runs any code of its own."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(masked_text(text))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
 
 
 def why_missed(s: dict[str, float]) -> str:
@@ -234,4 +258,6 @@ if __name__ == "__main__":
     if {"--help", "-h"} & set(sys.argv[1:]):
         print(usage())
         sys.exit(0)
+    if {"--cfg", "-c", "--info", "-i"} & set(sys.argv[1:]):
+        sys.stdout = MaskedOutput(sys.stdout)  # type: ignore[assignment]
     main()

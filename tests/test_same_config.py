@@ -51,7 +51,7 @@ def test_an_unfinished_run_of_another_experiment_is_finished_here_from_its_answe
 def test_a_second_output_folder_is_refused_while_the_first_holds_unfinished_answers(run, in_tmp):
     first = run(*QUICK, "run.output_dir=one")
     store(in_tmp).set_terminated(first.run_id, status="KILLED")
-    with pytest.raises(ConfigError, match=r"already has answers in one .*run.output_dir=one resumes it"):
+    with pytest.raises(ConfigError, match=r"already has answers in \S*/one .*run.output_dir=\S*/one resumes it"):
         run(*QUICK, "run.output_dir=two")
     assert not (in_tmp / "two" / "predictions.jsonl").exists()
     again = run(*QUICK, "run.output_dir=two", "run.force=true")  # starting over elsewhere is a choice

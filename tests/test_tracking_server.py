@@ -15,6 +15,7 @@ from kgx.ui import main as ui_main
 from kgx.ui import wait_up
 from tests.helpers import TINY_SWEEP, cell_outputs, kgx_env, run_notebook, start_mlflow_server, stop_group
 from tests.inprocess import kgx_main
+from tests.test_run_ownership import check_twins, twins
 
 pytestmark = pytest.mark.slow
 
@@ -84,3 +85,8 @@ def test_a_parallel_sweep_logs_to_one_tracking_server(server, tmp_path, monkeypa
     again = kgx_main(tmp_path, *args[3:-2])  # the same sweep again, its jobs one after another in this process
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stdout.count("already finished") == 4 and "billed" not in again.stdout
+
+
+def test_one_config_started_twice_at_once_on_a_tracking_server_computes_once(server, tmp_path):
+    url, _ = server
+    check_twins(twins(tmp_path, f"run.tracking_uri={url}"))

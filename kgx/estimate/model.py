@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from kgx.core.config import LLMConfig
+from kgx.core.masking import masked_url
 from kgx.estimate.interval import Figure, Prior, relative_spread, skewness, too_few, total_of
 from kgx.estimate.strata import Strata
 from kgx.estimate.wall import Total, remembered, wall_time
@@ -77,7 +78,7 @@ def call_latency(spec: RunSpec, records: list[Record]) -> tuple[Optional[float],
     only the pilot's billed calls measure it; the figure is kept per backbone under
     ``run.cache_dir`` (``kgx.estimate.wall.remembered``), so that estimating again (every call now
     cached) still has it. None when no pilot of this backbone ever reached the provider."""
-    key = f"{spec.llm.model} {spec.llm.api_base or ''}".strip()
+    key = f"{spec.llm.model} {masked_url(spec.llm.api_base or '')}".strip()  # a file under run.cache_dir
     billed = sum(r.usage.billed_calls for r in records)
     if billed:
         return remembered(spec, key, sum(r.usage.latency_s for r in records) / billed), ""

@@ -19,6 +19,7 @@ import litellm
 
 from kgx.core.boundary import clean_text
 from kgx.core.config import LLMConfig
+from kgx.core.masking import masked_url
 from kgx.llm import bounded, providers
 from kgx.llm.errors import LLMError
 
@@ -106,7 +107,7 @@ def send(cfg: LLMConfig, kwargs: dict[str, Any], sleep: Callable[[float], None])
             if not retried or retry == cfg.max_retries:
                 tries = f" after {retry + 1} attempts" if retried else ""
                 raise LLMError(
-                    f"llm '{cfg.name}' ({cfg.model}{' at ' + cfg.api_base if cfg.api_base else ''}): "
+                    f"llm '{cfg.name}' ({cfg.model}{' at ' + masked_url(cfg.api_base) if cfg.api_base else ''}): "
                     f"{type(exc).__name__}{tries}: {_provider_message(exc)}",
                     kind,
                 ) from None

@@ -27,7 +27,7 @@ from kgx.results.figures import summarize
 from kgx.results.record import Record
 from kgx.run import preflight
 from kgx.run.answering import llm_client, make_reacher, pool, traced_ids
-from kgx.run.lifecycle import Outcome, Plan, RunFolder, skipped
+from kgx.run.lifecycle import Outcome, Plan, RunFolder
 from kgx.run.loop import LoopResult, Progress, answer_all
 from kgx.run.processes import warm
 from kgx.run.spec import RunSpec
@@ -40,7 +40,7 @@ def execute(
     """Run ``spec``; a config that already has a FINISHED MLflow run is not run again
     (``run.force`` overrides). ``parent_id`` makes the MLflow run a child of a sweep's run.
     One invocation per config at a time: a second one is refused (locks.Busy), naming the first."""
-    from kgx.track import same_config
+    from kgx.track import claims
     from kgx.track.tracker import PARENT_TAG, Tracker, git_commit, run_params
 
     # Everything that can fail on bad input fails here, before any question runs, and before
@@ -54,25 +54,14 @@ def execute(
     questions = preflight.check(spec, questions, kg)  # topic names -> ids; stops on entities the KG lacks
     tracker = Tracker(spec.run, launch_dir)
     folder = RunFolder(spec)
+    folder.check_owner()  # a folder of another config's results stops the run before anything is written
     kept = (
         f"the questions answered are kept in {folder.path}: run the same command once the server answers "
         f"(or with run.tracking_uri=... another store), and none is asked again"
     )
     with folder.lock(), tracker.reaching("logging the run", kept):
-        finished = None if spec.run.force else same_config.finished_run(tracker, folder.digest, run_name or "")
-        if finished is not None:
-            if parent_id:
-                tracker.reuse(finished, parent_id, run_name or "")
-            return skipped(finished, folder.path)
-        if not spec.run.force:
-            same_config.check_folder(tracker, folder.digest, folder.path)
-        # After the skip: a finished run is reported even while a shared cache server is down.
-        client = llm_client(spec)  # a shared cache server is pinged here
-        plan = folder.plan(questions)
-        client.invocation = plan.invocation
-        if plan.todo:  # a broken backbone stops the run here, before the clock and before any question
-            client.prepare()
-            client.preflight()
+        folder.check_owner()  # again under the lock: another config may have claimed the folder meanwhile
+        claims.reap(tracker)  # runs a killed process left RUNNING are marked KILLED
         tags = {
             "method": spec.method.name,
             "dataset": spec.dataset.name,
@@ -82,13 +71,28 @@ def execute(
             "settings": spec.settings.describe(spec.method.name, spec.dataset.name),
             "git_commit": git_commit(Path(__file__).parent),
             "config_hash": folder.digest,
-            "output_dir": str(folder.path),
-            # How each backbone was asked for structured output (what llm.structured_output=auto chose).
-            "structured_output": ", ".join(f"{name}={mode}" for name, mode in client.structured_modes().items()),
+            "output_dir": str(folder.path.resolve()),  # where its answers are, from any directory
             **({PARENT_TAG: parent_id} if parent_id else {}),
         }
         name = run_name or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"
-        with folder.mlflow_run(tracker, name, run_params(spec.resolved()), tags) as run_id:
+        done = folder.claim(tracker, name, run_params(spec.resolved()), tags, run_name or "", parent_id)
+        if done is not None:
+            return done
+        try:
+            # After the skip: a finished run is reported even while a shared cache server is down.
+            client = llm_client(spec)  # a shared cache server is pinged here
+            plan = folder.plan(questions)
+            client.invocation = plan.invocation
+            if plan.todo:  # a broken backbone stops the run here, before the clock and before any question
+                client.prepare()
+                client.preflight()
+        except BaseException:
+            tracker.withdraw()  # nothing was asked: the config is free for another invocation
+            raise
+        # How each backbone was asked for structured output (what llm.structured_output=auto chose).
+        modes = ", ".join(f"{backbone}={mode}" for backbone, mode in client.structured_modes().items())
+        tracker.client.set_tag(tracker.run_id, "structured_output", modes)
+        with folder.mlflow_run(tracker) as run_id:
             reacher = make_reacher(spec, kg)
             traced = traced_ids(questions, spec.run.traces)
             with contextlib.ExitStack() as stack:

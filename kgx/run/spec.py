@@ -22,7 +22,7 @@ from kgx.core.config import (
     MethodConfig,
     RunConfig,
 )
-from kgx.core.masking import masked_config, masked_url
+from kgx.core.masking import masked_config
 from kgx.core.paper_settings import SettingsSource
 from kgx.core.paths import CONF_DIR
 from kgx.core.run_identity import behaviours, identity
@@ -88,22 +88,26 @@ class RunSpec:
                 out["llm_stages"] = {k: OmegaConf.to_container(OmegaConf.structured(v)) for k, v in value.items()}
             else:
                 out[f.name] = OmegaConf.to_container(OmegaConf.structured(value))
-        out["run"]["cache_url"] = masked_url(self.run.cache_url)  # a password in it is never logged
-        return masked_config(out)  # nor a value under a credential's name (llm.extra.api_key=...)
+        # No credential in a URL (llm.api_base, kg.endpoint, run.cache_url ...) nor a value under a
+        # credential's name (llm.extra.api_key=...) is logged.
+        return masked_config(out)
 
     def identity(self) -> dict[str, Any]:
         """What the run's results depend on: :meth:`resolved` without execution fields, and the
         behaviour version of a versioned double it calls (the oracle's), for such runs only."""
         versions = behaviours([self.llm.model, *(b.model for b in self.stages.values())])
-        return {
-            "run": identity(self.run),
-            "method": identity(self.method),
-            "dataset": identity(self.dataset),
-            "llm": identity(self.llm),
-            "kg": identity(self.kg),
-            "llm_stages": {k: identity(v) for k, v in self.stages.items()},
-            **({"behaviours": versions} if versions else {}),
-        }
+        # Credentials are masked: an API key or a URL's password changes who pays, not the results.
+        return masked_config(
+            {
+                "run": identity(self.run),
+                "method": identity(self.method),
+                "dataset": identity(self.dataset),
+                "llm": identity(self.llm),
+                "kg": identity(self.kg),
+                "llm_stages": {k: identity(v) for k, v in self.stages.items()},
+                **({"behaviours": versions} if versions else {}),
+            }
+        )
 
 
 def auto_processes(workers: int, reads_kg: bool, questions: int) -> int:

@@ -9,6 +9,7 @@ skips every job whose config already has a FINISHED run, so only the failed ones
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -30,13 +31,15 @@ from omegaconf import DictConfig, OmegaConf
 
 from kgx.core.boundary import SECRETS
 from kgx.core.config import ConfigError, DatasetConfig, RunConfig
-from kgx.core.masking import masked_config, masked_overrides
+from kgx.core.masking import masked_config, masked_overrides, masked_text
 from kgx.datasets import DataError, dataset_file
 from kgx.diagnose.breakdown import CATEGORIES
 from kgx.llm.ratelimit import JOBS_ENV
 from kgx.run import hydra_record
+from kgx.run.lifecycle import config_hash
 from kgx.run.spec import to_run_spec
 from kgx.run.sweep_workers import bind_workers
+from kgx.track import claims
 from kgx.track.tracker import HEADLINE, PARENT_TAG, REUSED_TAG, Tracker, shown
 
 BREAKDOWN = ("reachable", *(f"failure.{c}" for c in CATEGORIES))  # on the parent per configuration, not in its table
@@ -104,7 +107,7 @@ def _tracker(config: DictConfig) -> Tracker:
 
 def job_failed(config: DictConfig, job: Job, exc: BaseException) -> None:
     """Record a crashed job as a FAILED child run, with the reason, and let the sweep go on."""
-    reason = f"{type(exc).__name__}: {exc}"
+    reason = SECRETS.redact(masked_text(f"{type(exc).__name__}: {exc}"))[0]
     print(f"kgx: job {job.name} failed: {reason}", file=sys.stderr)
     _tracker(config).record_failure(job.name or "job", reason, {PARENT_TAG: job.parent_id or ""})
 
@@ -123,14 +126,26 @@ def validate_jobs(config: DictConfig) -> int:
     jobs = job_overrides(config)
     paper = config.hydra.runtime.choices.get(PAPER_GROUP)
     checked: dict[str, str] = {}  # dataset -> what is wrong with its file ("" when nothing)
+    folders: dict[str, dict[str, list[str]]] = {}  # a fixed run.output_dir -> config hash -> its jobs
     for overrides in jobs:
         try:
             spec = to_run_spec(compose(config_name=config.hydra.job.config_name, overrides=overrides), overrides)
         except ConfigError as exc:
             # SystemExit, not an exception: Hydra turns callback exceptions into warnings.
             raise SystemExit(f"kgx: error: sweep job {' '.join(overrides)}: {exc}") from exc
+        if spec.run.output_dir:
+            named = folders.setdefault(str(Path(spec.run.output_dir).resolve()), {})
+            named.setdefault(config_hash(spec), []).append(job_name(overrides, swept_keys(jobs)) or "the default job")
         if paper and spec.dataset.name not in checked:
             checked[spec.dataset.name] = file_problem(spec.dataset)
+    for folder, configs in folders.items():
+        if len(configs) > 1:
+            shared = ", ".join(names[0] for names in configs.values())
+            raise SystemExit(
+                f"kgx: error: run.output_dir={folder} is shared by {len(configs)} different configs of this sweep "
+                f"({shared}): a folder holds one config's results. Leave run.output_dir unset (each config gets "
+                f"its own folder under outputs/runs/), or make it differ per job"
+            )
     found = [text for text in checked.values() if text]
     if found:
         raise SystemExit(f"kgx: error: paper table {paper} needs data this machine lacks:\n  " + "\n  ".join(found))
@@ -239,6 +254,7 @@ class SweepTracking(Callback):
         self.parent_id: Optional[str] = None
         self.varying: list[str] = []
         self.name = "sweep"
+        self.beating = contextlib.ExitStack()  # the parent's heartbeat while the sweep runs (kgx.track.claims)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         hydra_record.redact_logs(config)  # the launcher prints each job's overrides
@@ -251,6 +267,7 @@ class SweepTracking(Callback):
         jobs = validate_jobs(config)
         self.varying = swept_keys(job_overrides(config))
         tracker = _tracker(config)
+        claims.reap(tracker)
         name = sweep_name(config, self.varying)
         overrides = list(config.hydra.overrides.task)
         key = hashlib.sha256(json.dumps([name, sorted(overrides)]).encode()).hexdigest()[:12]
@@ -272,6 +289,8 @@ class SweepTracking(Callback):
             tracker.client.log_dict(
                 self.parent_id, {"sweep": name, "params": masked_config(params), "overrides": shown}, "sweep.json"
             )
+        tracker.client.set_tag(self.parent_id, claims.OWNER_TAG, claims.owner_tag())
+        self.beating.enter_context(claims.heartbeat(tracker.client, self.parent_id))
         parallel = max(1, int(config.hydra.launcher.get("n_jobs") or 1))
         bind_workers(str(config.hydra.launcher.get("_target_", "")))  # a killed launcher takes its workers along
         path = _sweep_file(config.hydra.sweep.dir)
@@ -309,6 +328,7 @@ class SweepTracking(Callback):
             tracker.client.set_tag(self.parent_id, "report", str(exc)[:5000])
         table = log_table(tracker, self.parent_id, done, self.varying)
         tracker.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
+        self.beating.close()
         print(
             f"sweep {self.name}: {len(done)} finished, {len(failed)} failed; "
             f"mlflow parent run {self.parent_id} with {len(summary)} report artifacts"

@@ -163,6 +163,7 @@ class Tracker:
             ):
                 self.experiment_id = self._experiment(run.experiment, launch_dir)
         self.run_id: Optional[str] = None
+        self.resumed_status: Optional[str] = None  # of a run start() resumed: its status before
 
     def reaching(self, doing: str, hint: str) -> contextlib.AbstractContextManager[None]:
         """MLflow calls inside raise TrackingUnavailable, naming the server, when it does not answer."""
@@ -186,12 +187,15 @@ class Tracker:
         another experiment stays there: kgx.track.same_config)."""
         from mlflow.entities import Param, RunTag
 
+        self.run_id, self.resumed_status = None, None
         if resume_id:
             try:
-                mine = self.client.get_run(resume_id).info.experiment_id == self.experiment_id
+                earlier = self.client.get_run(resume_id)
+                mine = earlier.info.experiment_id == self.experiment_id and earlier.info.lifecycle_stage == "active"
             except Exception:  # the id belongs to another tracking store
                 mine = False
             if mine:
+                self.resumed_status = earlier.info.status
                 self.client.update_run(resume_id, status="RUNNING")
                 self.run_id = resume_id
         if self.run_id is None:
@@ -201,6 +205,17 @@ class Tracker:
                 self.client.log_batch(self.run_id, params=items[i : i + 100])
         self.client.log_batch(self.run_id, tags=[RunTag(k, v) for k, v in {**RUN_TYPE, **tags}.items()])
         return self.run_id
+
+    def withdraw(self) -> None:
+        """Undo :meth:`start` when nothing was computed: a new run is deleted, a resumed one gets
+        its earlier status back."""
+        if self.run_id is None:
+            return
+        if self.resumed_status is None:
+            self.client.delete_run(self.run_id)
+        else:
+            self.client.update_run(self.run_id, status=self.resumed_status)
+        self.run_id = self.resumed_status = None
 
     def children(self, parent_id: str) -> list[Any]:
         """The sweep's runs: its own children and the FINISHED runs it reused (``reuse``)."""

@@ -22,6 +22,7 @@ import litellm
 
 from kgx.core.boundary import SECRETS, Repairs, clean
 from kgx.core.config import LLMConfig
+from kgx.core.masking import is_secret_key, masked_config
 from kgx.llm import bounded, providers
 from kgx.llm.cache import Cache, cache_key
 from kgx.llm.errors import LLMError
@@ -73,6 +74,9 @@ class LLMClient:
         for cfg in [llm, *stages.values()]:
             if cfg.api_key_env:
                 SECRETS.add(os.environ.get(cfg.api_key_env), cfg.api_key_env)
+            for key, value in cfg.extra.items():  # a key given as llm.extra.api_key=...
+                if is_secret_key(key) and isinstance(value, (str, int)):
+                    SECRETS.add(str(value), f"llm.extra.{key}")
         self.default = llm
         self.stages = stages
         self.cache = cache
@@ -205,7 +209,7 @@ class LLMClient:
                 seed=seed,
                 sample=sample,
                 max_tokens=limit,
-                extra=cfg.extra,
+                extra=masked_config(cfg.extra),  # a credential in it changes no reply
                 **local,
                 **form,
                 **oracle,
@@ -287,9 +291,11 @@ class LLMClient:
         max_tokens: Optional[int] = None,
     ) -> dict[str, Any]:
         """litellm.completion's arguments; retries are ours, so litellm's own are off. ``extra``
-        holds the rest: litellm sends OpenAI's own parameters by name and others (repeat_penalty,
-        top_k, min_p) as extra body fields to OpenAI-compatible servers. ``max_tokens``: the
-        limit ``limit`` chose (default the backbone's)."""
+        holds the rest: litellm sends OpenAI's own parameters by name (``api_key`` too, which then
+        takes the place of ``api_key_env``'s) and others (repeat_penalty, top_k, min_p) as extra
+        body fields to OpenAI-compatible servers; the ones set here are refused in the config
+        (``kgx.core.config_checks.SET_BY_KGX``). ``max_tokens``: the limit ``limit`` chose
+        (default the backbone's)."""
         kwargs: dict[str, Any] = dict(
             model=cfg.model,
             messages=messages,
@@ -304,10 +310,11 @@ class LLMClient:
             kwargs["response_format"] = response_format(mode, response_schema)
         if cfg.api_base:
             kwargs["api_base"] = cfg.api_base
+        # A key given as llm.extra.api_key is the one sent: it is in kwargs already.
         if cfg.api_key_env:
-            kwargs["api_key"] = os.environ.get(cfg.api_key_env, "")
+            kwargs.setdefault("api_key", os.environ.get(cfg.api_key_env, ""))
         elif cfg.api_base:
-            kwargs["api_key"] = "none"  # local OpenAI-compatible servers accept any key
+            kwargs.setdefault("api_key", "none")  # local OpenAI-compatible servers accept any key
         if providers.simulated(cfg.model):
             kwargs.update(latency_s=cfg.latency_s, failure_rate=cfg.failure_rate, invocation=self.invocation)
         if cfg.model.startswith(providers.LOCAL + "/"):

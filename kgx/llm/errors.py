@@ -30,9 +30,10 @@ class OutputError(ValueError):
 
 def check_keys(backbones: Iterable[LLMConfig]) -> None:
     """Fail before any question runs when a hosted backbone has no API key (and before litellm
-    is imported: bad input is told in a second)."""
+    is imported: bad input is told in a second). A key given as ``llm.extra.api_key`` is sent
+    in place of ``api_key_env``'s."""
     for cfg in backbones:
-        if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
+        if cfg.api_key_env and "api_key" not in cfg.extra and not os.environ.get(cfg.api_key_env):
             raise LLMError(
                 f"llm '{cfg.name}' ({cfg.model}) needs an API key: set the environment variable {cfg.api_key_env}",
                 "llm.auth",

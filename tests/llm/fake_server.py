@@ -40,10 +40,11 @@ OK = completion("OK")
 
 class FakeServer:
     """Answers each chat completion with ``answer(request body) -> (status, body)``, keeping the
-    request bodies it was sent."""
+    request bodies it was sent and their headers (names in lower case)."""
 
     def __init__(self, answer: Answer):
         self.bodies: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         self.hung_up = 0  # drips the client closed before their last byte
         server = self
 
@@ -51,6 +52,7 @@ class FakeServer:
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 server.bodies.append(body)
+                server.headers.append({name.lower(): value for name, value in self.headers.items()})
                 status, reply = answer(body)
                 blob = json.dumps(reply.body if isinstance(reply, Drip) else reply).encode()
                 self.send_response(status)

@@ -13,10 +13,13 @@ from kgx.core.faults import InfraError
 
 class LLMError(InfraError):
     """A call that cannot be made: no API key, a provider that refuses the request, or
-    transient errors past the retry budget. ``kind`` says which (``llm.auth``, ...)."""
+    transient errors past the retry budget. ``kind`` says which (``llm.auth``, ...);
+    ``timeouts`` how many of its attempts were cut at ``llm.timeout_s`` after the provider had
+    the request (kgx.llm.retries): they are billed."""
 
-    def __init__(self, message: str, kind: str = "llm.error"):
+    def __init__(self, message: str, kind: str = "llm.error", timeouts: int = 0):
         super().__init__(message, kind)
+        self.timeouts = timeouts
 
 
 class OutputError(ValueError):

@@ -18,7 +18,7 @@ from kgx.llm.question import QuestionLLM
 from kgx.llm.usage import Meter
 from kgx.run.spec import llm_config
 from tests.inprocess import kgx_main
-from tests.llm.fake_server import FakeServer, completion
+from tests.llm.fake_server import FakeServer, completion, io_against
 
 KEY = "sk-extra-7d3c9b1a5e"
 ASK = [{"role": "user", "content": "Question: capital of France?"}]
@@ -62,17 +62,7 @@ def test_an_api_key_in_llm_extra_echoed_in_an_error_is_redacted():
 
 
 def test_a_run_sends_the_extra_api_key_and_writes_it_nowhere(server, tmp_path):
-    done = kgx_main(
-        tmp_path,
-        "method=io",
-        "dataset=demo",
-        "dataset.limit=2",
-        "llm=llama3_8b",
-        f"llm.api_base={server.url}",
-        "llm.structured_output=prompted",
-        "run.progress=false",
-        f"+llm.extra.api_key={KEY}",
-    )
+    done = kgx_main(tmp_path, *io_against(server.url), "run.progress=false", f"+llm.extra.api_key={KEY}")
     assert done.returncode == 0, done.stderr
     assert server.requests == 3  # pre-flight and one call per question
     assert {h["authorization"] for h in server.headers} == {f"Bearer {KEY}"}

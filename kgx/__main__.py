@@ -76,6 +76,7 @@ def main(cfg: DictConfig) -> Optional[float]:
         )
         return s.get("hits1", float("nan"))
     cost = "unknown" if math.isnan(s["cost_usd"]) else f"${s['cost_usd']:.4f}"
+    failed = f"{outcome.failed} failed, " if outcome.failed else ""  # questions that ended in an error
     print(
         f"{spec.method.name} on {spec.dataset.name} with {spec.llm.name}: "
         f"hits@1={s['hits1']:.1f} hits1_tog={s['hits1_tog']:.1f} hit_any={s['hit_any']:.1f} "
@@ -86,7 +87,7 @@ def main(cfg: DictConfig) -> Optional[float]:
         f"{why_missed(s)}"
         f"  per question: {s['llm_calls_per_q']:.2f} LLM calls, {s['total_tokens_per_q']:.0f} tokens, "
         f"{s['latency_s_per_q']:.2f} s; cost {cost}; wall {s['wall_s']:.1f} s\n"
-        f"  this invocation: {outcome.computed} answered, {outcome.resumed} resumed, "
+        f"  this invocation: {outcome.computed} answered, {failed}{outcome.resumed} resumed, "
         f"{outcome.billed_calls} billed LLM calls\n"
         f"  outputs {outcome.out_dir}  mlflow run {outcome.run_id} ({outcome.status})"
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from kgx.core.config_checks import ConfigError, check_choice, check_temperature, question_share, share_size
+from kgx.core.config_checks import ConfigError, check_choice, check_extra, check_temperature, question_share, share_size
 from kgx.core.masking import masked_url
 from kgx.core.paper_settings import SettingsSource
 from kgx.core.run_identity import execution
@@ -266,7 +266,8 @@ class LLMConfig:
     output_cost_per_token: Optional[float] = None
     latency_s: float = 0.0  # scripted backbone only: simulated latency per call
     failure_rate: float = 0.0  # scripted backbone only: share of calls failing transiently
-    extra: dict[str, Any] = field(default_factory=dict)  # passed through to litellm.completion
+    # Sent with every request (litellm.completion's arguments); ones kgx sets itself are refused.
+    extra: dict[str, Any] = field(default_factory=dict)
     local: LocalModelConfig = field(default_factory=LocalModelConfig)  # llm=local only
     stages: dict[str, Any] = field(default_factory=dict)  # stage -> llm config name or mapping
 
@@ -295,6 +296,7 @@ class LLMConfig:
                 raise ConfigError(f"llm.{name}={getattr(self, name)}: must be >= 0")
         if self.max_reply_chars < 1:
             raise ConfigError(f"llm.max_reply_chars={self.max_reply_chars}: must be at least 1")
+        check_extra(self.extra)
 
 
 @dataclass

@@ -22,7 +22,8 @@ import litellm
 
 from kgx.core.boundary import SECRETS, Repairs, clean
 from kgx.core.config import LLMConfig
-from kgx.llm import bounded, providers
+from kgx.core.masking import is_secret_key, masked_config
+from kgx.llm import bounded, pricing, providers
 from kgx.llm.cache import Cache, cache_key
 from kgx.llm.errors import LLMError
 from kgx.llm.messages import Messages
@@ -56,6 +57,7 @@ class Completion:
     cut_from: int = 0  # the reply's length when it was cut at llm.max_reply_chars (0: not cut)
     repairs: Repairs = dataclasses.field(default_factory=Repairs)  # what the boundary changed in it
     key: str = ""  # its response-cache key, until ``LLMClient.keep`` stores it ("" once kept or uncached)
+    timeouts: int = 0  # attempts before the reply cut at llm.timeout_s, billed all the same (kgx.llm.pricing)
 
 
 class LLMClient:
@@ -73,6 +75,9 @@ class LLMClient:
         for cfg in [llm, *stages.values()]:
             if cfg.api_key_env:
                 SECRETS.add(os.environ.get(cfg.api_key_env), cfg.api_key_env)
+            for key, value in cfg.extra.items():  # a key given as llm.extra.api_key=...
+                if is_secret_key(key) and isinstance(value, (str, int)):
+                    SECRETS.add(str(value), f"llm.extra.{key}")
         self.default = llm
         self.stages = stages
         self.cache = cache
@@ -130,7 +135,7 @@ class LLMClient:
                 else:
                     request = self._request(cfg, PROBE_MESSAGES, 0.0, None, self.seed)
                     request["max_tokens"] = 8
-                    sent += send(cfg, request, self.sleep)[1] + 1
+                    sent += send(cfg, request, self.sleep).retries + 1
             except LLMError as exc:
                 raise LLMError(f"pre-flight request failed, no question was run: {exc}", exc.kind) from exc
         return sent
@@ -205,7 +210,7 @@ class LLMClient:
                 seed=seed,
                 sample=sample,
                 max_tokens=limit,
-                extra=cfg.extra,
+                extra=masked_config(cfg.extra),  # a credential in it changes no reply
                 **local,
                 **form,
                 **oracle,
@@ -233,29 +238,32 @@ class LLMClient:
                 )
         limiter = self.limiters.get(cfg.name)
         if limiter is not None:  # counted as the provider counts: prompt plus the completion budget
-            limiter.acquire(litellm.token_counter(model=cfg.model, messages=messages) + limit)
+            limiter.acquire(pricing.prompt_tokens(messages) + limit)
         request = {**self._request(cfg, messages, temperature, response_schema, seed, mode, limit), **oracle}
-        response, retries = send(cfg, request, self.sleep)
+        sent = send(cfg, request, self.sleep)
+        response = sent.response
         if response is None or not getattr(response, "choices", None):  # litellm gives None for some 422s
             raise LLMError(
                 f"llm '{cfg.name}' ({cfg.model}): the provider rejected the request (no completion came back)",
                 "llm.bad_request",
+                sent.timeouts,
             )
         raw = response.choices[0].message.content or ""
         text, repairs = clean(raw[: cfg.max_reply_chars])
-        usage = response.usage
+        input_tokens, output_tokens, cost = pricing.reply_usage(cfg, messages, response, raw)
         return Completion(
             text,
-            usage.prompt_tokens,
-            usage.completion_tokens,
+            input_tokens,
+            output_tokens,
             time.perf_counter() - start,
-            self._cost(cfg, response),
+            cost,
             False,
-            retries,
+            sent.retries,
             response.choices[0].finish_reason == "length",
             len(raw) if len(raw) > cfg.max_reply_chars else 0,
             repairs,
             key,
+            sent.timeouts,
         )
 
     def keep(self, done: Completion) -> None:
@@ -287,9 +295,11 @@ class LLMClient:
         max_tokens: Optional[int] = None,
     ) -> dict[str, Any]:
         """litellm.completion's arguments; retries are ours, so litellm's own are off. ``extra``
-        holds the rest: litellm sends OpenAI's own parameters by name and others (repeat_penalty,
-        top_k, min_p) as extra body fields to OpenAI-compatible servers. ``max_tokens``: the
-        limit ``limit`` chose (default the backbone's)."""
+        holds the rest: litellm sends OpenAI's own parameters by name (``api_key`` too, which then
+        takes the place of ``api_key_env``'s) and others (repeat_penalty, top_k, min_p) as extra
+        body fields to OpenAI-compatible servers; the ones set here are refused in the config
+        (``kgx.core.config_checks.SET_BY_KGX``). ``max_tokens``: the limit ``limit`` chose
+        (default the backbone's)."""
         kwargs: dict[str, Any] = dict(
             model=cfg.model,
             messages=messages,
@@ -304,10 +314,11 @@ class LLMClient:
             kwargs["response_format"] = response_format(mode, response_schema)
         if cfg.api_base:
             kwargs["api_base"] = cfg.api_base
+        # A key given as llm.extra.api_key is the one sent: it is in kwargs already.
         if cfg.api_key_env:
-            kwargs["api_key"] = os.environ.get(cfg.api_key_env, "")
+            kwargs.setdefault("api_key", os.environ.get(cfg.api_key_env, ""))
         elif cfg.api_base:
-            kwargs["api_key"] = "none"  # local OpenAI-compatible servers accept any key
+            kwargs.setdefault("api_key", "none")  # local OpenAI-compatible servers accept any key
         if providers.simulated(cfg.model):
             kwargs.update(latency_s=cfg.latency_s, failure_rate=cfg.failure_rate, invocation=self.invocation)
         if cfg.model.startswith(providers.LOCAL + "/"):
@@ -320,17 +331,6 @@ class LLMClient:
         """One of StructuredModes' probe requests: (reply text, requests sent)."""
         request = self._request(cfg, messages, 0.0, schema, self.seed, mode)
         request["max_tokens"] = PROBE_MAX_TOKENS
-        response, retries = send(cfg, request, self.sleep)
-        choices = getattr(response, "choices", None)  # litellm gives None for some 422s
-        return (choices[0].message.content or "") if choices else "", retries + 1
-
-    @staticmethod
-    def _cost(cfg: LLMConfig, response: Any) -> Optional[float]:
-        usage = response.usage
-        if cfg.input_cost_per_token is not None and cfg.output_cost_per_token is not None:
-            return usage.prompt_tokens * cfg.input_cost_per_token + usage.completion_tokens * cfg.output_cost_per_token
-        # litellm prices every response it returns (None when its map lacks the model): computing
-        # it again cost ~2 ms of CPU per call. kgx's own providers are unpriced.
-        hidden = getattr(response, "_hidden_params", None) or {}
-        cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
-        return None if cost is None else float(cost)
+        sent = send(cfg, request, self.sleep)
+        choices = getattr(sent.response, "choices", None)  # litellm gives None for some 422s
+        return (choices[0].message.content or "") if choices else "", sent.retries + 1

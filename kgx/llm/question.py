@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from kgx.core.boundary import Repairs, clean_value
 from kgx.core.config import LLMConfig
 from kgx.core.trace import LLMEvent, Trace
+from kgx.llm import pricing
 from kgx.llm.client import Completion, LLMClient
 from kgx.llm.errors import LLMError, OutputError
 from kgx.llm.messages import Messages, Validator
@@ -114,7 +115,7 @@ class QuestionLLM:
                     cfg, messages, temp, None if prompted else schema, sample, limit, gold=self.gold
                 )
             except LLMError as exc:
-                self._record(stage, cfg, messages, temp, None, attempt, str(exc), limit)
+                self._record(stage, cfg, messages, temp, None, attempt, str(exc), limit, exc.timeouts)
                 raise
             text = done.text
             self._boundary(stage, cfg, done)
@@ -174,7 +175,10 @@ class QuestionLLM:
         attempt: int,
         error: str,
         max_tokens: int,
+        timeouts: int = 0,
     ) -> None:
+        """Meter and trace one call; attempts of it cut at ``llm.timeout_s`` (``timeouts``, those of
+        a call that failed) are billed too, though they brought no reply (kgx.llm.pricing)."""
         usage = Usage(
             calls=1,
             parse_failures=int(bool(error) and done is not None),
@@ -196,7 +200,8 @@ class QuestionLLM:
                     usage.unpriced_calls = 1
                 else:
                     usage.cost_usd = done.cost_usd
-        self.meter.record(stage, usage)
+        timeouts = done.timeouts if done is not None else timeouts
+        self.meter.record(stage, usage + pricing.timed_out(cfg, messages, timeouts) if timeouts else usage)
         self.trace.add(
             LLMEvent(
                 stage=stage,

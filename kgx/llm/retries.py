@@ -7,11 +7,16 @@ once. Either way the error that ends it is an LLMError whose kind (``llm.auth``,
 ``llm.rate_limit``, ...) says what failed, in the provider's own words, cleaned at the text
 boundary (``kgx.core.boundary``: a body echoing the API key shows ``[secret NAME]``). The
 provider's exception is not chained to it: its raw text would reach the question's traceback.
+
+An attempt cut at ``llm.timeout_s`` after its request was sent is counted (``Sent.timeouts``,
+``LLMError.timeouts``): the provider may have done the work and billed it all the same, so the
+client bills it too (``LLMClient.timed_out``). One that never connected is not.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import httpx
@@ -78,21 +83,40 @@ def error_kind(exc: Exception) -> tuple[str, bool]:
 
 
 def _connection_failed(exc: BaseException) -> bool:
-    """Whether a refused or dropped connection caused ``exc`` (the chain is short; bounded anyway)."""
+    """Whether a refused or dropped connection caused ``exc``."""
+    return _caused_by(exc, (httpx.ConnectError, ConnectionError))
+
+
+def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
+    """Whether one of ``kinds`` caused ``exc`` (the chain is short; bounded anyway)."""
     cause = exc.__cause__ or exc.__context__
     for _ in range(16):
         if cause is None:
             return False
-        if isinstance(cause, (httpx.ConnectError, ConnectionError)):
+        if isinstance(cause, kinds):
             return True
         cause = cause.__cause__ or cause.__context__
     return False
 
 
-def send(cfg: LLMConfig, kwargs: dict[str, Any], sleep: Callable[[float], None]) -> tuple[Any, int]:
-    """litellm.completion's reply to ``kwargs`` (or an in-process provider's) and the retries it
-    took; ``sleep`` waits out each backoff. A provider's call ends by ``llm.timeout_s`` however
-    its server sends (``kgx.llm.bounded``); an in-process model is bounded by max_tokens."""
+def timed_out_after_sending(exc: Exception, kind: str) -> bool:
+    """A timeout of a request the provider had received: its deadline, or a read that never came
+    (not a connection or a pool slot that never came: then nothing was sent)."""
+    return kind == "llm.timeout" and not _caused_by(exc, (httpx.ConnectTimeout, httpx.PoolTimeout))
+
+
+@dataclass
+class Sent:
+    response: Any  # litellm.completion's reply (a ``Reply`` from a kgx provider)
+    retries: int  # transient errors retried before it
+    timeouts: int  # of them, attempts cut at the deadline after sending: maybe billed (see above)
+
+
+def send(cfg: LLMConfig, kwargs: dict[str, Any], sleep: Callable[[float], None]) -> Sent:
+    """litellm.completion's reply to ``kwargs`` (or an in-process provider's) and what it took;
+    ``sleep`` waits out each backoff. A provider's call ends by ``llm.timeout_s`` however its
+    server sends (``kgx.llm.bounded``); an in-process model is bounded by max_tokens."""
+    timeouts = 0
     for retry in range(cfg.max_retries + 1):
         try:
             if providers.simulated(cfg.model):
@@ -100,16 +124,18 @@ def send(cfg: LLMConfig, kwargs: dict[str, Any], sleep: Callable[[float], None])
             # litellm's own mock_response (tests, `llm.extra`) is litellm's to answer
             handler = None if "mock_response" in kwargs else providers.in_process(cfg.model)
             if handler is not None:
-                return providers.complete(handler, kwargs), retry
-            return bounded.completion(kwargs, cfg.timeout_s), retry
+                return Sent(providers.complete(handler, kwargs), retry, timeouts)
+            return Sent(bounded.completion(kwargs, cfg.timeout_s), retry, timeouts)
         except Exception as exc:
             kind, retried = error_kind(exc)
+            timeouts += timed_out_after_sending(exc, kind)
             if not retried or retry == cfg.max_retries:
                 tries = f" after {retry + 1} attempts" if retried else ""
                 raise LLMError(
                     f"llm '{cfg.name}' ({cfg.model}{' at ' + masked_url(cfg.api_base) if cfg.api_base else ''}): "
                     f"{type(exc).__name__}{tries}: {_provider_message(exc)}",
                     kind,
+                    timeouts,
                 ) from None
             sleep(cfg.backoff_s * 2**retry * (0.5 + random.random()))
     raise AssertionError("unreachable")

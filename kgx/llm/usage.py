@@ -1,7 +1,9 @@
 """Usage figures of LLM calls, added up per stage and per question.
 
 Billed and cached figures are kept apart: a cache hit costs nothing but still tells what the
-method consumed, which is what a paper's cost table reports.
+method consumed, which is what a paper's cost table reports. A request cut at ``llm.timeout_s``
+brought nothing the method consumed, but the provider may have done and billed it: it is in the
+billed figures only (kgx.llm.pricing.timed_out).
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ from typing import Any, Callable, Optional
 @dataclass
 class Usage:
     calls: int = 0  # logical calls a method made (cached ones included)
-    billed_calls: int = 0  # requests that reached the provider and succeeded
+    billed_calls: int = 0  # requests that reached the provider and succeeded, or were cut at llm.timeout_s
     cached_calls: int = 0
     input_tokens: int = 0  # prompt tokens of every call, as the provider reported them
     output_tokens: int = 0
-    billed_input_tokens: int = 0
+    billed_input_tokens: int = 0  # of billed calls; a timed-out one's prompt as kgx counts it
     billed_output_tokens: int = 0
     latency_s: float = 0.0
     cost_usd: float = 0.0  # of billed calls with a known price

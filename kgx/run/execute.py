@@ -154,12 +154,13 @@ def conclude(
     summary["unanswered"] = float(unreached)
     summary["invocations"] = float(invocation)
     billed = sum(r.usage.billed_calls for r in loop.new.values())
+    failed = sum(1 for r in loop.new.values() if r.failed)
     return Outcome(
         summary,
         records,
         out_dir,
         run_id,
-        len(loop.new),
+        len(loop.new) - failed,
         billed,
         len(plan.done),
         loop.interrupted,
@@ -167,6 +168,7 @@ def conclude(
         tripped=loop.tripped,
         not_started=unreached,
         retried=sum(1 for qid in loop.new if qid in plan.earlier),
+        failed=failed,
     )
 
 

@@ -71,6 +71,7 @@ class Outcome:
     tripped: Optional[Failure] = None  # the repeated failure that stopped the run early
     not_started: int = 0  # questions left for a rerun when the run stopped early
     retried: int = 0  # questions whose earlier record was an error, computed again
+    failed: int = 0  # questions this invocation computed that ended in an error (not in ``computed``)
     reuses: str = ""  # skipped: the run of another experiment that computed the config ("experiment/run id")
 
     @property

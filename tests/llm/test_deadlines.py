@@ -1,14 +1,16 @@
 """``llm.timeout_s`` bounds the whole call (issue 33): a server that drips its reply one byte every
 0.25 s resets every per-read timeout, yet the call ends at the deadline as an ``llm.timeout``
 error, is retried per ``llm.max_retries``, counted by the circuit breaker, and its connection is
-closed rather than left dripping."""
+closed rather than left dripping. Each attempt cut at the deadline is billed (kgx.llm.pricing)."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import replace
 
+import litellm
 import pytest
 
 from kgx.core.faults import Breaker, classify
@@ -16,9 +18,9 @@ from kgx.core.trace import Trace
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import LLMError
 from kgx.llm.question import QuestionLLM
-from kgx.llm.usage import Meter
+from kgx.llm.usage import Meter, Usage
 from kgx.run.spec import llm_config
-from tests.llm.fake_server import Drip, FakeServer, completion
+from tests.llm.fake_server import Drip, FakeServer, completion, io_against, misbehaving
 
 ASK = [{"role": "user", "content": "Question: capital of France?"}]
 REPLY = completion('{"answers": ["Paris"]}')
@@ -97,3 +99,73 @@ def test_a_reply_within_the_deadline_is_unchanged():
         assert asker(server.url, retries=0)("answer", ASK) == '{"answers": ["Paris"]}'
     finally:
         server.close()
+
+
+def prompt_tokens() -> int:
+    """The prompt's tokens as kgx counts them where a provider does not (kgx.llm.pricing)."""
+    return litellm.token_counter(model="gpt-3.5-turbo", messages=ASK)
+
+
+def test_a_call_cut_at_the_deadline_is_billed_with_its_prompt_tokens():
+    """The provider had the request, and may have done and billed the work: the timed-out attempt
+    is a billed call with the prompt's tokens, beside the reply that came on the retry."""
+    first = iter([True])
+    server = FakeServer(lambda _: (200, Drip(REPLY) if next(first, False) else REPLY))
+    paid: list[Usage] = []
+    ask = asker(server.url, retries=1)
+    ask.meter.billed = paid.append
+    try:
+        assert ask("answer", ASK) == '{"answers": ["Paris"]}'
+    finally:
+        server.close()
+    u = ask.meter.total()
+    assert (u.calls, u.retries, u.input_tokens, u.output_tokens) == (1, 1, 5, 1)  # what the method used
+    assert (u.billed_calls, u.billed_input_tokens, u.billed_output_tokens) == (2, 5 + prompt_tokens(), 1)
+    assert u.unpriced_calls == 2 and u.cost is None  # the model is in no price map
+    assert [p.billed_calls for p in paid] == [2]  # the run's billing log is told of both
+
+
+def test_a_call_that_only_timed_out_is_billed_for_every_attempt(dripping):
+    ask = asker(dripping.url, retries=1)
+    ask.client.default = replace(ask.client.default, input_cost_per_token=1e-6, output_cost_per_token=2e-6)
+    with pytest.raises(LLMError):
+        ask("answer", ASK)
+    u = ask.meter.total()
+    assert (u.calls, u.cached_calls, u.input_tokens) == (1, 0, 0)
+    assert (u.billed_calls, u.billed_input_tokens, u.billed_output_tokens) == (2, 2 * prompt_tokens(), 0)
+    assert u.cost == pytest.approx(2 * prompt_tokens() * 1e-6)
+
+
+def test_a_request_that_never_connected_is_not_billed():
+    closed = FakeServer(lambda _: (200, REPLY))
+    closed.close()  # nothing listens on its port any more
+    ask = asker(closed.url, retries=0)
+    with pytest.raises(LLMError) as caught:
+        ask("answer", ASK)
+    assert caught.value.kind == "llm.unreachable" and ask.meter.total().billed_calls == 0
+
+
+def test_a_run_bills_the_calls_that_timed_out(run):
+    """Every question's only call is cut at the deadline: the run answered none, failed both, and
+    paid for both, in its billing log, its figures and the line it prints."""
+    server = FakeServer(misbehaving("drip"))
+    try:
+        out = run(
+            *io_against(server.url),
+            "llm.timeout_s=1",
+            "llm.max_retries=0",
+            "run.max_consecutive_errors=0",
+        )
+    finally:
+        server.close()
+    assert out.status == "FAILED" and [f.kind for f in out.failures] == ["llm.timeout"] * 2
+    assert (out.computed, out.failed, out.billed_calls) == (0, 2, 2)
+    log = [json.loads(line) for line in (out.out_dir / "billing.jsonl").read_text().splitlines()]
+    prompts = {r.id: json.loads((out.out_dir / r.trace).read_text())["events"][0]["messages"] for r in out.records}
+    assert {row["id"]: row["billed_input_tokens"] for row in log} == {
+        qid: litellm.token_counter(model="gpt-3.5-turbo", messages=messages) for qid, messages in prompts.items()
+    }
+    assert out.summary["billed_calls"] == 2 and out.summary["billed_tokens"] == sum(
+        r["billed_input_tokens"] for r in log
+    )
+    assert out.summary["llm_calls_per_q"] == 1 and out.summary["total_tokens_per_q"] == 0  # nothing came back

@@ -9,6 +9,7 @@ import base64
 import json
 from dataclasses import replace
 
+import litellm
 import pytest
 
 from kgx.core.boundary import SECRETS, clean, clean_value, needs_cleaning
@@ -163,3 +164,21 @@ def test_short_values_are_not_treated_as_secrets():
 def test_parsed_values_are_walked_keys_included():
     value, repairs = clean_value({"a\udc00": ["x\ud800", 3, None, {"b": "ok"}]})
     assert value == {"a\ufffd": ["x\ufffd", 3, None, {"b": "ok"}]} and repairs.replaced == 2
+
+
+def test_a_reply_without_usage_is_billed_with_kgxs_own_counts():
+    """litellm reports zeros for a reply that carries no usage: kgx counts the prompt and the reply
+    itself (kgx.llm.pricing) rather than bill a call of 0 tokens."""
+    body = completion('{"answers": ["Paris"]}')
+    del body["usage"]
+    server = FakeServer(lambda _: (200, body))
+    try:
+        llm, meter, _ = bound(server.url, input_cost_per_token=1e-6, output_cost_per_token=2e-6)
+        assert llm("answer", ASK) == '{"answers": ["Paris"]}'
+    finally:
+        server.close()
+    u = meter.total()
+    prompt = litellm.token_counter(model="gpt-3.5-turbo", messages=ASK)
+    reply = litellm.token_counter(model="gpt-3.5-turbo", text='{"answers": ["Paris"]}', count_response_tokens=True)
+    assert (u.billed_calls, u.billed_input_tokens, u.billed_output_tokens) == (1, prompt, reply) and reply > 0
+    assert u.cost == pytest.approx(prompt * 1e-6 + reply * 2e-6)

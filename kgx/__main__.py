@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import faulthandler
 import math
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -21,6 +22,7 @@ from kgx.core.paths import CONF_DIR, SWEEPS_DIR
 from kgx.run import hydra_record, sweep
 from kgx.run.compose import register_schemas
 from kgx.run.spec import RunSpec, to_run_spec
+from kgx.run.sweep_preflight import SKIP_ENV, kg_fix
 
 tune()  # before litellm and MLflow are imported: see kgx.core.collector
 register_schemas()
@@ -30,8 +32,21 @@ if sys.__stderr__ is not None:
     faulthandler.enable(sys.__stderr__)
 
 
+def main() -> Optional[float]:
+    """``python -m kgx``: kgx's own flags are taken off the command line (``--no-preflight``: a
+    sweep launches without its pre-flight, kgx.run.sweep_preflight), the rest is Hydra's."""
+    if "--no-preflight" not in sys.argv[1:]:
+        return task()
+    sys.argv = [arg for arg in sys.argv if arg != "--no-preflight"]
+    os.environ[SKIP_ENV] = "1"
+    try:
+        return task()
+    finally:
+        os.environ.pop(SKIP_ENV, None)
+
+
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
-def main(cfg: DictConfig) -> Optional[float]:
+def task(cfg: DictConfig) -> Optional[float]:
     from kgx.core.faults import DiskFull, disk_full, disk_full_message
     from kgx.core.locks import Busy
     from kgx.datasets import DataError
@@ -42,6 +57,7 @@ def main(cfg: DictConfig) -> Optional[float]:
 
     hydra_record.scrub(cfg)  # before anything else: a credential on the command line is in Hydra's files
     job = sweep.current_job()
+    spec: Optional[RunSpec] = None
     try:
         refuse_schemas()
         spec = to_run_spec(cfg, list(HydraConfig.get().overrides.task))
@@ -52,6 +68,8 @@ def main(cfg: DictConfig) -> Optional[float]:
 
         outcome = execute(spec, Path.cwd(), run_name=job.name, parent_id=job.parent_id)
     except (ConfigError, DataError, KGError, LLMError, Busy, FileNotFoundError, SourceError) as exc:
+        if isinstance(exc, KGError) and spec is not None:  # the KG did not open: name the ways to one that does
+            exc = KGError(f"{exc}. Ways out: {kg_fix(spec)}")
         if job.parent_id:
             return sweep.job_failed(cfg, job, exc)
         raise SystemExit(error_line(exc)) from None
@@ -220,6 +238,7 @@ def usage() -> str:
         "usage: python -m kgx [GROUP=OPTION ...] [KEY=VALUE ...]      one run",
         "       python -m kgx -m +sweeps=NAME [GROUP=A,B ...]         a sweep (Hydra multirun)",
         "       python -m kgx --cfg job [...]                        print the composed run, run nothing",
+        "       python -m kgx -m ... --no-preflight                  launch a sweep without its pre-flight",
         "",
         "Config groups (conf/<group>/, the default first):",
     ]

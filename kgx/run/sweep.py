@@ -30,12 +30,11 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from kgx.core.boundary import SECRETS
-from kgx.core.config import ConfigError, DatasetConfig, RunConfig
+from kgx.core.config import ConfigError, RunConfig
 from kgx.core.masking import masked_config, masked_overrides, masked_text
-from kgx.datasets import DataError, dataset_file
 from kgx.diagnose.breakdown import CATEGORIES
 from kgx.llm.ratelimit import JOBS_ENV
-from kgx.run import hydra_record
+from kgx.run import hydra_record, sweep_preflight
 from kgx.run.lifecycle import config_hash
 from kgx.run.spec import to_run_spec
 from kgx.run.sweep_workers import bind_workers
@@ -127,17 +126,21 @@ def validate_jobs(config: DictConfig) -> int:
     paper = config.hydra.runtime.choices.get(PAPER_GROUP)
     checked: dict[str, str] = {}  # dataset -> what is wrong with its file ("" when nothing)
     folders: dict[str, dict[str, list[str]]] = {}  # a fixed run.output_dir -> config hash -> its jobs
+    specs: list[tuple[str, Any]] = []  # (job name, spec) for the pre-flight
+    varying = swept_keys(jobs)
     for overrides in jobs:
         try:
             spec = to_run_spec(compose(config_name=config.hydra.job.config_name, overrides=overrides), overrides)
         except ConfigError as exc:
             # SystemExit, not an exception: Hydra turns callback exceptions into warnings.
             raise SystemExit(f"kgx: error: sweep job {' '.join(overrides)}: {exc}") from exc
+        name = job_name(overrides, varying) or "the default job"
+        specs.append((name, spec))
         if spec.run.output_dir:
             named = folders.setdefault(str(Path(spec.run.output_dir).resolve()), {})
-            named.setdefault(config_hash(spec), []).append(job_name(overrides, swept_keys(jobs)) or "the default job")
+            named.setdefault(config_hash(spec), []).append(name)
         if paper and spec.dataset.name not in checked:
-            checked[spec.dataset.name] = file_problem(spec.dataset)
+            checked[spec.dataset.name] = sweep_preflight.file_problem(spec.dataset)
     for folder, configs in folders.items():
         if len(configs) > 1:
             shared = ", ".join(names[0] for names in configs.values())
@@ -149,16 +152,11 @@ def validate_jobs(config: DictConfig) -> int:
     found = [text for text in checked.values() if text]
     if found:
         raise SystemExit(f"kgx: error: paper table {paper} needs data this machine lacks:\n  " + "\n  ".join(found))
+    if not sweep_preflight.skipped():
+        problems = sweep_preflight.check(specs)
+        if problems:
+            raise SystemExit(sweep_preflight.message(problems, len(jobs)))
     return len(jobs)
-
-
-def file_problem(dataset: DatasetConfig) -> str:
-    """What is wrong with a dataset's question file (where kgx looked, and where to get it), or ""."""
-    try:
-        dataset_file(dataset)
-    except DataError as exc:
-        return str(exc)
-    return ""
 
 
 def sweep_name(config: DictConfig, varying: list[str]) -> str:

@@ -1,0 +1,157 @@
+"""Pre-flight of a sweep: everything its jobs need that this machine lacks, found before any job
+starts, in one message with each way out.
+
+A sweep of 40 paper cells without an API key would otherwise launch 40 jobs that fail one by one,
+and leave a parent run with nothing under it. So before the launcher starts anything, and before
+the parent run exists, every job's needs are checked once per distinct need:
+
+* the API key of every backbone of every job (``llm.api_key_env`` set, or ``llm.extra.api_key``);
+* every dataset's question file (where kgx looked, and where to get it);
+* every KG a KG method reads: an endpoint must answer, an embedded store must build, and it must
+  hold the topic entities of its dataset's questions (the job's own check, kgx.run.preflight).
+
+``python -m kgx -m ... --no-preflight`` skips it (each job still checks its own needs as it starts).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from kgx.core.config import ConfigError, DatasetConfig, LLMConfig
+from kgx.run.spec import RunSpec
+
+SKIP_ENV = "KGX_NO_PREFLIGHT"  # set by ``--no-preflight`` (kgx.__main__)
+SHOWN = 3  # jobs named per problem
+REPLAYED = ("webqsp", "cwq", "grailqa", "simpleqa")  # datasets $KGX_DATA_DIR/replay_kg has a KG for
+
+
+@dataclass
+class Problem:
+    """One missing need, the jobs that have it, and the ways out."""
+
+    what: str
+    fix: str
+    jobs: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        more = f" and {len(self.jobs) - SHOWN} more" if len(self.jobs) > SHOWN else ""
+        named = ", ".join(self.jobs[:SHOWN]) + more
+        return f"{self.what} ({len(self.jobs)} job{'s' * (len(self.jobs) != 1)}: {named}): {self.fix}"
+
+
+def skipped() -> bool:
+    return os.environ.get(SKIP_ENV) == "1"
+
+
+def key_problem(cfg: LLMConfig) -> tuple[str, str] | None:
+    """(what, fix) when a hosted backbone has no API key here."""
+    if not cfg.api_key_env or "api_key" in cfg.extra or os.environ.get(cfg.api_key_env):
+        return None
+    return (
+        f"{cfg.api_key_env} is not set (llm '{cfg.name}', {cfg.model})",
+        f"export {cfg.api_key_env}=..., or choose a backbone this machine has (llm=...; llm=scripted runs offline)",
+    )
+
+
+def kg_fix(spec: RunSpec) -> str:
+    """Ways to a KG that serves the dataset, the ones a researcher without a Freebase server has too."""
+    ways = []
+    if spec.kg.backend == "endpoint":
+        ways.append(
+            f"start the endpoint at {spec.kg.endpoint} (python -m kgx.kg serve --engine virtuoso --db DIR "
+            f"--port PORT; docs/operations/virtuoso.md)"
+        )
+    if spec.dataset.name in ("webqsp", "cwq"):
+        ways.append(
+            "run WebQSP and CWQ on RoG's per-question subgraphs, no server: dataset=webqsp_rog,cwq_rog kg=subgraph"
+        )
+    if spec.dataset.name in REPLAYED:
+        ways.append("or on the replay KG of released exploration paths (kg=replay: for tests, not accuracy)")
+    return "; ".join(ways) or "choose a KG that holds the dataset's topic entities (kg=...)"
+
+
+def file_problem(dataset: DatasetConfig) -> str:
+    """What is wrong with a dataset's question file (where kgx looked, and where to get it), or ""."""
+    from kgx.datasets import DataError, dataset_file
+
+    try:
+        dataset_file(dataset)
+    except DataError as exc:
+        return str(exc)
+    return ""
+
+
+def check(specs: Iterable[tuple[str, RunSpec]]) -> list[Problem]:
+    """Every missing need of the jobs (name, spec), one Problem per need."""
+    problems: dict[str, Problem] = {}
+
+    def found(key: str, what: str, fix: str, job: str) -> None:
+        problems.setdefault(key, Problem(what, fix)).jobs.append(job)
+
+    opened: dict[str, object] = {}  # a KG's config -> the opened KG, or what stopped it (a Problem's what)
+    held: dict[str, tuple[str, str] | None] = {}  # a KG's and a dataset's configs -> what lacks
+    for job, spec in specs:
+        for cfg in (spec.llm, *spec.stages.values()):
+            if (missing := key_problem(cfg)) is not None:
+                found(f"key {cfg.api_key_env}", *missing, job)
+        if data := file_problem(spec.dataset):
+            found(f"data {spec.dataset.name}", data, "python -m kgx.datasets lists what this machine can run", job)
+            continue
+        if spec.method.horizon() is None:  # IO, CoT, SC read no KG
+            continue
+        kg_key = json.dumps(asdict(spec.kg), sort_keys=True, default=str)
+        if kg_key not in opened:
+            opened[kg_key] = open_once(spec)
+        kg = opened[kg_key]
+        if isinstance(kg, str):
+            found(f"kg {kg_key}", kg, kg_fix(spec), job)
+            continue
+        key = json.dumps([kg_key, asdict(spec.dataset)], sort_keys=True, default=str)
+        if key not in held:
+            held[key] = topics_problem(spec, kg)
+        if held[key] is not None:
+            found(f"topics {key}", *held[key], job)
+    return list(problems.values())
+
+
+def open_once(spec: RunSpec) -> object:
+    """The job's KG, opened as the job opens it (an endpoint asked once, not retried), or what
+    stopped it."""
+    from kgx.kg import KGError, open_kg
+    from kgx.kg.name_level import SourceError
+
+    where = f"kg '{spec.kg.name}'" + (f" at {spec.kg.endpoint}" if spec.kg.endpoint else "")
+    try:
+        return open_kg(replace(spec.kg, retries=0), Path(spec.run.cache_dir))
+    except (KGError, SourceError, FileNotFoundError) as exc:
+        return f"{where}: {exc}"
+
+
+def topics_problem(spec: RunSpec, kg: object) -> tuple[str, str] | None:
+    """(what, fix) when the KG does not hold the topic entities of the dataset's questions: the
+    job's own check (kgx.run.preflight), its warnings left to the job."""
+    from kgx import datasets
+    from kgx.datasets import DataError
+    from kgx.run import preflight
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            preflight.check(spec, datasets.load(spec.dataset), kg)
+    except (ConfigError, DataError) as exc:
+        return str(exc), kg_fix(spec)
+    return None
+
+
+def message(problems: list[Problem], jobs: int) -> str:
+    lines = "\n".join(f"  - {p.line()}" for p in problems)
+    return (
+        f"kgx: error: the sweep's pre-flight found what its {jobs} jobs need and this machine lacks; "
+        f"no job was launched:\n{lines}\n"
+        f"  (--no-preflight skips these checks; each job then stops on its own)"
+    )

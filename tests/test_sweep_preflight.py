@@ -1,0 +1,59 @@
+"""A sweep checks what its jobs need before it spends: keys, dataset files, KGs that answer and
+hold the dataset's topics, in one message with each way out; nothing is launched and no parent
+run is left (kgx.run.sweep_preflight). ``--no-preflight`` launches anyway."""
+
+from __future__ import annotations
+
+from kgx.kg.serve import free_port
+from tests.inprocess import kgx_main
+
+
+def test_a_keyless_sweep_stops_before_any_job_naming_the_key_and_the_jobs(in_tmp):
+    done = kgx_main(in_tmp, "-m", "method=io,cot", "llm=gpt4o_mini", "dataset.limit=2")
+    assert done.returncode == 1
+    assert (
+        "the sweep's pre-flight found what its 2 jobs need and this machine lacks; no job was launched" in done.stderr
+    )
+    assert "OPENAI_API_KEY is not set (llm 'gpt4o_mini', gpt-4o-mini) (2 jobs: method=io, method=cot)" in done.stderr
+    assert "export OPENAI_API_KEY=..., or choose a backbone this machine has" in done.stderr
+    assert not (in_tmp / "mlruns").exists()  # no store, so no empty parent run
+    assert not list(in_tmp.glob("outputs/runs/*"))
+
+
+def test_an_endpoint_that_does_not_answer_is_named_once_with_the_ways_out(in_tmp):
+    endpoint = f"http://127.0.0.1:{free_port()}/sparql"
+    done = kgx_main(
+        in_tmp, "-m", "method=tog,cgpe,io", "llm=scripted", "kg=sparql", f"kg.endpoint={endpoint}", "dataset.limit=2"
+    )
+    assert done.returncode == 1
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("  - kg 'sparql'")]
+    assert f"kg 'sparql' at {endpoint}: SPARQL endpoint {endpoint} unreachable" in line
+    assert "(2 jobs: method=tog, method=cgpe)" in line  # io reads no KG
+    assert f"start the endpoint at {endpoint} (python -m kgx.kg serve" in line
+    assert not (in_tmp / "mlruns").exists()
+
+
+def test_no_preflight_launches_and_each_job_stops_on_its_own(in_tmp):
+    done = kgx_main(in_tmp, "-m", "method=io,cot", "llm=gpt4o_mini", "dataset.limit=2", "--no-preflight")
+    assert done.returncode == 1
+    assert "pre-flight found" not in done.stderr
+    assert "sweep" in done.stdout and "0 finished, 2 failed" in done.stdout
+    assert "needs an API key: set the environment variable OPENAI_API_KEY" in done.stderr
+
+
+def test_a_single_run_whose_kg_does_not_open_names_the_ways_out(in_tmp):
+    endpoint = f"http://127.0.0.1:{free_port()}/sparql"
+    done = kgx_main(in_tmp, "method=tog", "llm=scripted", "kg=sparql", f"kg.endpoint={endpoint}", "kg.retries=0")
+    assert done.returncode == 1
+    assert f"SPARQL endpoint {endpoint} unreachable" in done.stderr
+    assert f"Ways out: start the endpoint at {endpoint} (python -m kgx.kg serve" in done.stderr
+
+
+def test_the_ways_out_of_freebase_datasets_include_subgraphs_and_replay(compose_cfg):
+    from kgx.run.spec import to_run_spec
+    from kgx.run.sweep_preflight import kg_fix
+
+    fix = kg_fix(to_run_spec(compose_cfg("method=tog", "dataset=cwq", "llm=scripted")))
+    assert "start the endpoint at http://localhost:8890/sparql" in fix
+    assert "dataset=webqsp_rog,cwq_rog kg=subgraph" in fix and "kg=replay" in fix
+    assert "kg=subgraph" not in kg_fix(to_run_spec(compose_cfg("method=tog", "dataset=grailqa", "llm=scripted")))

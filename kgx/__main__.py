@@ -35,14 +35,26 @@ if sys.__stderr__ is not None:
 def main() -> Optional[float]:
     """``python -m kgx``: kgx's own flags are taken off the command line (``--no-preflight``: a
     sweep launches without its pre-flight, kgx.run.sweep_preflight), the rest is Hydra's."""
-    if "--no-preflight" not in sys.argv[1:]:
-        return task()
+    flags = {SKIP_ENV: "--no-preflight" in sys.argv[1:], "HYDRA_FULL_ERROR": True}
     sys.argv = [arg for arg in sys.argv if arg != "--no-preflight"]
-    os.environ[SKIP_ENV] = "1"
+    # Hydra's own error report is replaced by kgx's (kgx.run.typos): it lets its exceptions through.
+    saved = {name: os.environ.get(name) for name in flags}
+    os.environ.update({name: "1" for name, on in flags.items() if on})
     try:
         return task()
+    except Exception as exc:
+        from kgx.run.typos import message
+
+        shown = message(exc)
+        if shown is None:
+            raise
+        raise SystemExit(error_line(shown)) from None
     finally:
-        os.environ.pop(SKIP_ENV, None)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")

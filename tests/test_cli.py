@@ -25,7 +25,7 @@ def kgx(cwd: Path, *args: str, **kw) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["method.nonexistent=1"], "Key 'nonexistent' not in 'LMPConfig'"),
+        (["method.nonexistent=1"], "kgx: error: method.nonexistent: lmp has no setting 'nonexistent'"),
         (["run.concurrency=0"], "run.concurrency=0: must be at least 1"),
         (["llm=deepseek_v3"], "set the environment variable DEEPSEEK_API_KEY"),
         (["dataset.path=missing/cwq.jsonl"], "missing/cwq.jsonl"),
@@ -46,7 +46,7 @@ def test_a_config_error_exits_the_process_non_zero_naming_the_key(tmp_path):
     """The cases above run in this process; one goes through the interpreter as a user's does."""
     done = kgx(tmp_path, "method.nonexistent=1")
     assert done.returncode == 1
-    assert "Key 'nonexistent' not in 'LMPConfig'" in done.stderr
+    assert "kgx: error: method.nonexistent: lmp has no setting 'nonexistent' (its settings: name, " in done.stderr
     assert not (tmp_path / "outputs").exists() and not (tmp_path / "mlruns").exists()
 
 

@@ -13,7 +13,8 @@ because every method already walks each edge both ways.
 
 A build is all or nothing: a malformed line fails it with ``file:line`` before anything is
 loaded (or, with ``skip_bad``, is dropped and counted), and the store is loaded in a temp
-directory that only replaces ``store_dir`` once complete.
+directory that only replaces ``store_dir`` once complete. Temp directories that killed builds
+left beside it are removed when a store is next built or opened there (``kgx.kg.leftovers``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Iterator
 import pyoxigraph as ox
 
 from kgx.core.faults import DiskFull, disk_full
+from kgx.kg import leftovers
 from kgx.kg.name_level import NAME_LEVEL_FORMATS, BadLine, NameLevel, SourceError
 
 RDF_FORMATS = {"nt": ox.RdfFormat.N_TRIPLES, "ttl": ox.RdfFormat.TURTLE}
@@ -124,6 +126,7 @@ def build(
     """Load ``sources`` into ``store_dir`` unless a store of the same inputs is already there."""
     sources = [Path(s) for s in sources]
     check_sources(sources, fmt, skip_bad, drop_inverse)
+    leftovers.sweep(store_dir.parent)
     digest = fingerprint(sources, fmt, skip_bad, drop_inverse)
     manifest = read_manifest(store_dir)
     if manifest.get("fingerprint") == digest:
@@ -151,10 +154,12 @@ def build(
 @contextmanager
 def workspace(store_dir: Path) -> Iterator[Path]:
     """A temp directory beside ``store_dir`` (same file system, so a finished store moves in by a
-    rename) for a store being built; removed afterwards, whatever happened. A disk that fills is
+    rename) for a store being built; removed afterwards, whatever happened, and locked meanwhile so
+    that no other build takes it for one a kill left (``kgx.kg.leftovers``). A disk that fills is
     told as such (RocksDB's OSError has no errno, only its text), naming the store and what to do."""
     store_dir.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{store_dir.name}.", dir=store_dir.parent))
+    lock = leftovers.hold(work)
     try:
         yield work
     except OSError as exc:
@@ -168,6 +173,7 @@ def workspace(store_dir: Path) -> Iterator[Path]:
         ) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        lock.close()
 
 
 def _load(

@@ -17,6 +17,7 @@ The build is one pass: a thread converts rows to N-Quads into a pipe that Oxigra
 reads, so conversion (Python) and loading (Rust) share the two cores. Like ``kgx.kg.build`` it is
 all or nothing and cached by content: the store is made in a temp directory that replaces
 ``store_dir`` only when complete, and a store whose manifest has the files' fingerprint is reused.
+A temp directory a killed build left beside it is removed then, named (``kgx.kg.leftovers``).
 A bad row stops the build naming file, row, question and triple; the store already there stays.
 
 Two names sharing a generated id are not detected here (``NameLevel`` keeps every name in memory
@@ -37,6 +38,7 @@ from typing import Any, Optional, TextIO
 
 import pyoxigraph as ox
 
+from kgx.kg import leftovers
 from kgx.kg.build import fingerprint, install, read_manifest, workspace
 from kgx.kg.freebase import NAME, NS, literal
 from kgx.kg.name_level import SourceError, name_id
@@ -153,6 +155,7 @@ def build_subgraphs(
     files = [Path(f) for f in files]
     if not files:
         raise SourceError("no RoG parquet files given")
+    leftovers.sweep(store_dir.parent)
     digest = fingerprint(files, store_format(scope), False)
     manifest = read_manifest(store_dir)
     if manifest.get("fingerprint") == digest:

@@ -10,6 +10,8 @@ order, so a download used as it is and a single file of one's own read the same 
 Both the dataset loader (``kgx.datasets.rog``: questions, answers, topic names) and the KG build
 (``kgx.kg.subgraph_build``: the graphs) read them through here, each only the columns it needs:
 the graphs, most of a file's bytes, are parsed once, by the build, whose store is then cached.
+A file polars cannot read stops either with one line naming it; bytes that are not UTF-8 in a text
+column (polars names neither row nor column) are looked up again to name the row and column.
 """
 
 from __future__ import annotations
@@ -72,10 +74,15 @@ def rows(files: list[Path], columns: tuple[str, ...]) -> Iterator[tuple[Path, in
     check_columns(files, columns)
     for file in files:
         index = 0
-        for batch in pl.scan_parquet(file).select(columns).collect_batches(chunk_size=BATCH_ROWS):
-            for values in batch.iter_rows():
-                yield file, index, values
-                index += 1
+        try:
+            for batch in pl.scan_parquet(file).select(columns).collect_batches(chunk_size=BATCH_ROWS):
+                for values in batch.iter_rows():
+                    yield file, index, values
+                    index += 1
+        except pl.exceptions.PolarsError as exc:
+            if "utf-8" in str(exc).lower():
+                raise SourceError(not_utf8(file, columns)) from None
+            raise SourceError(f"{file}: unreadable from row {index} on ({type(exc).__name__}: {exc})") from None
 
 
 def row_count(files: list[Path]) -> int:
@@ -83,3 +90,82 @@ def row_count(files: list[Path]) -> int:
     import polars as pl
 
     return sum(pl.scan_parquet(file).select(pl.len()).collect().item() for file in files)
+
+
+def not_utf8(file: Path, columns: tuple[str, ...]) -> str:
+    """Where ``file`` holds text that is not UTF-8: the first row and column, the question's id
+    and the bad bytes. Polars refuses such a file whole; pyarrow (which comes with MLflow) reads
+    text columns as bytes, so each value can be tried. Without pyarrow, the file alone is named."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        return f"{file}: a text column holds bytes that are not UTF-8; re-save its text as UTF-8"
+    reader = pq.ParquetFile(file)
+    start = 0
+    for batch in reader.iter_batches(batch_size=BATCH_ROWS, columns=list(columns)):
+        for column in columns:
+            bad = _first_bad(batch.column(column))
+            if bad is not None:
+                row, value = bad
+                qid = None if column == "id" else _id(batch, row)
+                which = f" (question {qid})" if qid else ""
+                return (
+                    f"{file}: row {start + row}{which}: column {column} holds bytes that are not UTF-8 "
+                    f"({value[:80]!r}); re-save the file with its text as UTF-8"
+                )
+        start += batch.num_rows
+    return f"{file}: a text column holds bytes that are not UTF-8; re-save its text as UTF-8"
+
+
+def _first_bad(column: Any) -> Optional[tuple[int, bytes]]:
+    """(row in the batch, bad bytes) of the first value of ``column`` (text, or lists of text)
+    that is not UTF-8; None when all are. A column that validates (arrow checks UTF-8 in C++) is
+    not walked in Python."""
+    import pyarrow as pa
+
+    try:
+        column.validate(full=True)
+        return None
+    except pa.ArrowInvalid:
+        pass
+    for row, value in enumerate(column.cast(_as_bytes(column.type)).to_pylist()):
+        bad = _bad_bytes(value)
+        if bad is not None:
+            return row, bad
+    return None
+
+
+def _as_bytes(kind: Any) -> Any:
+    """The arrow type ``kind`` with every text type in it made binary (the same buffers, unchecked)."""
+    import pyarrow as pa
+
+    if pa.types.is_string(kind):
+        return pa.binary()
+    if pa.types.is_large_string(kind):
+        return pa.large_binary()
+    if pa.types.is_list(kind):
+        return pa.list_(_as_bytes(kind.value_type))
+    if pa.types.is_large_list(kind):
+        return pa.large_list(_as_bytes(kind.value_type))
+    return kind
+
+
+def _bad_bytes(value: Any) -> Optional[bytes]:
+    """The first bytes value in ``value`` (bytes, or lists of them) that is not UTF-8."""
+    if isinstance(value, bytes):
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError:
+            return value
+        return None
+    if isinstance(value, list):
+        return next((bad for item in value if (bad := _bad_bytes(item)) is not None), None)
+    return None
+
+
+def _id(batch: Any, row: int) -> Optional[str]:
+    """The question id of ``row``, read as bytes: the id may hold bad bytes too."""
+    if "id" not in batch.schema.names:
+        return None
+    value = batch.column("id").cast(_as_bytes(batch.schema.field("id").type))[row].as_py()
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) and value else None

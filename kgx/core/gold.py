@@ -87,6 +87,12 @@ def prepared(gold: Gold) -> PreparedGold:
     return _prepared(tuple(g if isinstance(g, str) else tuple(g) for g in gold))
 
 
+def scorable(gold: Gold) -> bool:
+    """Whether some gold answer has an alias a prediction can match (one that normalises to some
+    text): a question without one scores 0 on every metric, whatever it is answered."""
+    return bool(prepared(gold).groups)
+
+
 @functools.lru_cache(maxsize=1 << 12)
 def _prepared(gold: tuple[str | tuple[str, ...], ...]) -> PreparedGold:
     groups: dict[frozenset[str], list[str]] = {}  # in first-seen order, the aliases as written

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -12,6 +13,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from kgx.core.config import ConfigError, DatasetConfig
+from kgx.core.gold import scorable
 from kgx.core.paths import CONF_DIR
 from kgx.core.types import Question
 from kgx.datasets import freebase_qa
@@ -75,6 +77,7 @@ def load(cfg: DatasetConfig) -> list[Question]:
 
     Never empty: a run over no questions would finish and log figures of nothing, so an empty
     file, or a selection that keeps no question, is a DataError naming the file or the selection.
+    Questions without a gold answer are kept, with a warning (:func:`warn_no_gold`).
     """
     if cfg.loader not in LOADERS:
         raise DataError(f"dataset.loader='{cfg.loader}': known loaders are {sorted(LOADERS)}")
@@ -99,7 +102,23 @@ def load(cfg: DatasetConfig) -> list[Question]:
         raise DataError(
             f"dataset '{cfg.name}': the selection {_selection(cfg)} leaves none of its {len(questions)} questions"
         )
+    warn_no_gold(cfg.name, path, selected)
     return selected
+
+
+def warn_no_gold(name: str, path: Path, questions: list[Question]) -> None:
+    """Say how many ``questions`` have no gold answer a prediction could match (empty or null
+    answers in the file). They stay: dropping them would change the denominator of every figure
+    against the papers' tables, which count every question; they score 0 on every metric, and a
+    run's ``no_gold`` counts them, so a table can show why its figures sit lower."""
+    without = [q.id for q in questions if not scorable(q.answers)]
+    if without:
+        shown = ", ".join(without[:5]) + (f" and {len(without) - 5} more" if len(without) > 5 else "")
+        print(
+            f"kgx: warning: dataset '{name}' ({path}): {len(without)} of {len(questions)} questions have no gold "
+            f"answer ({shown}); they stay in every figure's denominator and score 0 (the run's no_gold counts them)",
+            file=sys.stderr,
+        )
 
 
 def dataset_file(cfg: DatasetConfig) -> Path:

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Optional
 
+from kgx.core.gold import scorable
 from kgx.core.metrics import QUESTION_METRICS
 from kgx.diagnose.breakdown import CATEGORIES, KG_ONLY
 from kgx.kg.metered import KGUsage
@@ -31,8 +32,10 @@ def summarize(
     """The run's figures.
 
     Accuracy metrics are percentages over every question, errors included, as the papers'
-    tables report them. Per-question figures are means over questions. ``cost_usd`` is NaN
-    when any billed call had no known price: an unknown cost is not a zero cost.
+    tables report them; a question without a gold answer (empty or null answers in its file)
+    counts too, scoring 0, and ``no_gold`` says how many there are. Per-question figures are
+    means over questions. ``cost_usd`` is NaN when any billed call had no known price: an
+    unknown cost is not a zero cost.
     ``billed_calls``/``cached_calls`` count calls that reached the provider or the cache, and
     ``billed_tokens`` the tokens of billed calls only (the per-question token means count all).
     ``llm_calls_per_q.<stage>`` and ``total_tokens_per_q.<stage>`` split the means by stage.
@@ -88,6 +91,7 @@ def summarize(
             "errors": float(sum(r.failed for r in records)),
             "errors.infra": float(sum(bool(r.failure and r.failure.infra) for r in records)),
             "n_questions": float(n),
+            "no_gold": float(sum(not scorable(r.gold) for r in records)),
             "wall_s": wall_s,
         }
     )

@@ -135,6 +135,40 @@ def test_allow_missing_topics_runs_them_as_fallbacks(compose_cfg, in_tmp, capsys
     assert "kgx: warning: dataset 'custom' on kg 'demo': 1 of 1 questions" in capsys.readouterr().err
 
 
+NONE_HELD = (
+    "kgx: error: kg 'demo' holds no topic entity of dataset 'custom' (2 questions checked): a KG method would "
+    "answer every question from the model's own knowledge (status fallback). Use {own}kg=subgraph for RoG parquet "
+    "data; kg=replay for CWQ, WebQSP, GrailQA or SimpleQuestions; a KG of your own served by python -m kgx.kg serve "
+    "(then kg.backend=endpoint kg.endpoint=URL); or set kg.allow_missing_topics=true to run anyway"
+)
+
+
+@pytest.mark.parametrize(
+    "chosen, own",
+    [(("kg=demo",), ""), (("dataset.kg=demo",), ""), (("dataset.kg=metaqa",), "its own KG, kg=metaqa; ")],
+    ids=["kg-on-the-command-line", "the-datasets-own-kg", "another-kg"],
+)
+def test_a_kg_holding_no_topic_entity_of_any_question_stops_the_run_whoever_chose_it(in_tmp, no_llm, chosen, own):
+    """Chosen on the command line or the dataset's own, a KG holding none of the topic entities
+    would give a run of fallbacks only: it stops before any LLM call, in one line."""
+    path = questions_by_id(
+        in_tmp,
+        ("a", {name_id("Ana_ROCHA"): "Ana_ROCHA"}),
+        ("b", {name_id("Bo_LINDQVIST"): "Bo_LINDQVIST", "m.0abc": "Atlantis"}),
+        ("c", {}),
+    )
+    done = kgx_main(in_tmp, *SCRIPTED, "method=lmp", "dataset=custom", f"dataset.path={path}", *chosen)
+    assert (done.returncode, done.stderr.strip()) == (1, NONE_HELD.format(own=own))
+    assert not (in_tmp / "outputs" / "runs").exists()
+
+
+def test_a_kg_holding_some_topic_entities_still_warns_when_chosen(in_tmp):
+    path = questions_by_id(in_tmp, ("a", {name_id("Ana_ROCHA"): "Ana_ROCHA"}), ("b", {"m.0_kk": "Australia"}))
+    done = kgx_main(in_tmp, *SCRIPTED, "method=lmp", "dataset=custom", f"dataset.path={path}", "kg=demo")
+    assert done.returncode == 0
+    assert "kgx: warning: dataset 'custom' on kg 'demo': 1 of 2 questions start from topic entities" in done.stderr
+
+
 def test_unknown_topic_names_stop_the_run_with_near_matches(compose_cfg, in_tmp, no_llm):
     kb, _ = wc2014.write(in_tmp)
     path = in_tmp / "q.txt"
@@ -233,12 +267,12 @@ def test_what_cannot_run_is_one_error_line(tmp_path, args, message):
 
 @pytest.mark.slow
 def test_a_kg_chosen_on_the_command_line_runs_with_warnings(tmp_path):
-    path = questions_by_id(tmp_path, ("a", {name_id("Ana_ROCHA"): "Ana_ROCHA"}))
+    path = questions_by_id(tmp_path, ("a", {name_id("Ana_ROCHA"): "Ana_ROCHA"}), ("b", {"m.0_kk": "Australia"}))
     done = kgx_main(tmp_path, *SCRIPTED, f"dataset.path={path}", "kg=demo")
     assert done.returncode == 0, done.stderr
     assert (
         f"kgx: warning: dataset.path={path} runs your file as the demo dataset: named 'demo', with the demo's "
         f"dataset.limit=16 and KG; for your own questions use dataset=custom dataset.path={path}"
     ) in done.stderr
-    assert "kgx: warning: dataset 'demo' on kg 'demo': 1 of 1 questions start from topic entities" in done.stderr
-    assert "fallback 100.0%" in done.stdout
+    assert "kgx: warning: dataset 'demo' on kg 'demo': 1 of 2 questions start from topic entities" in done.stderr
+    assert "fallback 50.0%" in done.stdout

@@ -15,7 +15,10 @@ so a dataset on the wrong KG (``dataset=cwq`` on the default demo KG) would look
   with the dataset, the KG, a few missing ids, and the fix: the dataset's own KG
   (``dataset.kg``), or ``kg.allow_missing_topics=true``. It goes on with a warning instead when
   the user chose the KG (``kg=`` on the command line or a sweep axis) or it is the dataset's own
-  KG: then a missing entity is a property of the data, not a wrong default;
+  KG: then a missing entity is a property of the data, not a wrong default. Except when the KG
+  holds no topic entity of any question: every answer would be a fallback, the model alone under
+  the method's name, so the run stops whoever chose the KG, and only
+  ``kg.allow_missing_topics=true`` runs it;
 * a question file that records hop counts (``meta.hops``) deeper than ``method.depth`` gets a
   warning naming the depth to set.
 
@@ -66,6 +69,9 @@ def check(spec: RunSpec, questions: list[Question], kg: SparqlKG) -> list[Questi
         questions = resolve_mids(questions, kg)
     views = _views(questions, kg)
     absent = _absent_topics(views)
+    checked = [q for q in questions if q.topic_entities]
+    if absent and len(absent) == sum(len(q.topic_entities) for q in checked) and not allowed:
+        raise ConfigError(_none_held(spec, len(checked)))
     if absent:
         hit = len({q for q, _ in absent})
         own = any(seen.view for seen, _ in views)  # each question sees its own subgraph
@@ -181,6 +187,22 @@ def _fix(spec: RunSpec) -> str:
     return (
         "Choose the KG that holds them (your own KB: kg=custom kg.sources=[FILE.tsv]), or "
         "kg.allow_missing_topics=true to run anyway"
+    )
+
+
+def _none_held(spec: RunSpec, checked: int) -> str:
+    """The stop of a run whose KG holds no topic entity of any of its ``checked`` questions, with
+    the ways to a KG that does."""
+    ways = [f"its own KG, kg={spec.dataset.kg}"] if spec.dataset.kg and spec.dataset.kg != spec.kg.name else []
+    ways += [
+        "kg=subgraph for RoG parquet data",
+        "kg=replay for CWQ, WebQSP, GrailQA or SimpleQuestions",
+        "a KG of your own served by python -m kgx.kg serve (then kg.backend=endpoint kg.endpoint=URL)",
+    ]
+    return (
+        f"kg '{spec.kg.name}' holds no topic entity of dataset '{spec.dataset.name}' ({checked} questions "
+        f"checked): a KG method would answer every question from the model's own knowledge (status "
+        f"fallback). Use {'; '.join(ways)}; or set kg.allow_missing_topics=true to run anyway"
     )
 
 

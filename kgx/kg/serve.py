@@ -2,7 +2,9 @@
 
 It lets the endpoint backend (and anything else that speaks SPARQL over HTTP) run against the
 very store the embedded backend reads. Read-only serving takes no lock on the store, so
-embedded readers and further servers may share the directory meanwhile.
+embedded readers and further servers may share the directory meanwhile. Oxigraph listens on a
+port of its own; the URL given out is kgx's front (``kgx.kg.serve_front``), which refuses
+queries naming ``SERVICE`` (Oxigraph would send them on to any host) and passes the rest.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Optional
 
 from kgx.core.lifeline import server_preexec
+from kgx.kg.serve_front import Front
 
 PING = "ASK { }"
 # The readiness check goes straight to loopback, whatever http_proxy the environment sets.
@@ -77,6 +80,7 @@ class OxigraphServer:
         self.stop_timeout_s = stop_timeout_s
         self.process: Optional[subprocess.Popen] = None
         self._stderr = None
+        self._front: Optional[Front] = None
 
     def __enter__(self) -> OxigraphServer:
         self.start()
@@ -91,27 +95,33 @@ class OxigraphServer:
                 f"no store directory at {self.store_dir}; build one with: "
                 f"python -m kgx.kg load SRC... --format F --store {self.store_dir}"
             )
+        binary = oxigraph_binary()
+        try:
+            self._front = Front(self.port, free_port())
+        except OSError as exc:
+            raise ServerError(f"cannot listen on 127.0.0.1:{self.port} ({exc}); choose another --port") from None
+        self._front.start()
         command = [
-            str(oxigraph_binary()),
+            str(binary),
             "serve-read-only",
             "--location",
             str(self.store_dir),
             "--bind",
-            f"127.0.0.1:{self.port}",
+            f"127.0.0.1:{self._front.backend_port}",
         ]
         # stderr to a file, not a pipe: a long-running server must never block on a full pipe.
         # Its own session: a terminal's Ctrl-C reaches only us, and we stop it in order; and it
         # dies with us, even on kill -9 (kgx.core.lifeline), so no orphan keeps the port.
         self._stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=self._stderr,
-            start_new_session=True,
-            preexec_fn=server_preexec(),
-        )
         try:
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self._stderr,
+                start_new_session=True,
+                preexec_fn=server_preexec(),
+            )
             self._wait_until_ready()
         except BaseException:
             self.stop()
@@ -152,6 +162,9 @@ class OxigraphServer:
 
     def stop(self) -> None:
         """Terminate, and kill if it has not exited after ``stop_timeout_s``."""
+        if self._front is not None:
+            self._front.stop()
+            self._front = None
         end_process(self.process, self.stop_timeout_s)
         if self._stderr is not None:
             self._stderr.close()

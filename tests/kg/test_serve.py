@@ -1,14 +1,18 @@
 """A real ``oxigraph serve-read-only`` on the demo store: it answers over HTTP with the same data
 as the embedded store, shares the directory with embedded readers, and is gone after the block;
-``bench`` and ``check`` work against it with no local copy of the data."""
+``bench`` and ``check`` work against it with no local copy of the data; a query naming ``SERVICE``
+is refused and reaches no other host."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import re
 import socket
 import subprocess
 import sys
+import threading
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -18,7 +22,9 @@ import pytest
 from kgx.kg import BUNDLED_KG, EmbeddedKG, build_store
 from kgx.kg.bench import bench, candidate_entities
 from kgx.kg.endpoint import EndpointKG, KGUnavailable
+from kgx.kg.freebase import KGError
 from kgx.kg.serve import OxigraphServer, ServerError
+from kgx.kg.serve_front import REFUSAL
 from tests.helpers import kgx_env
 
 pytestmark = pytest.mark.slow
@@ -62,12 +68,18 @@ def test_missing_binary_names_the_pip_package(store, tmp_path, monkeypatch):
         OxigraphServer(store).start()
 
 
-def test_a_server_that_dies_reports_its_stderr(store):
+def test_a_server_that_dies_reports_its_stderr(tmp_path):
+    with pytest.raises(ServerError, match=r"exited with code \d+ before answering:\n.+CURRENT"):
+        OxigraphServer(tmp_path).start()  # no store there
+
+
+def test_a_port_taken_is_named(store):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        with pytest.raises(ServerError, match=r"exited with code \d+ before answering:\n.+"):
-            OxigraphServer(store, port=taken.getsockname()[1]).start()
+        port = taken.getsockname()[1]
+        with pytest.raises(ServerError, match=rf"cannot listen on 127\.0\.0\.1:{port} \(.*\); choose another --port"):
+            OxigraphServer(store, port=port).start()
 
 
 def test_bench_times_both_backends(store):
@@ -175,3 +187,84 @@ def test_check_fails_on_a_kg_that_is_not_freebase(tmp_path):
 def test_check_refuses_credentials_in_the_url():
     done = kg_cli("check", "--endpoint", "http://bob:pw-77aa@127.0.0.1:9/sparql")
     assert done.returncode == 1 and "credentials in the URL" in done.stderr and "pw-77aa" not in done.stderr
+
+
+class Elsewhere(http.server.ThreadingHTTPServer):
+    """Another SPARQL endpoint, on loopback: it answers every request with one row and keeps the
+    paths it was asked, so a test sees whether a query went out to it."""
+
+    def __init__(self):
+        asked: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                asked.append(self.path)
+                body = b'{"head":{"vars":["o"]},"results":{"bindings":[{"o":{"type":"literal","value":"elsewhere"}}]}}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/sparql-results+json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_POST = do_GET
+
+            def log_message(self, *args):
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.asked = asked
+        self.url = f"http://127.0.0.1:{self.server_port}/sparql"
+
+
+@pytest.fixture
+def elsewhere():
+    other = Elsewhere()
+    thread = threading.Thread(target=other.serve_forever, daemon=True)
+    thread.start()
+    yield other
+    other.shutdown()
+    other.server_close()
+
+
+def ask(url: str, query: str, how: str) -> tuple[int, str]:
+    """(status, body) of ``query`` sent as a GET parameter, a form or a SPARQL body."""
+    accept = {"Accept": "application/sparql-results+json"}
+    if how == "get":
+        request = urllib.request.Request(url + "?" + urllib.parse.urlencode({"query": query}), headers=accept)
+    elif how == "form":
+        form = {**accept, "Content-Type": "application/x-www-form-urlencoded"}
+        request = urllib.request.Request(url, urllib.parse.urlencode({"query": query}).encode(), form)
+    else:
+        body = {**accept, "Content-Type": "application/sparql-query; charset=utf-8"}
+        request = urllib.request.Request(url, query.encode(), body)
+    try:
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+@pytest.mark.parametrize("how", ["get", "form", "body"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT ?o WHERE {{ SERVICE <{url}> {{ ?s ?p ?o }} }}",
+        "select ?o where {{ ?s ?p ?x .service silent <{url}>{{ ?s ?p ?o }} }}",
+        # Oxigraph reads "service:x" as SERVICE followed by :x, the empty prefix's IRI.
+        "PREFIX : <{url}#> SELECT ?o WHERE {{ service:x {{ ?s ?p ?o }} }}",
+    ],
+    ids=["plain", "lower-case-after-a-dot", "a-prefixed-name"],
+)
+def test_a_service_clause_is_refused_and_reaches_no_other_host(server, elsewhere, query, how):
+    status, body = ask(server.url, query.format(url=elsewhere.url), how)
+    assert (status, body) == (400, REFUSAL)
+    assert elsewhere.asked == []
+
+
+def test_a_run_on_the_served_kg_is_told_why(server, elsewhere):
+    kg = EndpointKG(server.url)
+    with pytest.raises(KGError, match=r"rejected a query \(HTTP 400\): SERVICE is refused by this endpoint"):
+        kg.select(f"SELECT ?o WHERE {{ SERVICE <{elsewhere.url}> {{ ?s ?p ?o }} }}")
+    assert kg.names(["m.0_kk"])["m.0_kk"] == "Australia"  # the same KG answers every other query
+    assert ask(server.url, 'SELECT ?o WHERE { ?s ?p ?o FILTER(?o = "SERVICE") } LIMIT 1', "get")[0] == 200
+    assert elsewhere.asked == []

@@ -18,9 +18,12 @@ holds ``service`` is refused with it; rename the prefix.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import http.server
 import re
+import socket
+import sys
 import threading
 import urllib.parse
 from typing import Optional
@@ -48,6 +51,7 @@ REFUSAL = (
     "another server; query that server itself. The word counts anywhere outside strings, IRIs, comments, "
     "variables and local names, in a prefix's name too (rename such a prefix)\n"
 )
+STOP_POLL_S = 0.02  # how often the accept loop looks whether stop() was called
 # Hop-by-hop headers, which belong to one connection and are not passed on (RFC 9110, 7.6.1).
 _HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"}
 
@@ -72,7 +76,8 @@ def sparql_texts(target: str, content_type: str, body: bytes) -> list[str]:
 
 class Front(http.server.ThreadingHTTPServer):
     """Listens on ``port`` (loopback) and passes what it does not refuse to ``backend_port``; one
-    kept-alive connection to Oxigraph per client connection's thread."""
+    kept-alive connection to Oxigraph per client connection's thread. Stopped, it closes the
+    connections clients keep alive too, so that they find the endpoint gone, as without a front."""
 
     daemon_threads = True
 
@@ -80,9 +85,14 @@ class Front(http.server.ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), _Handler)
         self.backend_port = backend_port
         self.thread: Optional[threading.Thread] = None
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
 
     def start(self) -> None:
-        self.thread = threading.Thread(target=self.serve_forever, name="kgx-serve-front", daemon=True)
+        # A short poll: stop() waits for it, while kept-alive connections are still served.
+        self.thread = threading.Thread(
+            target=self.serve_forever, kwargs={"poll_interval": STOP_POLL_S}, name="kgx-serve-front", daemon=True
+        )
         self.thread.start()
 
     def stop(self) -> None:
@@ -90,7 +100,27 @@ class Front(http.server.ThreadingHTTPServer):
             self.shutdown()
             self.thread.join()
             self.thread = None
+        with self._lock:
+            kept = list(self._open)
+        for connection in kept:
+            with contextlib.suppress(OSError):  # closed by its client meanwhile
+                connection.shutdown(socket.SHUT_RDWR)
         self.server_close()
+
+    def process_request(self, request: socket.socket, client_address: object) -> None:  # type: ignore[override]
+        with self._lock:
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: socket.socket) -> None:  # type: ignore[override]
+        with self._lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A connection its client dropped, or the front closed at its stop, is not news."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):

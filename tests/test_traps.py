@@ -137,9 +137,9 @@ def test_allow_missing_topics_runs_them_as_fallbacks(compose_cfg, in_tmp, capsys
 
 NONE_HELD = (
     "kgx: error: kg 'demo' holds no topic entity of dataset 'custom' (2 questions checked): a KG method would "
-    "answer every question from the model's own knowledge (status fallback). Use {own}kg=subgraph for RoG parquet "
-    "data; kg=replay for CWQ, WebQSP, GrailQA or SimpleQuestions; a KG of your own served by python -m kgx.kg serve "
-    "(then kg.backend=endpoint kg.endpoint=URL); or set kg.allow_missing_topics=true to run anyway"
+    "answer every question from the model's own knowledge (status fallback). Ways out: {own}kg=subgraph for a file "
+    "in RoG's parquet schema; choose a KG that holds the dataset's topic entities (kg=...); a KG served by python -m "
+    "kgx.kg serve (kg=sparql kg.endpoint=URL); or kg.allow_missing_topics=true to run anyway"
 )
 
 

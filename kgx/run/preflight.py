@@ -192,17 +192,17 @@ def _fix(spec: RunSpec) -> str:
 
 def _none_held(spec: RunSpec, checked: int) -> str:
     """The stop of a run whose KG holds no topic entity of any of its ``checked`` questions, with
-    the ways to a KG that does."""
+    the ways to a KG that does: the dataset's own, those for its data (kgx.run.sweep_preflight)."""
+    from kgx.run.sweep_preflight import kg_fix
+
     ways = [f"its own KG, kg={spec.dataset.kg}"] if spec.dataset.kg and spec.dataset.kg != spec.kg.name else []
-    ways += [
-        "kg=subgraph for RoG parquet data",
-        "kg=replay for CWQ, WebQSP, GrailQA or SimpleQuestions",
-        "a KG of your own served by python -m kgx.kg serve (then kg.backend=endpoint kg.endpoint=URL)",
-    ]
+    if spec.dataset.loader in ("rog", "auto"):
+        ways.append("kg=subgraph for a file in RoG's parquet schema")
+    ways += [kg_fix(spec), "a KG served by python -m kgx.kg serve (kg=sparql kg.endpoint=URL)"]
     return (
         f"kg '{spec.kg.name}' holds no topic entity of dataset '{spec.dataset.name}' ({checked} questions "
         f"checked): a KG method would answer every question from the model's own knowledge (status "
-        f"fallback). Use {'; '.join(ways)}; or set kg.allow_missing_topics=true to run anyway"
+        f"fallback). Ways out: {'; '.join(ways)}; or kg.allow_missing_topics=true to run anyway"
     )
 
 

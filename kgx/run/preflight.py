@@ -44,6 +44,7 @@ from kgx.run.spec import RunSpec
 PROMPT_ONLY = frozenset({"io", "cot", "sc"})
 SHOWN = 5  # missing ids or names named in a message
 NEAR = 3  # near matches offered per unknown name
+REPLAYED = ("webqsp", "cwq", "grailqa", "simpleqa")  # datasets $KGX_DATA_DIR/replay_kg has a KG for
 
 
 @dataclass(frozen=True)
@@ -192,9 +193,7 @@ def _fix(spec: RunSpec) -> str:
 
 def _none_held(spec: RunSpec, checked: int) -> str:
     """The stop of a run whose KG holds no topic entity of any of its ``checked`` questions, with
-    the ways to a KG that does: the dataset's own, those for its data (kgx.run.sweep_preflight)."""
-    from kgx.run.sweep_preflight import kg_fix
-
+    the ways to a KG that does: the dataset's own, and those for its data (:func:`kg_fix`)."""
     ways = [f"its own KG, kg={spec.dataset.kg}"] if spec.dataset.kg and spec.dataset.kg != spec.kg.name else []
     if spec.dataset.loader in ("rog", "auto"):
         ways.append("kg=subgraph for a file in RoG's parquet schema")
@@ -204,6 +203,23 @@ def _none_held(spec: RunSpec, checked: int) -> str:
         f"checked): a KG method would answer every question from the model's own knowledge (status "
         f"fallback). Ways out: {'; '.join(ways)}; or kg.allow_missing_topics=true to run anyway"
     )
+
+
+def kg_fix(spec: RunSpec) -> str:
+    """Ways to a KG that serves the dataset, the ones a researcher without a Freebase server has too."""
+    ways = []
+    if spec.kg.backend == "endpoint":
+        ways.append(
+            f"start the endpoint at {spec.kg.endpoint} (python -m kgx.kg serve --engine virtuoso --db DIR "
+            f"--port PORT; docs/operations/virtuoso.md)"
+        )
+    if spec.dataset.name in ("webqsp", "cwq"):
+        ways.append(
+            "run WebQSP and CWQ on RoG's per-question subgraphs, no server: dataset=webqsp_rog,cwq_rog kg=subgraph"
+        )
+    if spec.dataset.name in REPLAYED:
+        ways.append("or on the replay KG of released exploration paths (kg=replay: for tests, not accuracy)")
+    return "; ".join(ways) or "choose a KG that holds the dataset's topic entities (kg=...)"
 
 
 def _unknown_names(spec: RunSpec, unknown: list[Unknown], total: int, allowed: bool) -> None:

@@ -24,11 +24,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from kgx.core.config import ConfigError, DatasetConfig, LLMConfig
+from kgx.run.preflight import kg_fix
 from kgx.run.spec import RunSpec
 
 SKIP_ENV = "KGX_NO_PREFLIGHT"  # set by ``--no-preflight`` (kgx.__main__)
 SHOWN = 3  # jobs named per problem
-REPLAYED = ("webqsp", "cwq", "grailqa", "simpleqa")  # datasets $KGX_DATA_DIR/replay_kg has a KG for
 
 
 @dataclass
@@ -57,23 +57,6 @@ def key_problem(cfg: LLMConfig) -> tuple[str, str] | None:
         f"{cfg.api_key_env} is not set (llm '{cfg.name}', {cfg.model})",
         f"export {cfg.api_key_env}=..., or choose a backbone this machine has (llm=...; llm=scripted runs offline)",
     )
-
-
-def kg_fix(spec: RunSpec) -> str:
-    """Ways to a KG that serves the dataset, the ones a researcher without a Freebase server has too."""
-    ways = []
-    if spec.kg.backend == "endpoint":
-        ways.append(
-            f"start the endpoint at {spec.kg.endpoint} (python -m kgx.kg serve --engine virtuoso --db DIR "
-            f"--port PORT; docs/operations/virtuoso.md)"
-        )
-    if spec.dataset.name in ("webqsp", "cwq"):
-        ways.append(
-            "run WebQSP and CWQ on RoG's per-question subgraphs, no server: dataset=webqsp_rog,cwq_rog kg=subgraph"
-        )
-    if spec.dataset.name in REPLAYED:
-        ways.append("or on the replay KG of released exploration paths (kg=replay: for tests, not accuracy)")
-    return "; ".join(ways) or "choose a KG that holds the dataset's topic entities (kg=...)"
 
 
 def file_problem(dataset: DatasetConfig) -> str:

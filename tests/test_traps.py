@@ -162,6 +162,16 @@ def test_a_kg_holding_no_topic_entity_of_any_question_stops_the_run_whoever_chos
     assert not (in_tmp / "outputs" / "runs").exists()
 
 
+def test_a_sweep_on_such_a_kg_is_stopped_by_its_pre_flight_naming_the_ways_out_once(in_tmp, no_llm):
+    path = questions_by_id(in_tmp, ("a", {name_id("Ana_ROCHA"): "Ana_ROCHA"}), ("b", {"m.0abc": "Atlantis"}))
+    done = kgx_main(in_tmp, "-m", *SCRIPTED, "method=lmp,tog", "dataset=custom", f"dataset.path={path}", "kg=demo")
+    assert done.returncode == 1
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("  - kg 'demo' holds no topic entity")]
+    assert line.count("kg=subgraph") == 1 and line.endswith("or kg.allow_missing_topics=true to run anyway")
+    assert "(status fallback) (2 jobs: method=lmp, method=tog): kg=subgraph for a file in RoG's" in line
+    assert not list(in_tmp.glob("outputs/runs/*"))
+
+
 def test_a_kg_holding_some_topic_entities_still_warns_when_chosen(in_tmp):
     path = questions_by_id(in_tmp, ("a", {name_id("Ana_ROCHA"): "Ana_ROCHA"}), ("b", {"m.0_kk": "Australia"}))
     done = kgx_main(in_tmp, *SCRIPTED, "method=lmp", "dataset=custom", f"dataset.path={path}", "kg=demo")

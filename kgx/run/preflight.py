@@ -47,6 +47,15 @@ NEAR = 3  # near matches offered per unknown name
 REPLAYED = ("webqsp", "cwq", "grailqa", "simpleqa")  # datasets $KGX_DATA_DIR/replay_kg has a KG for
 
 
+class NoTopicHeld(ConfigError):
+    """The KG holds no topic entity of any question: ``what`` says so, ``ways`` are the ways out
+    (a sweep's pre-flight lists the two apart)."""
+
+    def __init__(self, what: str, ways: str):
+        super().__init__(f"{what}. Ways out: {ways}")
+        self.what, self.ways = what, ways
+
+
 @dataclass(frozen=True)
 class Unknown:
     """A topic entity name the KG does not have, where it was asked, and names it does have."""
@@ -72,7 +81,7 @@ def check(spec: RunSpec, questions: list[Question], kg: SparqlKG) -> list[Questi
     absent = _absent_topics(views)
     checked = [q for q in questions if q.topic_entities]
     if absent and len(absent) == sum(len(q.topic_entities) for q in checked) and not allowed:
-        raise ConfigError(_none_held(spec, len(checked)))
+        raise _none_held(spec, len(checked))
     if absent:
         hit = len({q for q, _ in absent})
         own = any(seen.view for seen, _ in views)  # each question sees its own subgraph
@@ -191,17 +200,17 @@ def _fix(spec: RunSpec) -> str:
     )
 
 
-def _none_held(spec: RunSpec, checked: int) -> str:
+def _none_held(spec: RunSpec, checked: int) -> NoTopicHeld:
     """The stop of a run whose KG holds no topic entity of any of its ``checked`` questions, with
     the ways to a KG that does: the dataset's own, and those for its data (:func:`kg_fix`)."""
     ways = [f"its own KG, kg={spec.dataset.kg}"] if spec.dataset.kg and spec.dataset.kg != spec.kg.name else []
     if spec.dataset.loader in ("rog", "auto"):
         ways.append("kg=subgraph for a file in RoG's parquet schema")
     ways += [kg_fix(spec), "a KG served by python -m kgx.kg serve (kg=sparql kg.endpoint=URL)"]
-    return (
+    return NoTopicHeld(
         f"kg '{spec.kg.name}' holds no topic entity of dataset '{spec.dataset.name}' ({checked} questions "
-        f"checked): a KG method would answer every question from the model's own knowledge (status "
-        f"fallback). Ways out: {'; '.join(ways)}; or kg.allow_missing_topics=true to run anyway"
+        f"checked): a KG method would answer every question from the model's own knowledge (status fallback)",
+        f"{'; '.join(ways)}; or kg.allow_missing_topics=true to run anyway",
     )
 
 

@@ -126,6 +126,8 @@ def topics_problem(spec: RunSpec, kg: object) -> tuple[str, str] | None:
     try:
         with contextlib.redirect_stderr(io.StringIO()):
             preflight.check(spec, datasets.load(spec.dataset), kg)
+    except preflight.NoTopicHeld as exc:
+        return exc.what, exc.ways
     except (ConfigError, DataError) as exc:
         return str(exc), kg_fix(spec)
     return None

@@ -257,4 +257,7 @@ def test_a_config_file_that_is_not_yaml_is_one_line_naming_it(tmp_path):
     broken.write_text("model: scripted\nmax_tokens: [64\n")
     done = kgx_main(tmp_path, "--config-dir", str(tmp_path / "conf"), "llm=broken")
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert done.stderr.splitlines()[0] == f"{broken}:3:1: not valid YAML: expected ',' or ']', but got '<stream end>'"
+    assert (
+        done.stderr.splitlines()[0]
+        == f"kgx: error: {broken}:3:1: not valid YAML: expected ',' or ']', but got '<stream end>'"
+    )

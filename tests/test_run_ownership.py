@@ -70,7 +70,7 @@ def test_a_sweep_whose_configs_share_a_fixed_folder_is_refused_at_launch(in_tmp)
 def twins(where: Path, *extra: str) -> list[tuple[int, str, str]]:
     """The same config started twice at once in two folders: each process's exit code, stdout, stderr."""
     args = ["method=tog", "llm=scripted", "dataset.limit=24", "run.concurrency=1", "run.progress=false"]
-    args += ["+llm.extra.latency_s=0.05", *extra]
+    args += ["llm.latency_s=0.05", *extra]
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "kgx", *args, f"run.output_dir={folder}"],
@@ -161,7 +161,7 @@ def test_a_run_left_running_by_a_killed_process_is_marked_killed_by_the_next_com
         "dataset.limit=48",
         "run.concurrency=1",
         "run.progress=false",
-        "+llm.extra.latency_s=0.2",
+        "llm.latency_s=0.2",
     )
     logs = list((in_tmp / "outputs" / "runs").glob("*/predictions.jsonl"))
     deadline = time.time() + 120

@@ -11,7 +11,7 @@ from tests.inprocess import kgx_main
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        (["method=lmpp"], "kgx: error: method=lmpp: no such method; did you mean lmp? (options: cgpe, cot, io, "),
+        (["method=lmpp"], "kgx: error: method=lmpp: no such method; did you mean lmp? (options: "),
         (["dataset=webqps"], "kgx: error: dataset=webqps: no such dataset; did you mean webqsp or webqsp_rog"),
         (
             ["-m", "+sweeps=baselines_smok"],

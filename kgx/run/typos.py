@@ -71,9 +71,10 @@ def missing_key(full_key: str, object_type: Optional[type], method: str = "") ->
 
 
 def message(exc: BaseException) -> Optional[str]:
-    """kgx's one line for a composition error Hydra raised, or None when it is not a typo."""
-    from hydra.errors import ConfigCompositionException, MissingConfigException
-    from omegaconf.errors import ConfigAttributeError, ConfigKeyError
+    """kgx's line for an error Hydra raised composing the config (a typo gets the closest names,
+    another composition error Hydra's own compact words), or None for any other exception."""
+    from hydra.errors import CompactHydraException, ConfigCompositionException, MissingConfigException
+    from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
     if isinstance(exc, MissingConfigException) and exc.missing_cfg_file:
         return missing_option(exc.missing_cfg_file, list(exc.options or []))
@@ -82,4 +83,7 @@ def message(exc: BaseException) -> Optional[str]:
         object_type = getattr(cause, "object_type", None)
         named = [f.default for f in fields(object_type) if f.name == "name"] if is_dataclass(object_type) else []
         return missing_key(str(cause.full_key), object_type, str(named[0]) if named else "")
+    if isinstance(exc, CompactHydraException):
+        detail = f": {str(cause).splitlines()[0]}" if isinstance(cause, OmegaConfBaseException) else ""
+        return f"{exc}{detail}"
     return None

@@ -135,7 +135,7 @@ def conclude(question: Question, search: Search, why: str, ctx: Context) -> Pred
     CoT prompt)."""
     p = ctx.params
     if why in WITHOUT_PATHS and p.fallback == "cot":
-        messages_, schema, evidence = cot.messages(question, 6, "tog"), cot.SCHEMA, []
+        messages_, schema, evidence = cot.messages(question, len(cot.EXEMPLARS["tog"]), "tog"), cot.SCHEMA, []
         reason = f"{why}: answered by CoT without the paths (method.fallback=cot)"
     else:
         messages_ = messages("answer", triples_prompt(question.text, search.text()), p.exemplars)

@@ -52,13 +52,39 @@ def test_every_settings_file_reaches_its_cell(path, compose_cfg):
         (["method=lmp", "dataset=cwq", "llm=llama3_70b"], {"width": 3, "depth": 4}),
         (["method=lmp", "dataset=grailqa", "llm=llama3_70b"], {"width": 3, "depth": 3}),
         (["method=lmp", "dataset=webqsp", "llm=llama3_70b"], {"width": 5, "depth": 2}),
-        # KnowPath Sec. 3.3, 4.4: D_max 3, 15 triples, 0.4 / 0.
+        # Table 7 has no Llama-3-8B row: the Llama-2/3-70B rows' setting, not published (below).
+        (["method=lmp", "dataset=cwq", "llm=llama3_8b"], {"width": 3, "depth": 4}),
+        (["method=lmp", "dataset=webqsp", "llm=llama3_8b"], {"width": 5, "depth": 2}),
+        # KnowPath Sec. 3.3, 4.4, App. F.2-F.4: D_max 3, 15 triples, 0.4; "up to 7 ... (length up to 5)";
+        # answering at 0 as its released code sends it.
         (
             ["method=knowpath", "dataset=cwq"],
-            {"depth": 3, "triples": 15, "temperature_explore": 0.4, "temperature_answer": 0.0},
+            {
+                "depth": 3,
+                "triples": 15,
+                "temperature_explore": 0.4,
+                "temperature_answer": 0.0,
+                "width": 7,
+                "entity_width": 7,
+                "list_length": 5,
+            },
         ),
-        # ToG Sec. 4.1; PoG's released run; StructGPT's released WebQSP run.
-        (["method=tog", "dataset=grailqa"], {"width": 3, "depth": 3, "temperature_explore": 0.4}),
+        # ToG Sec. 4.1, run as its released code runs it; PoG's released run; StructGPT's released WebQSP run.
+        (
+            ["method=tog", "dataset=grailqa"],
+            {"width": 3, "depth": 3, "temperature_explore": 0.4, "fallback": "cot", "score_per": "relation"},
+        ),
+        (["method=tog_r", "dataset=cwq"], {"fallback": "cot"}),
+        # The papers' IO and CoT figures are ToG's: its released prompts' six exemplars.
+        (["method=cot", "dataset=cwq"], {"shots": 6, "exemplars": "tog"}),
+        (["method=io", "dataset=webquestions"], {"shots": 6, "exemplars": "tog"}),
+        # ToG as CGPE ran it (Sec. 4.1-4.2), and its TOG*; kgx's own ToG where no paper ran one.
+        (
+            ["+experiment=cgpe_tog", "dataset=metaqa_1hop"],
+            {"temperature_explore": 0.0, "topics": "clues", "max_calls": 30, "fallback": "cot", "width": 3},
+        ),
+        (["+experiment=cgpe_tog_star", "dataset=metaqa_2hop"], {"fallback": "paths", "max_calls": 30}),
+        (["method=tog", "dataset=metaqa_1hop"], {"fallback": "paths", "score_per": "entity", "topics": "gold"}),
         (["method=pog", "dataset=webqsp"], {"depth": 4, "temperature_explore": 0.3, "temperature_reason": 0.3}),
         (["method=structgpt", "dataset=webqsp"], {"depth": 2, "width": 1, "max_triples_per_relation": 60}),
         # No published setting on MetaQA: kgx walks the dataset's hops (LMP's default depth is 1).
@@ -68,6 +94,13 @@ def test_every_settings_file_reaches_its_cell(path, compose_cfg):
 def test_a_cell_gets_the_papers_values(overrides, expected, compose_cfg):
     method = to_run_spec(compose_cfg(*overrides)).method
     assert {key: getattr(method, key) for key in expected} == expected
+
+
+@pytest.mark.parametrize("llm", ["llama3_8b", "o1_mini"])
+@pytest.mark.parametrize("dataset", ["webqsp", "cwq"])
+def test_a_backbone_table_7_has_no_row_for_claims_no_published_setting(compose_cfg, llm, dataset):
+    settings = to_run_spec(compose_cfg("method=lmp", f"dataset={dataset}", f"llm={llm}")).settings
+    assert settings.published is False and "Table 7" in settings.source
 
 
 def test_the_command_line_wins_and_can_drop_them(compose_cfg):
@@ -109,7 +142,7 @@ def test_the_tag_says_where_the_settings_came_from(compose_cfg):
         spec = to_run_spec(compose_cfg(*overrides))
         return spec.settings.describe(spec.method.name, spec.dataset.name)
 
-    assert describe("method=io", "dataset=cwq") == "defaults: no published setting for io on cwq"
+    assert describe("method=io", "dataset=metaqa_1hop") == "defaults: no published setting for io on metaqa_1hop"
     assert describe("method=lmp", "dataset=cwq") == "LMP Table 7 (CWQ, ChatGPT/GPT-4): K=5, L=4"
     assert describe("method=lmp", "dataset=metaqa_2hop") == (
         "not published: kgx (no published setting): L = 2 hop(s) of metaqa_2hop"

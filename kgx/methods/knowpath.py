@@ -41,8 +41,11 @@ class KnowPathConfig(MethodConfig):
 
     name: str = "knowpath"
     depth: int = 3  # D_max: rounds of subgraph exploration, one hop each (Sec. 2.3, Sec. 3.3)
-    width: int = 3  # relations kept per subgraph and round (Sec. 2.3 relation exploration, App. F.3)
-    entity_width: int = 5  # entities kept per subgraph and round (Sec. 2.3 entity exploration, App. F.4)
+    width: int = 3  # relations asked for per subgraph and round (Sec. 2.3 relation exploration, App. F.3)
+    entity_width: int = 5  # entities asked for per subgraph and round (Sec. 2.3 entity exploration, App. F.4)
+    # The reply's list length per subgraph, where the prompts' answer format states one apart from
+    # the count they ask for (App. F.3/F.4: "up to 7 ... (length up to 5)"); null: the count asked for.
+    list_length: Optional[int] = None
     triples: int = 15  # knowledge triples listed by inference paths generation (Sec. 2.2, App. F.2; Fig. 5a)
     temperature_explore: float = 0.4  # relation and entity selection (Sec. 4.4, Fig. 5a)
     temperature_answer: float = 0.0  # inference paths generation and evaluation-based answering (Sec. 2.4)
@@ -52,6 +55,10 @@ class KnowPathConfig(MethodConfig):
     max_neighbors: int = 40  # per entity, relation and direction offered to entity selection; cuts recorded
     max_answers: int = 5  # answers kept from a reply (Sec. 2.4 gives one response; lists allow several)
 
+    def listed(self, asked: int) -> int:
+        """How many items a reply may list when ``asked`` are asked for."""
+        return asked if self.list_length is None else min(asked, self.list_length)
+
     def horizon(self) -> Horizon:
         """Reachability's bound: one hop per exploration round."""
         return Horizon(self.depth)
@@ -59,6 +66,8 @@ class KnowPathConfig(MethodConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.at_least(1, "depth", "width", "entity_width", "max_relations", "max_neighbors", "max_answers")
+        if self.list_length is not None and self.list_length < 1:
+            raise ConfigError(f"method.list_length={self.list_length}: must be at least 1 (or null)")
         if self.triples < 0:
             raise ConfigError(f"method.triples={self.triples}: must be >= 0")
         check_temperature("method.temperature_explore", self.temperature_explore)
@@ -143,13 +152,14 @@ def relation_exploration(state: Exploration, ctx: Context) -> dict[str, dict[str
         state.guide,
         [(key, frontier_names[key], offers[key]) for key in offers],
         p.width,
+        p.list_length,
     )
     chosen = kit.choose(
         ctx,
         "relation",
         messages,
         offers,
-        high=p.width,
+        high=p.listed(p.width),
         temperature=p.temperature_explore,
         note="selection failed, nothing chosen",
     )
@@ -197,13 +207,15 @@ def entity_exploration(
             shown.append((label, state.name(source) + walk(hop, label) + (f" (+{more} more)" if more else "")))
         offers.append((key, shown))
     relations = list(dict.fromkeys(r for found in chosen.values() for r in found))
-    messages = prompts.entities(state.question.text, state.topics, state.guide, relations, offers, p.entity_width)
+    messages = prompts.entities(
+        state.question.text, state.topics, state.guide, relations, offers, p.entity_width, p.list_length
+    )
     kept = kit.choose(
         ctx,
         "entity",
         messages,
         {key: list(labels[key]) for key in labels},
-        high=p.entity_width,
+        high=p.listed(p.entity_width),
         temperature=p.temperature_explore,
         note="selection failed, nothing chosen",
     )

@@ -98,15 +98,21 @@ def ipg_tokens(triples: int, max_answers: int) -> int:
     return triples * TRIPLE_TOKENS + MAX_PATHS * PATH_TOKENS + (MAX_TOPICS + max_answers) * NAME_TOKENS + JSON_TOKENS
 
 
+def _length(list_length: Optional[int]) -> str:
+    """The end of the reply format: F.3's and F.4's "(length up to 5)" where a length is given."""
+    return "." if list_length is None else f" (each list of length up to {list_length})."
+
+
 def relations(
     question: str,
     topics: Sequence[str],
     inference: Optional[Sequence[str]],
     offers: Sequence[tuple[str, Sequence[str], Sequence[str]]],
     width: int,
+    list_length: Optional[int] = None,
 ) -> Messages:
     """F.3: for each subgraph (key, entities at its frontier, candidate relations), up to
-    ``width`` relations to follow next."""
+    ``width`` relations to follow next, each list at most ``list_length`` long where given."""
     blocks = []
     for key, frontier, candidates in offers:
         blocks.append(
@@ -119,7 +125,8 @@ def relations(
         + f"\nFor each subgraph below, choose up to {width} of its candidate relations that most likely "
         f"lead from its current entities toward the answer.\n\n"
         + "\n\n".join(blocks)
-        + "\n\nReply with a JSON object that maps each subgraph name to the list of relations chosen for it."
+        + "\n\nReply with a JSON object that maps each subgraph name to the list of relations chosen for it"
+        + _length(list_length)
         + f"\nQuestion: {question}",
     )
 
@@ -131,9 +138,10 @@ def entities(
     chosen: Sequence[str],
     offers: Sequence[tuple[str, Sequence[tuple[str, str]]]],
     width: int,
+    list_length: Optional[int] = None,
 ) -> Messages:
     """F.4: for each subgraph (key, candidates as (label, the edge that reached it)), up to
-    ``width`` entities, given the relations chosen before."""
+    ``width`` entities, given the relations chosen before; each list at most ``list_length``."""
     blocks = []
     for key, candidates in offers:
         blocks.append(
@@ -147,7 +155,8 @@ def entities(
         + f"\nFor each subgraph below, choose up to {width} of its candidate entities that most likely "
         f"answer the question or lead toward the answer.\n\n"
         + "\n\n".join(blocks)
-        + "\n\nReply with a JSON object that maps each subgraph name to the list of entities chosen for it."
+        + "\n\nReply with a JSON object that maps each subgraph name to the list of entities chosen for it"
+        + _length(list_length)
         + f"\nQuestion: {question}",
     )
 

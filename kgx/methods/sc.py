@@ -36,7 +36,7 @@ def answer(question: Question, ctx: Context) -> Prediction:
     p = ctx.params
     replies = ctx.llm(
         "answer",
-        cot.messages(question, p.shots),
+        cot.messages(question, p.shots, p.exemplars),
         schema=cot.SCHEMA,
         temperature=p.temperature,
         n=p.n,

@@ -44,14 +44,15 @@ class Candidate:
 
 
 class Search:
-    """One question's search: the names of the nodes seen, the paths kept at each depth, and how
-    many relation scorings were normalised."""
+    """One question's search: the names of the nodes seen, the paths kept at each depth, how many
+    relation scorings were normalised and how many LLM calls were made."""
 
     def __init__(self, names: dict[str, str]):
         self.names = dict(names)
         self.kept: list[Path] = []
         self.reached = set(names)  # topic entities and the ends of kept paths: not candidates again
         self.normalised = 0  # relation_prune replies whose scores were normalised (stat.scores_normalised)
+        self.calls = 0  # LLM calls the question has made, for method.max_calls
 
     def keep(self, beam: list[Path]) -> None:
         self.kept.extend(beam)

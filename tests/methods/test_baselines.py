@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 
+from kgx.core.config import ConfigError
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.methods import Context, cot, get
@@ -54,3 +56,37 @@ def test_self_consistency_takes_the_majority_after_normalisation():
     assert p.answers == ["canberra"] and p.reason == "majority 3/5"
     assert [call.sample for call in llm.calls] == [0, 1, 2, 3, 4]  # one call with n=5: five samples
     assert {call.temperature for call in llm.calls} == {0.7}
+
+
+def test_io_with_shots_gives_input_output_pairs_before_the_question():
+    """LMP App. B.1: IO "gives LLMs some specific input-output pairs as examples"; ToG's released
+    IO prompt has six, the questions of its CoT prompt with their answers alone."""
+    llm = FakeLLM(answer=[{"answers": ["Canberra"]}])
+    get("io")(Q, ctx(llm, IOConfig(shots=6, exemplars="tog")))
+    [call] = llm.calls
+    pairs = call.messages[1:-1]
+    assert len(pairs) == 12 and [m["role"] for m in pairs] == ["user", "assistant"] * 6
+    assert pairs[0]["content"] == f"Question: {cot.EXEMPLARS['tog'][0][0]}"
+    assert json.loads(pairs[1]["content"]) == {"answers": ["Danube"]}  # the answer alone, no reasoning
+    assert call.prompt == f"Question: {Q.text}"
+
+
+def test_the_tog_exemplars_reason_first_second_then_answer_as_knowpath_s_appendix():
+    """KnowPath's appendix CoT prompt (ToG's released one): six exemplars, "First, ... Second, ..."."""
+    messages = cot.messages(Q, 6, "tog")
+    replies = [json.loads(m["content"]) for m in messages[2:-1:2]]
+    assert len(replies) == 6 and all(r["reasoning"].startswith("First, ") for r in replies)
+    assert all(" Second, " in r["reasoning"] and r["answers"] for r in replies)
+
+
+@pytest.mark.parametrize(
+    "config, kwargs, message",
+    [
+        (CoTConfig, {"shots": 4}, r"method.shots=4: must lie in \[0, 3\] \(the exemplars of method.exemplars=kgx\)"),
+        (IOConfig, {"shots": 7, "exemplars": "tog"}, r"method.shots=7: must lie in \[0, 6\]"),
+        (SCConfig, {"exemplars": "mine"}, "method.exemplars"),
+    ],
+)
+def test_more_shots_than_exemplars_or_an_unknown_set_is_refused(config, kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        config(**kwargs)

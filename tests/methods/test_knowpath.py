@@ -571,7 +571,9 @@ def test_the_method_yaml_holds_the_papers_defaults(compose_cfg):
 @pytest.mark.parametrize("dataset", ["cwq", "webqsp", "simpleqa", "webquestions"])
 def test_experiment_configs_compose_the_papers_settings(compose_cfg, dataset):
     spec = to_run_spec(compose_cfg(f"+experiment=knowpath_{dataset}"))
-    assert spec.method == KnowPathConfig() and spec.dataset.name == dataset and spec.kg.name == "freebase"
+    # the defaults, with App. F.3/F.4's "up to 7 ... (length up to 5)" (conf/paper_settings/knowpath_*.yaml)
+    paper = KnowPathConfig(width=7, entity_width=7, list_length=5)
+    assert spec.method == paper and spec.dataset.name == dataset and spec.kg.name == "freebase"
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient
 from kgx.llm.question import QuestionLLM
 from kgx.llm.usage import Meter
-from kgx.methods import Context, get, tog, tog_prompts
+from kgx.methods import Context, get, tog, tog_explore, tog_prompts
 from kgx.methods.cot import messages as cot_messages
 from kgx.methods.tog import ToGConfig, ToGRConfig
 from kgx.methods.tog_search import Path, Search
@@ -282,7 +282,7 @@ def prune_japan(kg, replies: list):
     llm, trace = FakeLLM(relation_prune=replies), Trace()
     ctx = Context(llm=llm, params=ToGConfig(max_retries=2), rng=random.Random(0), trace=trace, kg=MeteredKG(kg, trace))
     search = Search(JAPAN.topic_entities)
-    return tog.relation_prune(JAPAN, Path("m.0kiv"), search, ctx), llm, trace, search
+    return tog_explore.relation_prune(JAPAN, Path("m.0kiv"), search, ctx), llm, trace, search
 
 
 def scored(*pairs) -> dict:

@@ -82,14 +82,15 @@ def test_a_crashed_job_is_recorded_and_only_it_runs_again(tmp_path):
     (tmp_path / "sweeps" / "tiny.yaml").write_text(
         TINY_SWEEP.replace("run.seed: 0,1", "dataset.path: null,missing.jsonl")
     )
-    done = sweep(tmp_path, "method=cot")
+    # Past the sweep's pre-flight, which would stop it before any job (tests/test_sweep_preflight.py).
+    done = sweep(tmp_path, "method=cot", "--no-preflight")
     assert done.returncode != 0 and "1 sweep jobs failed" in done.stderr, done.stderr
     assert "failed: MissingFile" in done.stderr
     parent = next(r for r in runs(tmp_path) if r.data.tags.get("sweep") == "tiny")
     assert parent.info.status == "FAILED" and parent.data.tags["children_failed"] == "1"
     assert "missing.jsonl" in parent.data.tags["failed_jobs"]
 
-    again = sweep(tmp_path, "method=cot")
+    again = sweep(tmp_path, "method=cot", "--no-preflight")
     assert again.stdout.count("already finished") == 1 and "failed: MissingFile" in again.stderr
 
 

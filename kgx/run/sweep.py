@@ -47,6 +47,9 @@ SWEEP_GROUP = "sweeps"
 PAPER_GROUP = "paper"  # +paper=<table>: a paper's table (conf/paper/), reported by kgx.report paper
 METRIC_CHARS = re.compile(r"[^/\w.\- :]")  # what MLflow refuses in a metric name
 SWEEP_FILE = "kgx_sweep.json"  # in the multirun directory: the parent run and the jobs in parallel
+# The parent run's heartbeat while its sweep runs (kgx.track.claims), held by the launching process:
+# not on the callback, which launchers pickle to their workers.
+BEATING = contextlib.ExitStack()
 
 
 @dataclass(frozen=True)
@@ -252,7 +255,6 @@ class SweepTracking(Callback):
         self.parent_id: Optional[str] = None
         self.varying: list[str] = []
         self.name = "sweep"
-        self.beating = contextlib.ExitStack()  # the parent's heartbeat while the sweep runs (kgx.track.claims)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         hydra_record.redact_logs(config)  # the launcher prints each job's overrides
@@ -288,7 +290,7 @@ class SweepTracking(Callback):
                 self.parent_id, {"sweep": name, "params": masked_config(params), "overrides": shown}, "sweep.json"
             )
         tracker.client.set_tag(self.parent_id, claims.OWNER_TAG, claims.owner_tag())
-        self.beating.enter_context(claims.heartbeat(tracker.client, self.parent_id))
+        BEATING.enter_context(claims.heartbeat(tracker.client, self.parent_id))
         parallel = max(1, int(config.hydra.launcher.get("n_jobs") or 1))
         bind_workers(str(config.hydra.launcher.get("_target_", "")))  # a killed launcher takes its workers along
         path = _sweep_file(config.hydra.sweep.dir)
@@ -326,7 +328,7 @@ class SweepTracking(Callback):
             tracker.client.set_tag(self.parent_id, "report", str(exc)[:5000])
         table = log_table(tracker, self.parent_id, done, self.varying)
         tracker.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
-        self.beating.close()
+        BEATING.close()
         print(
             f"sweep {self.name}: {len(done)} finished, {len(failed)} failed; "
             f"mlflow parent run {self.parent_id} with {len(summary)} report artifacts"

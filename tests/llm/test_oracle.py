@@ -52,6 +52,8 @@ YEN = ["Japanese yen", "Yen", "JPY"]
 TOKYO_GOLD = GoldHint(
     [YEN], [(CAPITAL, "in"), (CURRENCY, "out")], ["Japan", "Japanese yen", "m.0kiv", "m.0dsn7"], ["Tokyo"]
 )
+# ... once the method's KG calls returned the gold's names (what the oracle may answer from).
+TOKYO_SEEN = replace(TOKYO_GOLD, shown=["Japanese yen", "Yen"])
 
 
 def ask(cfg: LLMConfig, messages, schema, gold=None, stages=None, cache=None):
@@ -381,10 +383,12 @@ def reasoning_call(triples: str, question: str = "Which currency is used in the 
 
 def test_sufficient_only_once_a_gold_answer_is_shown_and_answered_with_its_first_alias():
     messages, schema = reasoning_call(f"1. (Japan, {CAPITAL}, Tokyo); (Japan, {CURRENCY}, Yen)")
-    reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_GOLD)
+    reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_SEEN)
     assert (reply["sufficient"], reply["answers"]) == (True, ["Japanese yen"])
-    messages, schema = reasoning_call(f"1. (Japan, {CAPITAL}, Tokyo)", "Is the yen used where Tokyo is the capital?")
     reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_GOLD)
+    assert (reply["sufficient"], reply["answers"]) == (False, [])  # shown, but no KG call returned it
+    messages, schema = reasoning_call(f"1. (Japan, {CAPITAL}, Tokyo)", "Is the yen used where Tokyo is the capital?")
+    reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_SEEN)
     assert (reply["sufficient"], reply["answers"]) == (False, [])  # the question's own "yen" is not evidence
 
 
@@ -396,7 +400,7 @@ def test_a_gold_answer_in_a_worked_example_is_not_shown():
 
 
 def test_answers_are_the_gold_answers_shown_else_an_honest_miss():
-    gold = GoldHint([["English Language", "English"], ["French Language", "French"]], [], [])
+    gold = GoldHint([["English Language", "English"], ["French Language", "French"]], [], [], shown=["English"])
     schema = {"type": "object", "properties": {"answers": answers_schema(5)}, "required": ["answers"]}
     shown = lmp_prompts.answer(
         "What languages are official in Canada?", "Canada:\n1. Canada's official language: English.", "hits"
@@ -459,10 +463,12 @@ def test_only_the_oracle_receives_the_gold(monkeypatch):
     llm = QuestionLLM(
         LLMClient(SCRIPTED, {"reasoning": ORACLE}, None, sleep=lambda s: None), meter, trace, gold=TOKYO_GOLD
     )
+    trace.watch("names", {"m.0kiv": "Japanese yen", "m.0dsn7": "Japan"})  # what the method's KG calls returned
     messages, schema = reasoning_call("1. (Japan, location.country.currency_used, Japanese yen)")
     assert llm("answer", messages, schema=schema)["answers"] != ["Japanese yen"]  # the scripted double
     assert llm("reasoning", messages, schema=schema)["answers"] == ["Japanese yen"]
-    assert "kgx_gold" not in seen[0] and seen[1]["kgx_gold"] == TOKYO_GOLD.to_dict()
+    sent = replace(TOKYO_GOLD, shown=["Japanese yen"]).to_dict()
+    assert "kgx_gold" not in seen[0] and seen[1]["kgx_gold"] == sent
 
 
 def test_calls_and_tokens_are_metered_like_the_scripted_double():
@@ -480,9 +486,9 @@ def test_cached_replies_belong_to_their_gold(tmp_path):
     cache = ResponseCache(tmp_path / "llm.sqlite")
     messages, schema = reasoning_call("1. (Japan, location.country.currency_used, Japanese yen)")
     other = GoldHint([["Swedish krona"]], [], [])
-    first_reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_GOLD, cache=cache)
+    first_reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_SEEN, cache=cache)
     second_reply, _ = ask(ORACLE, messages, schema, gold=other, cache=cache)
-    again, meter = ask(ORACLE, messages, schema, gold=TOKYO_GOLD, cache=cache)
+    again, meter = ask(ORACLE, messages, schema, gold=TOKYO_SEEN, cache=cache)
     assert (first_reply["sufficient"], second_reply["sufficient"]) == (True, False)
     assert again == first_reply and meter.total().cached_calls == 1
 

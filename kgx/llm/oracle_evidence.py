@@ -1,0 +1,89 @@
+"""What the oracle backbone may answer from: the KG texts the method retrieved that state a gold answer.
+
+An oracle that answered whatever gold text stood in a prompt would answer from the prompt's own
+words: KnowPath's "write 15 knowledge triples" shows a gold "15", an entity "Lyon Office" shows a
+gold "Lyon". A ceiling must come from the method's search, so the oracle answers a gold only when
+the KG gave the method a text that states it (an entity's name, a value, a type label) and the
+prompt shows that text. :class:`Evidence` watches the question's KG calls (``Trace.watch``, set
+only in oracle runs) and keeps two kinds of texts for the hint: those that state a gold answer,
+by the scorer's rules (:func:`GoldTexts.states`: the same normalised alias, or a value that
+states the gold's, ``"7.69202e+06"`` for ``7692024``), and those that merely hold one inside a
+longer name (``"Lyon Office"``), whose occurrences the oracle blanks out before it looks.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from typing import Any
+
+from kgx.core.metrics import normalize
+from kgx.core.values import GoldValues, parse
+from kgx.diagnose.gold_path import GoldHint
+from kgx.kg.freebase import is_literal
+
+SHOWN_TEXTS = frozenset({"names", "types"})  # calls whose results are labels a method shows
+
+
+class GoldTexts:
+    """A question's gold answers, as texts and values: which answers a text states, and whether
+    it holds one inside more words."""
+
+    def __init__(self, answers: list[list[str]]):
+        self.aliases: dict[str, set[int]] = {}
+        for index, group in enumerate(answers):
+            for alias in group:
+                if key := normalize(alias):
+                    self.aliases.setdefault(key, set()).add(index)
+        self.values = GoldValues(answers)
+
+    def states(self, text: str) -> set[int]:
+        """The answers ``text`` is: an alias once normalised, or a value stating the gold's."""
+        found = set(self.aliases.get(normalize(text), ()))
+        return found | self.values.found_in(parse(text)) if self.values else found
+
+    def holds(self, text: str) -> bool:
+        """Whether ``text`` holds a gold alias or value as whole words among others."""
+        padded = f" {normalize(text)} "
+        return any(f" {alias} " in padded for alias in self.aliases) or bool(self.values.found_in_text(text))
+
+
+def text_of(node: str) -> str:
+    """A KG result as a method shows it: a literal without its quotes and datatype."""
+    return node[1 : node.rindex('"')] if is_literal(node) and node.count('"') > 1 else node
+
+
+class Evidence:
+    """The gold-stating and gold-holding texts among a question's KG results so far."""
+
+    def __init__(self, answers: list[list[str]]):
+        self.gold = GoldTexts(answers)
+        self.stating: set[str] = set()
+        self.holding: set[str] = set()
+        self.seen: set[str] = set()
+        self._lock = threading.Lock()  # a method may read the KG from several threads
+
+    def watch(self, operation: str, result: Any) -> None:
+        """``Trace.watch``: labels from ``names``/``types``, literals from any other call."""
+        if operation in SHOWN_TEXTS and isinstance(result, dict):
+            texts = [str(t) for t in result.values()]
+        elif isinstance(result, list):
+            texts = [text_of(str(n)) for n in result if is_literal(str(n))]
+        else:
+            return
+        with self._lock:
+            for text in texts:
+                if text in self.seen:
+                    continue
+                self.seen.add(text)
+                if self.gold.states(text):
+                    self.stating.add(text)
+                elif self.gold.holds(text):
+                    self.holding.add(text)
+
+    def hint(self, gold: GoldHint) -> GoldHint:
+        """``gold`` with the texts retrieved so far added."""
+        with self._lock:
+            return replace(
+                gold, shown=sorted(self.stating.union(gold.shown)), holding=sorted(self.holding.union(gold.holding))
+            )

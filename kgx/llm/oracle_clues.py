@@ -48,15 +48,19 @@ def plain(text: str) -> str:
 
 def where(name: str, words: list[str]) -> Optional[int]:
     """The first word of the question (``words``, :func:`plain`) that says ``name``: where the
-    whole name starts, else the first word one of the name's longer words is, or shares a stem
-    with ("seahawks", "catholic"); None when the question says none of it."""
+    whole name starts, else the first word that is the name's initials ("jfk") or one of its
+    longer words, or shares a stem with one ("seahawks", "catholic"); None when the question
+    says none of it."""
     wanted = plain(name).split()
     for i in range(len(words)):
         if words[i : i + len(wanted)] == wanted:
             return i
     longer = [w for w in wanted if len(w) > SHORT]
+    initials = "".join(w[0] for w in wanted) if len(wanted) > 1 else ""
     for i, word in enumerate(words):
-        if any(word == w or (min(len(word), len(w)) >= STEM and word[:STEM] == w[:STEM]) for w in longer):
+        if word == initials or any(
+            word == w or (min(len(word), len(w)) >= STEM and word[:STEM] == w[:STEM]) for w in longer
+        ):
             return i
     return None
 

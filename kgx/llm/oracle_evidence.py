@@ -13,6 +13,7 @@ longer name (``"Lyon Office"``), whose occurrences the oracle blanks out before 
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import replace
 from typing import Any
@@ -23,6 +24,9 @@ from kgx.diagnose.gold_path import GoldHint
 from kgx.kg.freebase import is_literal
 
 SHOWN_TEXTS = frozenset({"names", "types"})  # calls whose results are labels a method shows
+# An unnamed node (a CVT) is labelled by its attributes, "(actor: Viggo Mortensen; character:
+# Aragorn)" (kgx.kg.sparql): each value is a KG text of its own.
+DESCRIBED = re.compile(r"^\((?:[\w-]+: [^;]*)(?:; [\w-]+: [^;]*)*\)$")
 
 
 class GoldTexts:
@@ -48,6 +52,13 @@ class GoldTexts:
         return any(f" {alias} " in padded for alias in self.aliases) or bool(self.values.found_in_text(text))
 
 
+def parts(label: str) -> list[str]:
+    """The KG texts of a label: a described node's attribute values, else the label itself."""
+    if DESCRIBED.match(label):
+        return [part.partition(": ")[2] for part in label[1:-1].split("; ")]
+    return [label]
+
+
 def text_of(node: str) -> str:
     """A KG result as a method shows it: a literal without its quotes and datatype."""
     return node[1 : node.rindex('"')] if is_literal(node) and node.count('"') > 1 else node
@@ -66,7 +77,7 @@ class Evidence:
     def watch(self, operation: str, result: Any) -> None:
         """``Trace.watch``: labels from ``names``/``types``, literals from any other call."""
         if operation in SHOWN_TEXTS and isinstance(result, dict):
-            texts = [str(t) for t in result.values()]
+            texts = [part for label in result.values() for part in parts(str(label))]
         elif isinstance(result, list):
             texts = [text_of(str(n)) for n in result if is_literal(str(n))]
         else:

@@ -3,7 +3,7 @@ from the KB with a seed nobody tuned to, in wording written for this set (neithe
 templates nor the first held-out set's, benchmarks/heldout_set.py).
 
     KGX_DATA_DIR=/path/to/shared/data python benchmarks/heldout_fresh.py           # write tests/data/heldout_fresh/
-    KGX_DATA_DIR=... python benchmarks/heldout_fresh.py --check                    # the committed files are what the KB gives
+    KGX_DATA_DIR=... python benchmarks/heldout_fresh.py --check   # the committed files are what the KB gives
 
 Per set (1-, 2- and 3-hop), ``PER_SET`` questions cycle through the set's question types; each
 draws topic entities of the type's first kind from the KB with ``random.Random(SEED)`` until one's
@@ -91,7 +91,9 @@ def main() -> None:
     kb = base.KB(base.read_kb(root / "metaqa" / "kb.txt", "|"))
     base.QUESTIONS = {name: draw(kb, name) for name in WORDING}
     files = {k: v for k, v in base.outputs(root).items() if k != "pq_kb.txt"}
-    files = {k: v.replace("kgx held-out set (benchmarks/heldout_set.py)", "kgx fresh held-out set") for k, v in files.items()}
+    files = {
+        k: v.replace("kgx held-out set (benchmarks/heldout_set.py)", "kgx fresh held-out set") for k, v in files.items()
+    }
     stale = []
     for name, text in files.items():
         path = OUT / name

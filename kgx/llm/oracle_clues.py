@@ -96,6 +96,7 @@ def clues(judge: "Judge", hint: list[Any], high: Optional[int], pattern: Optiona
     keys = [k for k in placed if not any(k != o and f" {k} " in f" {o} " for o in placed)]
     named = [placed[k][1] for k in sorted(keys, key=lambda k: placed[k][0]) if placed[k][1]]
     taken = {w for n in named for w in plain(n).split()}
+    taken |= {w for w in words if any(where(key, [w]) is not None for key in keys)}  # "jfk", "romney"
     stems = {w[:STEM] for w in taken if len(w) >= STEM}
 
     def free(option: Any) -> bool:

@@ -24,6 +24,7 @@ from kgx.llm.cache import ResponseCache
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import LLMError
 from kgx.llm.oracle import OracleLLM
+from kgx.llm.oracle_evidence import Evidence
 from kgx.llm.question import QuestionLLM
 from kgx.llm.scripted import ScriptedLLM
 from kgx.llm.usage import Meter
@@ -38,7 +39,7 @@ from kgx.methods import (
     tog_prompts,
 )
 from kgx.methods.answers import answers_schema, sufficiency_schema
-from kgx.methods.cgpe_phrases import clue_pattern, phrases
+from kgx.methods.cgpe_phrases import clue_pattern, phrases, same_characters
 from kgx.methods.lmp import LMPConfig
 from kgx.methods.tog import ToGConfig
 from kgx.run.spec import to_run_spec
@@ -313,6 +314,52 @@ def test_clues_are_written_freely_so_a_title_with_small_words_and_commas_is_one_
     assert topic in hint and schema["properties"]["clues"]["items"]["examples"] == hint
     oracle, _ = ask(ORACLE, cgpe_prompts.clues(question, hint), schema, gold=GoldHint([["x"]], [], [], [topic]))
     assert oracle["clues"][0] == topic and not {"Dark", "Sweet", "Caro", "Good", "Hunting"} & set(oracle["clues"])
+
+
+@pytest.mark.parametrize(
+    "question, topic, clue",
+    [
+        ("who starred in Logan's Run", "Logan's Run", "Logan 's Run"),  # read as CGPE reads "'s"
+        ("who directed Ro.Go.Pa.G.?", "Ro.Go.Pa.G.", "Ro.Go.Pa.G."),  # the name's final period kept
+        ("what university did romney graduated from?", "Mitt Romney", "Mitt Romney"),
+        ("where did hugo chavez go to school?", "Hugo Chávez", "Hugo Chávez"),
+        ("what religion was king louis xiv?", "Louis XIV of France", "Louis XIV of France"),
+        ("Which of JFK's brother held the latest governmental position?", "John F. Kennedy", "John F. Kennedy"),
+    ],
+)
+def test_clues_name_the_topic_as_the_kg_does(question, topic, clue):
+    hint = list(phrases(question, 8))
+    schema = cgpe_prompts.clues_schema(hint, 6, 8, clue_pattern(question, 8, (topic,)))
+    oracle, _ = ask(ORACLE, cgpe_prompts.clues(question, hint), schema, gold=GoldHint([["x"]], [], [], [topic]))
+    assert oracle["clues"][0] == clue and same_characters(topic, clue)  # an initial node (Sec. 3.3)
+    taken = {w.lower() for w in clue.replace("'s", "").split()} | {"romney", "chavez", "jfk"}
+    assert not taken & {c.lower() for c in oracle["clues"][1:]}
+
+
+def test_answers_come_from_kg_texts_the_prompt_shows_never_from_its_own_words_or_a_longer_name():
+    schema = {"type": "object", "properties": {"answers": answers_schema(5)}, "required": ["answers"]}
+
+    def answer(prompt: str, gold: GoldHint) -> list[str]:
+        messages = [{"role": "user", "content": f"{prompt}\nQuestion: q?"}]
+        return ask(ORACLE, messages, schema, gold=gold)[0]["answers"]
+
+    lyon = GoldHint([["Lyon"]], [], [], shown=["Lyon"], holding=["Lyon Office"])
+    assert answer("Triples:\n(Acme, has_office, Lyon Office)", lyon) == ["unknown"]
+    assert answer("Triples:\n(Acme, has_office, Lyon Office)\n(Lyon Office, in, Lyon)", lyon) == ["Lyon"]
+    fifteen = GoldHint([["15"]], [], [])  # nothing retrieved states it
+    assert answer("Write 15 knowledge triples.\n(Acme, sector, Robotics)", fifteen) == ["unknown"]
+    vienna = GoldHint([["1,897,310"], ["May 1, 1990"]], [], [], shown=["1.89731e+06", "1990-05-01"])
+    shown = "(Vienna, population, 1.89731e+06)\n(Vienna, founding_date, 1990-05-01)"
+    assert answer(shown, vienna) == ["1,897,310", "May 1, 1990"]
+    assert answer(shown, replace(vienna, reachable=False)) == ["unknown"]  # beyond the method's depth
+
+
+def test_evidence_keeps_the_retrieved_texts_that_state_or_hold_a_gold():
+    evidence = Evidence([["Aragorn"], ["7692024"]])
+    evidence.watch("names", {"m.1": "(actor: Viggo Mortensen; character: Aragorn)", "m.2": "Aragorn II Elessar"})
+    evidence.watch("neighbors", ['"7.69202e+06"', "m.3"])
+    hint = evidence.hint(GoldHint([["Aragorn"], ["7692024"]], [], []))
+    assert (hint.shown, hint.holding) == (["7.69202e+06", "Aragorn"], ["Aragorn II Elessar"])
 
 
 KRASINSKI = GoldHint(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 from pathlib import Path
 
 import heldout_set as base
@@ -94,19 +93,7 @@ def main() -> None:
     files = {
         k: v.replace("kgx held-out set (benchmarks/heldout_set.py)", "kgx fresh held-out set") for k, v in files.items()
     }
-    stale = []
-    for name, text in files.items():
-        path = OUT / name
-        if args.check:
-            same = path.exists() and path.read_text(encoding="utf-8") == text
-            stale += [] if same else [name]
-            print(f"{name:<20}{text.count(chr(10)):>6} lines  {'ok' if same else 'DIFFERS from what the KB gives'}")
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-            print(f"{name:<20}{text.count(chr(10)):>6} lines  written")
-    if stale:
-        sys.exit(f"{len(stale)} files differ: rebuild them with python benchmarks/heldout_fresh.py")
+    base.write_or_check(files, OUT, args.check, "benchmarks/heldout_fresh.py")
 
 
 if __name__ == "__main__":

@@ -23,14 +23,24 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional, Protocol
 
 from kgx.core.metrics import normalize
+from kgx.diagnose.gold_path import GoldHint, Step
 from kgx.llm import scripted
 from kgx.llm.scripted import rank
 
-if TYPE_CHECKING:
-    from kgx.llm.oracle import Judge
+
+class Judge(Protocol):
+    """What the clues read of the oracle's view of a request (:class:`kgx.llm.oracle.Judge`)."""
+
+    question: str
+    gold: GoldHint
+    names: list[str]
+    chains: list[list[Step]]
+
+    def steps(self, candidate: Any) -> list[int]: ...
+
 
 POSSESSIVE, SPLIT = re.compile(r"(\w)('s|’s)\b"), r"\1 \2"  # "caesonia's" read as CGPE reads it: "caesonia 's"
 FOLD = re.compile(r"[\W_]+")  # what a name and the question may spell differently (CGPE's character matching)
@@ -79,7 +89,7 @@ def spelled(question: str, name: str) -> str:
     return (same or folded or alike or [""])[0]
 
 
-def clues(judge: "Judge", hint: list[Any], high: Optional[int], pattern: Optional[str]) -> list[Any]:
+def clues(judge: Judge, hint: list[Any], high: Optional[int], pattern: Optional[str]) -> list[Any]:
     """CGPE's clues (see the module docstring), at most ``high``."""
     words = plain(judge.question).split()
     asked = f" {' '.join(words)} "
@@ -108,7 +118,7 @@ def clues(judge: "Judge", hint: list[Any], high: Optional[int], pattern: Optiona
     return fits[:high]
 
 
-def clue_for(judge: "Judge", candidate: Any, clues: list[Any]) -> Any:
+def clue_for(judge: Judge, candidate: Any, clues: list[Any]) -> Any:
     """The clue that says how the gold path reaches ``candidate``: the most words shared (by
     their first letters) with the relation of its gold step and its own name; ties in the
     offered order, a topic's name last (it names where a path starts, not a step)."""

@@ -56,7 +56,9 @@ class GoldHint:
     are no candidate to choose but what a clue of the question should name (CGPE); the gold
     chains in the order they are walked (none given: ``relations`` is the one chain); the
     depth of each entity name and id (topics 0, the chain's first step reaches depth 1); whether
-    a gold answer is within the method's depth (``reachable``, None when unknown); and, filled in
+    a gold answer is within the method's depth (``reachable``, None when unknown); the names of the
+    topic entities' and gold answers' ids (``named``: a method shows a node the KG returned by the
+    name it knows, the topic's from the dataset); and, filled in
     per request (:mod:`kgx.llm.oracle_evidence`), the KG texts the method retrieved that state a
     gold answer (``shown``) or hold one inside a longer name (``holding``)."""
 
@@ -67,6 +69,7 @@ class GoldHint:
     chains: list[list[Step]] = field(default_factory=list)
     depths: dict[str, int] = field(default_factory=dict)
     reachable: Optional[bool] = None
+    named: dict[str, str] = field(default_factory=dict)
     shown: list[str] = field(default_factory=list)
     holding: list[str] = field(default_factory=list)
 
@@ -83,6 +86,7 @@ class GoldHint:
             "chains": [[list(s) for s in c] for c in self.chains],
             "depths": dict(self.depths),
             "reachable": self.reachable,
+            "named": dict(self.named),
             "shown": list(self.shown),
             "holding": list(self.holding),
         }
@@ -97,6 +101,7 @@ class GoldHint:
             [[(r, d) for r, d in c] for c in data.get("chains", [])],
             dict(data.get("depths", {})),
             data.get("reachable"),
+            dict(data.get("named", {})),
             list(data.get("shown", [])),
             list(data.get("holding", [])),
         )
@@ -227,6 +232,7 @@ def gold_hint(question: Question, reach: Optional["Reach"], kg_format: str, kg: 
         gold_chains,
         found,
         getattr(reach, "reachable", None),
+        {**{i: known[i] for i in getattr(reach, "gold_ids", []) if i in known}, **question.topic_entities},
     )
 
 

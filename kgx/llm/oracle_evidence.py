@@ -67,19 +67,23 @@ def text_of(node: str) -> str:
 class Evidence:
     """The gold-stating and gold-holding texts among a question's KG results so far."""
 
-    def __init__(self, answers: list[list[str]]):
+    def __init__(self, answers: list[list[str]], named: dict[str, str]):
         self.gold = GoldTexts(answers)
+        self.named = {node: name for node, name in named.items() if self.gold.states(name)}
         self.stating: set[str] = set()
         self.holding: set[str] = set()
         self.seen: set[str] = set()
         self._lock = threading.Lock()  # a method may read the KG from several threads
 
     def watch(self, operation: str, result: Any) -> None:
-        """``Trace.watch``: labels from ``names``/``types``, literals from any other call."""
+        """``Trace.watch``: labels from ``names``/``types``; from any other call, literals, and
+        the known names of the nodes it returned that are gold answers (a topic that is its own
+        answer, shown by the name the dataset gives it)."""
         if operation in SHOWN_TEXTS and isinstance(result, dict):
             texts = [part for label in result.values() for part in parts(str(label))]
         elif isinstance(result, list):
-            texts = [text_of(str(n)) for n in result if is_literal(str(n))]
+            nodes = [str(n) for n in result]
+            texts = [text_of(n) if is_literal(n) else self.named[n] for n in nodes if is_literal(n) or n in self.named]
         else:
             return
         with self._lock:

@@ -67,10 +67,12 @@ def text_of(node: str) -> str:
 class Evidence:
     """The gold-stating and gold-holding texts among a question's KG results so far."""
 
-    def __init__(self, answers: list[list[str]], named: dict[str, str]):
-        self.gold = GoldTexts(answers)
-        self.named = {node: name for node, name in named.items() if self.gold.states(name)}
-        self.stating: set[str] = set()
+    def __init__(self, gold: GoldHint):
+        self.gold = GoldTexts(gold.answers)
+        self.named = {node: name for node, name in gold.named.items() if self.gold.states(name)}
+        # The topic entities are the nodes a method starts from and shows: a topic that is its own
+        # answer (distance 0) is evidence from the start.
+        self.stating: set[str] = {t for t in gold.topics if self.gold.states(t)}
         self.holding: set[str] = set()
         self.seen: set[str] = set()
         self._lock = threading.Lock()  # a method may read the KG from several threads

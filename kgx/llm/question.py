@@ -40,7 +40,7 @@ class QuestionLLM:
         if gold is not None:  # the oracle answers only from what the method's KG calls returned
             from kgx.llm.oracle_evidence import Evidence
 
-            self.evidence = Evidence(gold.answers, gold.named)
+            self.evidence = Evidence(gold)
             trace.watch = self.evidence.watch
 
     def __call__(

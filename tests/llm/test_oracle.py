@@ -355,11 +355,13 @@ def test_answers_come_from_kg_texts_the_prompt_shows_never_from_its_own_words_or
 
 
 def test_evidence_keeps_the_retrieved_texts_that_state_or_hold_a_gold():
-    evidence = Evidence([["Aragorn"], ["7692024"], ["j_presper_eckert"]], {"m.4": "j_presper_eckert", "m.5": "x"})
+    gold = GoldHint([["Aragorn"], ["7692024"], ["j_presper_eckert"]], [], [], named={"m.4": "j_presper_eckert"})
+    evidence = Evidence(gold)
     evidence.watch("names", {"m.1": "(actor: Viggo Mortensen; character: Aragorn)", "m.2": "Aragorn II Elessar"})
     evidence.watch("neighbors", ['"7.69202e+06"', "m.3", "m.4", "m.5"])  # m.4: a topic, its own answer
     hint = evidence.hint(GoldHint([["Aragorn"], ["7692024"]], [], []))
     assert (hint.shown, hint.holding) == (["7.69202e+06", "Aragorn", "j_presper_eckert"], ["Aragorn II Elessar"])
+    assert Evidence(replace(gold, topics=["Aragorn"])).hint(gold).shown == ["Aragorn"]  # its own answer
 
 
 KRASINSKI = GoldHint(

@@ -331,12 +331,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
     args = parser.parse_args()
-    files = outputs(data_dir())
+    write_or_check(outputs(data_dir()), OUT, args.check, "benchmarks/heldout_set.py")
+
+
+def write_or_check(files: dict[str, str], out: Path, check: bool, script: str) -> None:
+    """Write the set's files under ``out``, or (``check``) compare them with the committed ones."""
     stale = []
     for name, text in files.items():
-        path = OUT / name
+        path = out / name
         lines = text.count("\n")
-        if args.check:
+        if check:
             same = path.exists() and path.read_text(encoding="utf-8") == text
             stale += [] if same else [name]
             print(f"{name:<20}{lines:>6} lines  {'ok' if same else 'DIFFERS from what the KB gives'}")
@@ -345,7 +349,7 @@ def main() -> None:
             path.write_text(text, encoding="utf-8")
             print(f"{name:<20}{lines:>6} lines  written")
     if stale:
-        sys.exit(f"{len(stale)} files differ: rebuild them with python benchmarks/heldout_set.py")
+        sys.exit(f"{len(stale)} files differ: rebuild them with python {script}")
 
 
 if __name__ == "__main__":

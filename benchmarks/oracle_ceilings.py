@@ -6,6 +6,7 @@
         --set method.walk_back=true                                                         # issue 34 part 4
     python benchmarks/oracle_ceilings.py --heldout --why     # kgx's held-out set on its small KBs (no data needed)
     KGX_DATA_DIR=... python benchmarks/oracle_ceilings.py --heldout --full-kb                # ... on the whole KBs
+    python benchmarks/oracle_ceilings.py --fresh --why       # the fresh held-out set (tests/data/heldout_fresh)
 
 Runs each method with ``llm=oracle`` (kgx.llm.oracle: it takes what lies on the question's gold chain,
 in the chain's order) on a seeded sample of each set's test split and prints per method and set: the
@@ -18,7 +19,9 @@ method that never walks back along the relation that reached an entity cannot an
 inverse relations. ``--heldout`` runs kgx's held-out set instead (tests/data/heldout, built by
 benchmarks/heldout_set.py: questions in kgx's own words), every question of each set, on the small
 KBs committed with it or, with ``--full-kb``, on the whole MetaQA and PathQuestion KBs; the
-figures on the small KBs are the ones tests/test_heldout.py holds. Runs go to a temporary folder;
+figures on the small KBs are the ones tests/test_heldout.py holds. ``--fresh`` runs the second
+held-out set (tests/data/heldout_fresh, built by benchmarks/heldout_fresh.py: MetaQA topics drawn
+with a seed nobody tuned to, in new wording) the same way. Runs go to a temporary folder;
 KG stores are kept in ``--cache``.
 """
 
@@ -42,7 +45,9 @@ SETS = {  # set -> (dataset, kg)
     "costar": ("metaqa_2hop", "metaqa"),
 }
 HELDOUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "heldout"
+FRESH = HELDOUT.parent / "heldout_fresh"
 HELDOUT_SETS = ("metaqa_1hop", "metaqa_2hop", "metaqa_3hop", "pq_2h", "pq_3h")
+FRESH_SETS = ("metaqa_1hop", "metaqa_2hop", "metaqa_3hop")
 EXTRA = {"lmp": ["method.depth=3"]}  # LMP's default depth 1 cannot reach a 2-hop answer
 BACK_AND_FORTH = ("actor_to_movie_to_actor", "director_to_movie_to_director", "writer_to_movie_to_writer")
 
@@ -62,15 +67,15 @@ def pick(name: str, dataset: str, size: int, seed: int) -> list[str]:
     return [q.id for q in chosen]
 
 
-def heldout(name: str, full_kb: bool) -> list[str]:
+def heldout(name: str, full_kb: bool, folder: Path = HELDOUT) -> list[str]:
     """The dataset and KG overrides of a held-out set: its questions, on its small KB or the whole one."""
     metaqa = name.startswith("metaqa")
-    where = ["dataset=custom", f"dataset.path={HELDOUT / (name + '.jsonl')}", f"dataset.name=heldout_{name}"]
+    where = ["dataset=custom", f"dataset.path={folder / (name + '.jsonl')}", f"dataset.name={folder.name}_{name}"]
     if full_kb:
         return [*where, f"kg={'metaqa' if metaqa else 'pathquestion'}"]
-    small = HELDOUT / ("metaqa_kb.txt" if metaqa else "pq_kb.txt")
+    small = folder / ("metaqa_kb.txt" if metaqa else "pq_kb.txt")
     kg = "metaqa" if metaqa else "pathquestion"
-    return [*where, f"kg={kg}", f"kg.name=heldout_{kg}", f"kg.sources=[{small}]"]
+    return [*where, f"kg={kg}", f"kg.name={folder.name}_{kg}", f"kg.sources=[{small}]"]
 
 
 def run(method: str, dataset: str, kg: str, ids: list[str], overrides: list[str], cache: Path):
@@ -93,14 +98,17 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path(".kgx_cache"))
     parser.add_argument("--heldout", action="store_true", help="kgx's held-out set (tests/data/heldout)")
     parser.add_argument("--full-kb", action="store_true", help="with --heldout: on the whole KBs ($KGX_DATA_DIR)")
+    parser.add_argument("--fresh", action="store_true", help="the fresh held-out set (tests/data/heldout_fresh)")
     args = parser.parse_args()
+    folder = FRESH if args.fresh else HELDOUT
+    args.heldout = args.heldout or args.fresh
     if args.heldout and args.sets == parser.get_default("sets"):
-        args.sets = ",".join(HELDOUT_SETS)
+        args.sets = ",".join(FRESH_SETS if args.fresh else HELDOUT_SETS)
     print(f"{'method':<10}{'set':<13}{'n':>4}{'reach':>6}{'right':>6}{'ceiling%':>9}{'s':>6}  misses", flush=True)
     for name in args.sets.split(","):
         dataset, kg = SETS.get(name, ("", ""))
         ids = [] if args.heldout else pick(name, dataset, args.questions, args.seed)
-        extra = [*heldout(name, args.full_kb), *args.set] if args.heldout else args.set
+        extra = [*heldout(name, args.full_kb, folder), *args.set] if args.heldout else args.set
         for method in args.methods.split(","):
             start = time.perf_counter()
             records = run(method, dataset, kg, ids, extra, args.cache.resolve())

@@ -19,6 +19,7 @@ from kgx.core.collector import tune
 from kgx.core.config import ConfigError
 from kgx.core.masking import masked_text
 from kgx.core.paths import CONF_DIR, SWEEPS_DIR
+from kgx.diagnose.hops import hops_warning
 from kgx.run import hydra_record, sweep
 from kgx.run.compose import register_schemas
 from kgx.run.spec import RunSpec, to_run_spec
@@ -121,6 +122,8 @@ def task(cfg: DictConfig) -> Optional[float]:
         f"{outcome.billed_calls} billed LLM calls\n"
         f"  outputs {outcome.out_dir}  mlflow run {outcome.run_id} ({outcome.status})"
     )
+    if warning := hops_warning(outcome.records):
+        print(f"kgx: {warning}", file=sys.stderr)
     if outcome.interrupted:
         print("interrupted: finished questions are kept; run the same command to resume", file=sys.stderr)
         raise SystemExit(130)

@@ -12,13 +12,14 @@ from kgx.core.trace import KGEvent, LLMEvent, Trace
 from kgx.core.types import Prediction
 from kgx.diagnose import breakdown
 from kgx.diagnose.breakdown import answer_prompt, category, left_at
-from kgx.diagnose.reach import Reach, Step
+from kgx.diagnose.reach import NO_GOLD_NODE, Reach, Step
 from kgx.llm.usage import Usage
 from kgx.results.figures import shares
 from kgx.results.record import Record
 from tests.helpers import mlflow_run, swap_method
 
 REACHABLE, UNREACHABLE, UNKNOWN = Reach(True, 2, 1), Reach(False, 2), Reach(None, 2, reason="frontier cap")
+ABSENT = Reach(None, 2, reason=NO_GOLD_NODE)  # no gold in the KG the question sees: the data's gap
 
 
 @pytest.mark.parametrize(
@@ -30,6 +31,7 @@ REACHABLE, UNREACHABLE, UNKNOWN = Reach(True, 2, 1), Reach(False, 2), Reach(None
         ("ok", {"hits1": 0.0}, UNREACHABLE, True, "unreachable"),
         ("ok", {"hits1": 0.0, "answer_recall": 0.0}, REACHABLE, False, "not_retrieved"),
         ("ok", {"hits1": 0.0, "answer_recall": 0.0}, UNKNOWN, False, "not_retrieved"),  # not shown unreachable
+        ("ok", {"hits1": 0.0, "answer_recall": 0.0}, ABSENT, False, "unreachable"),
         ("ok", {"hits1": 0.0, "answer_recall": 1.0}, REACHABLE, False, "lost"),
         ("ok", {"hits1": 0.0, "answer_recall": 1.0}, REACHABLE, True, "not_answered"),
         ("ok", {"hits1": 0.0}, None, False, "not_answered"),  # io, cot, sc: no KG

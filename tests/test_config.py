@@ -191,9 +191,9 @@ def test_the_oracles_behaviour_version_enters_oracle_runs_only(compose_cfg, monk
     assert "behaviours" not in scripted.identity() and config_hash(scripted) == "e9940c01a329"
     oracle = to_run_spec(compose_cfg("llm=oracle", "method=tog"))
     staged = to_run_spec(compose_cfg("method=tog", "+llm.stages.answer=oracle"))
-    assert oracle.identity()["behaviours"] == staged.identity()["behaviours"] == {"kgx-oracle/": 3}
+    assert oracle.identity()["behaviours"] == staged.identity()["behaviours"] == {"kgx-oracle/": 4}
     before = {config_hash(oracle), config_hash(staged)}
-    monkeypatch.setattr(run_identity, "BEHAVIOURS", {"kgx-oracle/": 4})
+    monkeypatch.setattr(run_identity, "BEHAVIOURS", {"kgx-oracle/": 5})
     assert not before & {config_hash(oracle), config_hash(staged)}
     monkeypatch.setattr(run_identity, "BEHAVIOURS", {})
     # the hash it had before versions existed, with ToG's result fields of today (score_per, topics, max_calls)

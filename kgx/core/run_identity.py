@@ -16,8 +16,10 @@ from typing import Any, Iterable
 
 # Per litellm provider prefix: the version of a kgx double's replies. 2 = the oracle that follows
 # the gold chain in order and matches CGPE's clues from the gold path (1, unrecorded: word overlap);
-# 3 = a dataset's gold path that returns to an entity it passed is led without the round trip.
-BEHAVIOURS = {"kgx-oracle/": 3}
+# 3 = a dataset's gold path that returns to an entity it passed is led without the round trip;
+# 4 = it answers only from KG texts the method retrieved (values by the scorer's rules), never
+# where no gold is within the method's depth, and writes CGPE's clues as the KG names them.
+BEHAVIOURS = {"kgx-oracle/": 4}
 
 
 def execution(default: Any = None, default_factory: Any = None) -> Any:

@@ -11,7 +11,7 @@ import os
 import threading
 from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 
 @dataclass
@@ -60,6 +60,9 @@ class Trace:
     events: list[LLMEvent | KGEvent | NoteEvent] = field(default_factory=list)
     error: str = ""  # traceback when the method raised
     explanation: Optional[dict[str, Any]] = None  # a method's picture of its evidence (kgx.explain.graph.Graph)
+    # Told what each KG call returned (operation, result): how an oracle backbone knows what the
+    # method retrieved (kgx.llm.oracle_evidence); None in every other run, which then pays nothing.
+    watch: Optional[Callable[[str, Any], None]] = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, event: LLMEvent | KGEvent | NoteEvent) -> None:

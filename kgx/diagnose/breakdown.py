@@ -5,7 +5,9 @@ lands in the first of these that holds:
 
 - ``error`` / ``fallback``: kept apart (the question failed, or was answered without KG evidence);
 - ``correct``: right under the headline rule (``hits1``);
-- ``unreachable``: no gold answer within the method's depth of its topic entities (kgx.diagnose.reach);
+- ``unreachable``: no gold answer within the method's depth of its topic entities, or no gold
+  answer in the KG the question sees at all (its own subgraph under ``kg.scope=question``): the
+  data, not the method (kgx.diagnose.reach);
 - ``not_retrieved``: reachable, but no gold answer in the evidence the method gathered;
 - ``lost``: in the gathered evidence, but not in the prompt of the call that answered (LMP's
   summaries, pruned paths);
@@ -46,7 +48,7 @@ def category(status: str, scores: dict[str, float], reach: Optional["Reach"], sh
         return "correct"
     if reach is None:  # no KG: the answer is simply wrong
         return "not_answered"
-    if reach.reachable is False:
+    if reach.reachable is False or reach.absent:
         return "unreachable"
     if not scores.get("answer_recall", 0.0):
         return "not_retrieved"

@@ -54,8 +54,13 @@ class GoldHint:
     relations of its gold paths with the direction they are walked from the topic side, the
     entities on them (topic excluded), by name and by id; the topic entities' names, which
     are no candidate to choose but what a clue of the question should name (CGPE); the gold
-    chains in the order they are walked (none given: ``relations`` is the one chain); and the
-    depth of each entity name and id (topics 0, the chain's first step reaches depth 1)."""
+    chains in the order they are walked (none given: ``relations`` is the one chain); the
+    depth of each entity name and id (topics 0, the chain's first step reaches depth 1); whether
+    a gold answer is within the method's depth (``reachable``, None when unknown); the names of the
+    topic entities' and gold answers' ids (``named``: a method shows a node the KG returned by the
+    name it knows, the topic's from the dataset); and, filled in
+    per request (:mod:`kgx.llm.oracle_evidence`), the KG texts the method retrieved that state a
+    gold answer (``shown``) or hold one inside a longer name (``holding``)."""
 
     answers: list[list[str]]
     relations: list[Step]
@@ -63,6 +68,10 @@ class GoldHint:
     topics: list[str] = field(default_factory=list)
     chains: list[list[Step]] = field(default_factory=list)
     depths: dict[str, int] = field(default_factory=dict)
+    reachable: Optional[bool] = None
+    named: dict[str, str] = field(default_factory=dict)
+    shown: list[str] = field(default_factory=list)
+    holding: list[str] = field(default_factory=list)
 
     def walks(self) -> list[list[Step]]:
         """The gold chains, each in its order."""
@@ -76,6 +85,10 @@ class GoldHint:
             "topics": list(self.topics),
             "chains": [[list(s) for s in c] for c in self.chains],
             "depths": dict(self.depths),
+            "reachable": self.reachable,
+            "named": dict(self.named),
+            "shown": list(self.shown),
+            "holding": list(self.holding),
         }
 
     @classmethod
@@ -87,6 +100,10 @@ class GoldHint:
             list(data.get("topics", [])),
             [[(r, d) for r, d in c] for c in data.get("chains", [])],
             dict(data.get("depths", {})),
+            data.get("reachable"),
+            dict(data.get("named", {})),
+            list(data.get("shown", [])),
+            list(data.get("holding", [])),
         )
 
 
@@ -159,7 +176,7 @@ def chain(question: Question, kg_format: str) -> Optional[list[Step]]:
     return None if found is None else [step for c in found for step in c]
 
 
-def depths(question: Question, reach: Optional["Reach"], paths: list) -> dict[str, int]:
+def depths(question: Question, names: dict[str, str], paths: list) -> dict[str, int]:
     """Each gold entity's name and id with the first hop at which a gold path reaches it
     (topic entities 0): the KG paths' and the dataset's own."""
     found: dict[str, int] = {}
@@ -173,8 +190,8 @@ def depths(question: Question, reach: Optional["Reach"], paths: list) -> dict[st
     for path in paths:
         for depth, step in enumerate(path, 1):
             meet(step.target, depth)
-            if reach is not None and step.target in reach.names:
-                meet(reach.names[step.target], depth)
+            if step.target in names:
+                meet(names[step.target], depth)
     for path in _paths(question):
         for depth, entity in enumerate(path[::2]):
             meet(entity, depth)
@@ -187,18 +204,23 @@ def gold_hint(question: Question, reach: Optional["Reach"], kg_format: str, kg: 
     own gold path and, given the ``kg``, from the dataset's chains walked in it, with their depths."""
     gold_chains = chains(question, kg_format)
     paths = list(reach.paths) if reach is not None else []
+    known = dict(reach.names) if reach is not None else {}
     if gold_chains:
         paths = [p for p in paths if [fold(s.relation, s.direction) for s in p] in gold_chains] or paths
     else:
+        others = topic_paths(question, reach, kg)
+        if others:
+            known.update(kg.names(sorted({s.target for p in others for s in p} - set(known))))
+        paths += others
         walked = [[fold(s.relation, s.direction) for s in p] for p in paths]
         gold_chains = [list(c) for c in dict.fromkeys(tuple(c) for c in walked)]
     relations = list(dict.fromkeys(step for c in gold_chains for step in c))
     subjects = [path[0] for path in _paths(question)]
     topics = set(question.topic_entities) | set(subjects)
     ids = [s.target for p in paths for s in p if s.target not in topics]
-    names = [reach.names[i] for i in ids if reach is not None and i in reach.names]
+    names = [known[i] for i in ids if i in known]
     named = [e for path in _paths(question) for e in path[2::2] if e not in topics]
-    found = depths(question, reach, paths)
+    found = depths(question, known, paths)
     walked = walked_depths(question, reach, kg, chains(question, kg_format) or [])
     for key, depth in walked.items():
         found.setdefault(key, depth)
@@ -209,7 +231,26 @@ def gold_hint(question: Question, reach: Optional["Reach"], kg_format: str, kg: 
         list(dict.fromkeys([*question.topic_entities.values(), *subjects])),
         gold_chains,
         found,
+        getattr(reach, "reachable", None),
+        {**{i: known[i] for i in getattr(reach, "gold_ids", []) if i in known}, **question.topic_entities},
     )
+
+
+def topic_paths(question: Question, reach: Optional["Reach"], kg: Any) -> list:
+    """Shortest gold paths, within the searched depth, from each topic entity that no reach path
+    starts from: reachability keeps the shortest paths from any topic, and a conjunctive
+    question's nearest topic need not be the one a method starts from (CGPE starts from the
+    topics its clues name, in the question's order). Nothing without a KG or a reachable gold."""
+    if kg is None or reach is None or not reach.reachable or len(question.topic_entities) < 2:
+        return []
+    from kgx.diagnose.reach import MAX_OTHER_FRONTIER, other_topic_search
+
+    starts = {p[0].source for p in reach.paths if p}
+    out: list = []
+    for topic in question.topic_entities:
+        if topic not in starts:
+            out += other_topic_search(kg, question, topic, reach.depth, MAX_OTHER_FRONTIER).paths
+    return out
 
 
 def walked_depths(question: Question, reach: Optional["Reach"], kg: Any, gold_chains: list[list[Step]]) -> dict:

@@ -21,25 +21,19 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterator, Optional
+from typing import Any, Callable, Hashable, Optional
 
 from kgx.core.types import Horizon, Question
+from kgx.core.values import parse
 from kgx.diagnose.gold_nodes import NODE_ID, GoldLiterals, Golds, gold_nodes
 from kgx.diagnose.reach_cache import ReachCache
+from kgx.diagnose.reach_side import MAX_PARENTS, Side, Step
 from kgx.kg.entities import missing
-from kgx.kg.freebase import DIRECTIONS, is_literal
+from kgx.kg.freebase import is_literal
 from kgx.kg.sparql import SparqlKG
 
-MAX_PARENTS = 5  # ways into a node kept per side: enough for max_paths paths, bounded on hubs
-FLIP = {"out": "in", "in": "out"}
-
-
-@dataclass(frozen=True)
-class Step:
-    source: str  # entity id the step leaves (topic side first)
-    relation: str  # relation id, e.g. "film.film.directed_by"
-    direction: str  # "out" if the KG triple is (source, relation, target), "in" if (target, relation, source)
-    target: str  # entity id or quoted literal
+NO_GOLD_NODE = "no gold answer is a node of the KG"
+MAX_OTHER_FRONTIER = 2_000  # a side's frontier in the oracle's search from another topic (gold_path.topic_paths)
 
 
 @dataclass
@@ -56,6 +50,13 @@ class Reach:
     cached: bool = False
     seconds: float = 0.0  # wall time of this check (a cache lookup's when cached)
     reason: str = ""  # why unknown / which cap was hit ("" when fine)
+    hops: Optional[int] = None  # the dataset's meta.hops, to compare with ``distance`` (kgx.diagnose.hops)
+    chained: bool = False  # whether the dataset gives the question's gold chain (MetaQA's qtype, a gold path)
+
+    @property
+    def absent(self) -> bool:
+        """No gold answer is a node of the KG the question sees: the data's gap, not a method's."""
+        return self.reachable is None and self.reason == NO_GOLD_NODE
 
     def to_dict(self) -> dict:
         """``asdict(self)`` without its deep copy (a tenth of a fast question's CPU): steps hold strings."""
@@ -66,106 +67,6 @@ class Reach:
     def from_dict(cls, data: dict) -> "Reach":
         paths = [[Step(**step) for step in path] for path in data.get("paths", [])]
         return cls(**{**data, "paths": paths})
-
-
-Parent = tuple[str, str, str]  # (node the step came from, relation, direction walked from it)
-
-
-class _Side:
-    """One end of the search: the nodes it met, their cost from this end, the ways in.
-
-    ``radius`` r means every node within cost r of this end is known with its final cost. The
-    topic side charges a step to the node it leaves; the gold side walks backwards, so a step
-    into a node is charged to that node (the one the forward path leaves)."""
-
-    def __init__(self, seeds: list[str], gold: bool, cvt_free: bool):
-        self.gold = gold
-        self.cvt_free = cvt_free
-        self.seeds = set(seeds)
-        self.cost: dict[str, int] = dict.fromkeys(seeds, 0)
-        self.parents: dict[str, list[Parent]] = {}
-        self.expanded: set[str] = set()
-        self.with_edges: set[str] = set()  # seeds that had an edge when expanded
-        self.named: set[str] = set()
-        self.asked: set[str] = set()  # nodes whose namedness is known
-        self.literals: list[str] = []  # values met (topic side): one may state a gold value
-        self.radius = -1
-
-    def charge(self, x: str) -> int:
-        """What a step out of ``x`` costs: nothing out of an unnamed node when CVTs are free."""
-        return 0 if self.cvt_free and x not in self.named and not is_literal(x) else 1
-
-    def leaves(self, x: str) -> int:
-        """The least a step out of ``x`` costs from this side, as far as it knows: on the gold
-        side that is the cost of the node stepped to, not known before the step."""
-        if self.gold:
-            return 0 if self.cvt_free else 1
-        return self.charge(x)
-
-    def frontier(self, radius: int) -> list[str]:
-        return sorted(
-            x
-            for x, c in self.cost.items()
-            if x not in self.expanded and (self.gold or not is_literal(x)) and c + self.leaves(x) <= radius
-        )
-
-    def waiting(self) -> int:
-        """Nodes met but not walked from: what growing this side costs next."""
-        return sum(1 for x in self.cost if x not in self.expanded and (self.gold or not is_literal(x)))
-
-    def learn_names(self, kg: SparqlKG, nodes: list[str]) -> None:
-        ask = [x for x in nodes if x not in self.asked and not is_literal(x)]
-        if self.cvt_free and ask:
-            self.named.update(kg.named(ask))
-            self.asked.update(ask)
-
-    def advance(self, kg: SparqlKG, max_frontier: int) -> str:
-        """Complete the next radius; "" or the cap that stopped it (the side then stays as it was)."""
-        radius = self.radius + 1
-        while True:
-            if not self.gold:  # a CVT at the edge of the radius is walked through at no cost
-                self.learn_names(kg, [x for x, c in self.cost.items() if c == radius and x not in self.expanded])
-            batch = self.frontier(radius)
-            if not batch:
-                break
-            if len(batch) > max_frontier:
-                side = "gold" if self.gold else "topic"
-                return f"frontier cap {max_frontier} reached at level {radius} ({side} side, {len(batch)} nodes)"
-            self.expanded.update(batch)
-            edges = [(*e, d) for d in DIRECTIONS for e in kg.edges(batch, d)]
-            self.with_edges.update(e[0] for e in edges if e[0] in self.seeds)
-            if self.gold:  # no walk leaves a value, so none passes through one
-                edges = [e for e in edges if not is_literal(e[2])]
-                self.learn_names(kg, [e[2] for e in edges])
-            for source, relation, target, direction in edges:
-                step = self.charge(target if self.gold else source)
-                self._relax(target, self.cost[source] + step, (source, relation, direction))
-        self.radius = radius
-        return ""
-
-    def _relax(self, node: str, cost: int, parent: Parent) -> None:
-        if node in self.seeds or node in self.expanded:
-            return
-        if node not in self.cost or cost < self.cost[node]:
-            if not self.gold and is_literal(node) and node not in self.cost:
-                self.literals.append(node)
-            self.cost[node] = cost
-            self.parents[node] = [parent]
-        elif cost == self.cost[node] and len(self.parents[node]) < MAX_PARENTS:
-            self.parents[node].append(parent)
-
-    def chains(self, node: str) -> Iterator[list[Step]]:
-        """Shortest ways between this side's seeds and ``node``, as forward steps: seed first on
-        the topic side, ``node`` first on the gold side."""
-        if node in self.seeds:
-            yield []
-            return
-        for previous, relation, direction in self.parents.get(node, []):
-            for chain in self.chains(previous):
-                if self.gold:
-                    yield [Step(node, relation, FLIP[direction], previous), *chain]
-                else:
-                    yield [*chain, Step(previous, relation, direction, node)]
 
 
 class _Search:
@@ -180,22 +81,43 @@ class _Search:
         self.max_frontier = max_frontier
         self.max_paths = max_paths
         self.sides = {
-            "topic": _Side(topics, gold=False, cvt_free=horizon.cvt_free),
-            "gold": _Side(golds.ids, gold=True, cvt_free=horizon.cvt_free),
+            "topic": Side(topics, gold=False, cvt_free=horizon.cvt_free),
+            "gold": Side(golds.ids, gold=True, cvt_free=horizon.cvt_free),
         }
         self.topic, self.gold = self.sides["topic"], self.sides["gold"]
         self.values = GoldLiterals(golds.literals)
+        # A name-level KG (MetaQA, PathQuestion, a custom KB, RoG subgraphs) holds a value as an
+        # entity named by it, printed its own way ("7.69202e+06" for the gold 7692024): with a
+        # gold value no entity is named exactly, the topic side's entities are read by name.
+        self.by_value = any(parse(v[1:-1]) is not None for v in golds.literals)
+        self.stating: dict[str, str] = {}  # entity met from the topic side -> the gold value its name states
+        self.read: set[str] = set()
 
     def meetings(self) -> list[tuple[int, str, str]]:
         """(cost, node on the topic side, node on the gold side) wherever the two ends touch; a
-        value met from the topic side touches a gold value it states (``GoldLiterals.stated_by``)."""
+        value met from the topic side, or an entity named by a value, touches a gold value it
+        states (``GoldLiterals.stated_by``)."""
         found = [(self.topic.cost[x] + self.gold.cost[x], x, x) for x in self.topic.cost.keys() & self.gold.cost.keys()]
         found += [
             (self.topic.cost[x], x, gold)
             for x in self.topic.literals
             if x not in self.gold.cost and (gold := self.values.stated_by(x))
         ]
+        if self.by_value:
+            self.read_values()
+            found += [(self.topic.cost[x], x, gold) for x, gold in self.stating.items() if x not in self.gold.cost]
         return sorted(found)
+
+    def read_values(self) -> None:
+        """Name the topic side's entities not yet read (one batched query) and keep those whose
+        name states a gold value."""
+        new = sorted(x for x in self.topic.cost if x not in self.read and not is_literal(x))
+        if not new:
+            return
+        self.read.update(new)
+        for x, name in self.kg.names(new).items():
+            if name != x and (gold := self.values.stated_by(f'"{name}"')):
+                self.stating[x] = gold
 
     def run(self) -> Reach:
         """Grow the smaller end a level at a time until the ends meet at a cost both have
@@ -220,7 +142,7 @@ class _Search:
         if capped:
             return Reach(None, depth, gold_ids=self.golds.ids, reason=next(iter(capped.values())))
         if not self._golds_in_kg():
-            return Reach(None, depth, gold_ids=self.golds.ids, reason="no gold answer is a node of the KG")
+            return Reach(None, depth, gold_ids=self.golds.ids, reason=NO_GOLD_NODE)
         return Reach(False, depth, gold_ids=self.golds.ids)
 
     def searched(self) -> int:
@@ -243,8 +165,12 @@ class _Search:
                 if path and path not in paths and len(set(nodes)) == len(nodes):
                     paths.append(path)
                 if len(paths) == self.max_paths:
-                    return Reach(True, self.horizon.depth, best, paths, gold_ids=self.golds.ids)
-        return Reach(True, self.horizon.depth, best, paths, gold_ids=self.golds.ids)
+                    return Reach(True, self.horizon.depth, best, paths, gold_ids=self.gold_ids())
+        return Reach(True, self.horizon.depth, best, paths, gold_ids=self.gold_ids())
+
+    def gold_ids(self) -> list[str]:
+        """The gold answers as KG nodes: the golds', and the entities met whose name states a gold value."""
+        return [*self.golds.ids, *sorted(self.stating)]
 
     def _golds_in_kg(self) -> bool:
         """Whether any gold answer has an edge in the KG, asking only when the search never
@@ -255,6 +181,18 @@ class _Search:
             return False
         entities = self.golds.entities
         return len(missing(self.kg, entities)) < len(entities) or bool(self.kg.edges(self.golds.literals, "in"))
+
+
+def other_topic_search(kg: SparqlKG, question: Question, topic: str, depth: int, max_frontier: int) -> Reach:
+    """Shortest gold paths from the one ``topic`` (of ``question``'s), within ``depth``; uncached."""
+    if not NODE_ID.match(topic):
+        return Reach(None, depth)
+    golds = gold_nodes(kg, question)
+    return (
+        _Search(kg, [topic], golds, Horizon(depth), max_frontier, MAX_PARENTS).run()
+        if golds.ids
+        else Reach(None, depth)
+    )
 
 
 class _Counted:
@@ -270,6 +208,15 @@ class _Counted:
     def read(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         self.sent += 1
         return self._read(key, compute)
+
+
+CHAINED = ("qtype", "path", "paths")  # meta keys that give a question's gold chain (kgx.diagnose.gold_path)
+
+
+def hops_of(question: Question) -> Optional[int]:
+    """The dataset's hop count of ``question`` (``meta.hops``), None when it gives none."""
+    hops = question.meta.get("hops")
+    return int(hops) if isinstance(hops, (int, str)) and str(hops).isdigit() else None
 
 
 class Reacher:
@@ -302,8 +249,10 @@ class Reacher:
         kg = self.kg.for_question(question.id)  # a question's own subgraph (kg.scope=question) is its KG
         key = self.key(question, horizon, kg.view)
         hit = self.cache.get(key) if self.cache else None
+        labels = {"hops": hops_of(question), "chained": any(k in question.meta for k in CHAINED)}
         if hit is not None:
-            return Reach.from_dict({**hit, "queries": 0, "cached": True, "seconds": time.perf_counter() - start})
+            cached = {**hit, "queries": 0, "cached": True, "seconds": time.perf_counter() - start}
+            return Reach.from_dict({**cached, **labels})
         counted = _Counted(kg)
         try:
             reach = self._search(counted.kg, question, horizon)
@@ -314,6 +263,7 @@ class Reacher:
         reach.seconds = time.perf_counter() - start
         if self.cache:
             self.cache.put(key, reach.to_dict())
+        reach.hops, reach.chained = labels["hops"], labels["chained"]
         return reach
 
     def _search(self, kg: SparqlKG, question: Question, horizon: Horizon) -> Reach:
@@ -322,7 +272,7 @@ class Reacher:
             return Reach(None, horizon.depth, reason="no topic entity is a KG id")
         golds = gold_nodes(kg, question)
         if not golds.ids:
-            return Reach(None, horizon.depth, reason="no gold answer is a node of the KG")
+            return Reach(None, horizon.depth, reason=NO_GOLD_NODE)
         reach = _Search(kg, topics, golds, horizon, self.max_frontier, self.max_paths).run()
         if reach.paths:
             reach.names = kg.names(sorted({x for path in reach.paths for s in path for x in (s.source, s.target)}))

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any, Optional
 
-VERSION = "kgx-reach/1"  # part of every key: a change to the search must not reuse older results
+VERSION = "kgx-reach/2"  # part of every key: a change to the search must not reuse older results
 
 
 class ReachCache:

@@ -67,6 +67,8 @@ class MeteredKG:
         if limit is not None and len(result) > limit:
             capped_from, result = len(result), result[:limit]
         self._record(operation, arguments, len(result), start, "", capped_from)
+        if self.trace.watch is not None:
+            self.trace.watch(operation, result)
         return result
 
     def _record(

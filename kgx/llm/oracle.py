@@ -5,19 +5,23 @@ path (:class:`kgx.diagnose.gold_path.GoldHint`, sent with each request by the cl
 path comes without its round trips). At every choice it takes the offered candidates on a gold
 path, in the chain's order: first the next unwalked step of the chain from where the prompt stands
 (the relation in the direction the chain walks it, or the entity that step reaches), then the later
-steps, then the earlier ones. It calls the evidence
-sufficient only when a gold answer is in what it was shown, and answers with the gold answers it was
-shown. A run with it measures how far a method's own search can get: its choices are constrained
+steps, then the earlier ones; a gold answer is also a candidate whose value states the gold's
+(``7.69202e+06`` for ``7692024``, the scorer's rule). It calls the evidence sufficient only when
+it was shown a gold answer, and answers with the gold answers it was shown; "shown" means a KG
+text the method retrieved that states a gold answer stands in the prompt
+(:mod:`kgx.llm.oracle_evidence`), never the prompt's own words nor a longer name holding the
+gold, and never where no gold answer is within the method's depth (``GoldHint.reachable``).
+A run with it measures how far a method's own search can get: its choices are constrained
 like any model's (only offered candidates, within the schema's counts), and it is metered like the
 scripted backbone (real token counts, the same simulated latency and failures). Whatever the gold
 does not decide (reasoning text, sub-objectives, notes) is the scripted reply, except where free
-text feeds the search or the answer: CGPE's clues, written freely, are the topic and gold entity
-names the question says (as the gold spells them) and then the scripted choice among the hinted
-phrases; LMP's fact summaries keep the gold names of the facts they summarise.
+text feeds the search or the answer: CGPE's clues, written freely, follow the KG's names
+(:mod:`kgx.llm.oracle_clues`); LMP's fact summaries keep the gold names of the facts they summarise.
 
 What the oracle was shown is the request's last message (worked examples are earlier turns),
-its ``Question:`` line excluded: the question is not evidence. An alias is shown when its
-normalised form (:func:`kgx.core.metrics.normalize`) stands there as whole words.
+its ``Question:`` line excluded: the question is not evidence. A text is shown when its
+normalised form (:func:`kgx.core.metrics.normalize`) stands there as whole words, or, for a
+value, when a value written there equals it.
 
 Where a prompt stands on the chain: the deepest gold entity it shows outside its candidates
 (the entity a relation list belongs to, the facts or triples read so far; the depth is the hop at
@@ -40,9 +44,11 @@ from typing import TYPE_CHECKING, Any, Optional
 from litellm.llms.custom_llm import CustomLLMError
 
 from kgx.core.metrics import normalize
+from kgx.core.values import GoldValues, parse, values_in
 from kgx.diagnose.gold_path import GoldHint, fold
-from kgx.llm import scripted
+from kgx.llm import oracle_clues, scripted
 from kgx.llm.errors import LLMError
+from kgx.llm.oracle_evidence import GoldTexts
 from kgx.llm.scripted import ScriptedLLM, question_of, rank
 
 if TYPE_CHECKING:
@@ -64,10 +70,6 @@ CLUES = frozenset({"clues"})  # free strings that are a set of question phrases 
 # CGPE's matchings: filters that may keep none (minItems 0); an off-path candidate is no lead, so
 # where none is on the path, none is kept (the scripted double's choice would lead the path astray).
 FILTERS = frozenset({"keep", "scores", "matches"})
-FOLD = re.compile(r"[\W_]+")  # what a name and the question may spell differently (CGPE's character matching)
-POSSESSIVE, SPLIT = re.compile(r"(\w)('s|’s)\b"), r"\1 \2"  # "caesonia's" read as CGPE reads it: "caesonia 's"
-SPAN_PUNCTUATION = '.,;:!?"()[]{}'  # around a name the question spells (kept inside it)
-STEM = 4  # letters two words share at their start to say one thing ("starred", "starring")
 
 
 def gold_params(cfg: "LLMConfig", gold: Optional[GoldHint]) -> dict[str, Any]:
@@ -92,7 +94,9 @@ class Judge:
         self.gold = gold
         self.prompt = messages[-1]["content"]
         self.question = question_of(self.prompt)
-        self.shown = f" {normalize(LIST_NUMBER.sub('', QUESTION_LINE.sub(' ', self.prompt)))} "
+        self.raw = LIST_NUMBER.sub("", QUESTION_LINE.sub(" ", self.prompt))
+        self.shown = f" {normalize(self.raw)} "
+        self.texts = GoldTexts(gold.answers)
         self.directed = any(REVERSE.strip() in str(m.get("content", "")) for m in messages)
         self.relations = {fold(r, d) for r, d in gold.relations}
         self.relation_ids = {r for r, _ in self.relations}
@@ -110,14 +114,32 @@ class Judge:
         return bool(key) and f" {key} " in text
 
     def answers(self) -> list[str]:
-        """The first alias of every gold answer some alias of which it was shown."""
-        return [group[0] for group in self.gold.answers if group and any(self.has(self.shown, a) for a in group)]
+        """The first alias of every gold answer that a KG text the method retrieved states and
+        the prompt shows (a longer name holding it blanked out first); none where no gold
+        answer is within the method's depth."""
+        if self.gold.reachable is False or not self.gold.shown:
+            return []
+        masked, raw = self.shown, self.raw
+        for text in sorted(self.gold.holding, key=len, reverse=True):
+            masked = masked.replace(f" {normalize(text)} ", " | ") if normalize(text) else masked
+            raw = re.sub(re.escape(text), " | ", raw, flags=re.I)
+        written = values_in(raw)
+        found: set[int] = set()
+        for text in self.gold.shown:
+            value = GoldValues([[text]]) if parse(text) is not None else None
+            if self.has(masked, text) or (value and any(value.exact(v) for v in written)):
+                found |= self.texts.states(text)
+        return [group[0] for i, group in enumerate(self.gold.answers) if i in found and group]
+
+    def is_answer(self, view: str) -> bool:
+        """Whether a candidate's text is a gold answer: an alias, or a value stating the gold's."""
+        return normalize(view) in self.known or bool(self.texts.states(view))
 
     def gold_names(self, text: str) -> list[str]:
         """The gold-path entity names and answer aliases that ``text`` holds, each once, and none
         that is only part of another ("Yen" within "Japanese yen")."""
         padded, out = f" {normalize(text)} ", {}
-        for name in self.names:
+        for name in [*self.names, *self.gold.shown]:
             if self.has(padded, name):
                 out.setdefault(normalize(name), name)
         return [name for key, name in out.items() if not any(key != k and f" {key} " in f" {k} " for k in out)]
@@ -127,7 +149,7 @@ class Judge:
     def on_path(self, candidate: Any) -> bool:
         """Whether an offered candidate is a gold relation (in its direction) or a gold entity."""
         for view in views(str(candidate)):
-            if view in self.ids or normalize(view) in self.known:
+            if view in self.ids or self.is_answer(view):
                 return True
             relation, direction = fold(view[: -len(REVERSE)], "in") if view.endswith(REVERSE) else fold(view, "out")
             if (relation, direction) in self.relations or (not self.directed and relation in self.relation_ids):
@@ -158,7 +180,7 @@ class Judge:
             depth = self.depths.get(view, self.depths.get(normalize(view)))
             if depth:
                 found.append(depth - 1)
-            if normalize(view) in self.known and depth is None:
+            if depth is None and self.is_answer(view):
                 found += [len(c) - 1 for c in self.chains]
         return found
 
@@ -185,54 +207,7 @@ class Judge:
         return chosen + [o for o in ranked if o not in chosen][: max(0, low - len(chosen))]
 
     def clues(self, hint: list[Any], high: Optional[int], pattern: Optional[str]) -> list[Any]:
-        """Clues are a set to cover, written freely: the topic and gold entity names the question
-        says, whole and as it spells them (a title with small words and commas too), each once and
-        none inside another, in the question's order; then the one-word ``hint`` phrases in the
-        scripted order, without those sharing a word with them: one clue per word, so that two
-        steps the question says side by side ("son die") stay two clues, as a clue per hop is
-        what lets a path take every hop (Sec. 3.5 ends it once every clue is used).
-        Only clues of the schema's form (its ``pattern``) are written."""
-        asked = f" {normalize(POSSESSIVE.sub(SPLIT, self.question))} "
-        said: dict[str, str] = {}
-        for name in [*self.gold.topics, *self.names]:
-            if self.has(asked, name):
-                said.setdefault(normalize(name), name)
-        keys = sorted(
-            (k for k in said if not any(k != o and f" {k} " in f" {o} " for o in said)),
-            key=lambda k: asked.find(f" {k} "),
-        )
-        named = [text for text in (self.spelled(said[k]) for k in keys) if text]
-        taken = set().union(*(scripted.words(n) for n in named))
-        rest = [o for o in rank(hint, self.question) if len(str(o).split()) == 1 and not scripted.words(str(o)) & taken]
-        fits = [c for c in named + rest if pattern is None or re.search(pattern, str(c))]
-        return fits[:high]
-
-    def spelled(self, name: str) -> str:
-        """The question's own text of ``name``, punctuation inside it kept ("After Dark, My
-        Sweet"): the words that are the name but for case and punctuation, else the fewest words
-        whose normalised form is the name's (which drops articles: "the X" is X); empty when none."""
-        tokens = POSSESSIVE.sub(SPLIT, self.question).split()
-        windows = [
-            " ".join(tokens[i:j]).strip(SPAN_PUNCTUATION) for i in range(len(tokens)) for j in range(i + 1, 9 + i)
-        ]
-        same = [w for w in windows if FOLD.sub(" ", w.lower()).split() == FOLD.sub(" ", name.lower()).split()]
-        alike = sorted((w for w in windows if normalize(w) == normalize(name)), key=lambda w: len(w.split()))
-        return (same or alike or [""])[0]
-
-    def clue_for(self, candidate: Any, clues: list[Any]) -> Any:
-        """The clue that says how the gold path reaches ``candidate``: the most words shared (by
-        their first letters) with the relation of its gold step and its own name; ties in the
-        offered order, a topic's name last (it names where a path starts, not a step)."""
-        said = scripted.words(str(candidate))
-        for i in self.steps(candidate):
-            said |= {w for chain in self.chains if i < len(chain) for w in scripted.words(chain[i][0])}
-        stems = {w[:STEM] for w in said}
-        topics = {normalize(t) for t in self.gold.topics}
-
-        def score(clue: Any) -> tuple[int, int]:
-            return (-(normalize(str(clue)) in topics), sum(w[:STEM] in stems for w in scripted.words(str(clue))))
-
-        return max(clues, key=score)
+        return oracle_clues.clues(self, hint, high, pattern)
 
     def has_gold(self, schema: dict[str, Any]) -> bool:
         return any(self.on_path(o) for o in schema.get("items", {}).get("enum", []))
@@ -300,7 +275,7 @@ class Judge:
                 if field == key:
                     item[field] = choice
                 elif "enum" in sub:
-                    item[field] = self.clue_for(choice, list(sub["enum"]))
+                    item[field] = oracle_clues.clue_for(self, choice, list(sub["enum"]))
                 elif sub.get("type") in ("number", "integer"):
                     top = sub.get("maximum", 1) if choice in gold else sub.get("minimum", 0)
                     item[field] = share if shares else top

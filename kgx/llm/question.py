@@ -25,6 +25,7 @@ from kgx.llm.usage import Meter, Usage
 
 if TYPE_CHECKING:
     from kgx.diagnose.gold_path import GoldHint
+    from kgx.llm.oracle_evidence import Evidence
 
 
 class QuestionLLM:
@@ -36,6 +37,12 @@ class QuestionLLM:
         self.meter = meter
         self.trace = trace
         self.gold = gold
+        self.evidence: Optional["Evidence"] = None
+        if gold is not None:  # the oracle answers only from what the method's KG calls returned
+            from kgx.llm.oracle_evidence import Evidence
+
+            self.evidence = Evidence(gold)
+            trace.watch = self.evidence.watch
 
     def __call__(
         self,
@@ -111,9 +118,8 @@ class QuestionLLM:
         for attempt in range(attempts):
             temp = min(2.0, base + attempt * cfg.retry_temperature_step)
             try:
-                done = self.client.complete(
-                    cfg, messages, temp, None if prompted else schema, sample, limit, gold=self.gold
-                )
+                gold = self.evidence.hint(self.gold) if self.evidence and self.gold else self.gold
+                done = self.client.complete(cfg, messages, temp, None if prompted else schema, sample, limit, gold=gold)
             except LLMError as exc:
                 self._record(stage, cfg, messages, temp, None, attempt, str(exc), limit, exc.timeouts)
                 raise

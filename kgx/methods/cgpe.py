@@ -169,7 +169,7 @@ def extract_clues(question: Question, ctx: Context) -> list[str]:
         STAGE_CLUES,
         prompts.clues(question.text, names_first(hint)),
         temperature=p.temperature,
-        schema=prompts.clues_schema(hint, p.max_clues, p.max_clue_words, clue_pattern(question.text, p.max_clue_words)),
+        schema=prompts.clues_schema(hint, p.max_clues, p.max_clue_words, pattern(question, p.max_clue_words)),
         validate=once_each,
         fallback=last_repeating,
     )
@@ -178,6 +178,11 @@ def extract_clues(question: Question, ctx: Context) -> list[str]:
     clues = written(reply["clues"], question.text)
     ctx.trace.note(STAGE_CLUES, f"{len(clues)} clues", clues=clues)
     return clues
+
+
+def pattern(question: Question, max_words: int) -> str:
+    """The form of a clue: the question's words and its topic entities' names (``clue_pattern``)."""
+    return clue_pattern(question.text, max_words, tuple(question.topic_entities.values()))
 
 
 def initial_nodes(clues: list[str], ctx: Context, quiet: bool = False) -> list[Path]:

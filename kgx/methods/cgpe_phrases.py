@@ -149,12 +149,15 @@ def clue_words(text: str) -> list[str]:
     return list(out)
 
 
-def clue_pattern(text: str, max_words: int) -> str:
+def clue_pattern(text: str, max_words: int, names: tuple[str, ...] = ()) -> str:
     """A JSON-schema pattern for one clue: one to ``max_words`` of the question's words
-    (:func:`clue_words`), separated by single spaces. Characters that a pattern reads as syntax
-    are written as one-character classes, which llama.cpp's grammar converter turns into plain
+    (:func:`clue_words`) or of its topic entities' ``names`` (the dataset's entity linking: a
+    model that knows "romney" is Mitt Romney may write the KG's name, which Sec. 3.3 needs to
+    find the node), separated by single spaces. Characters that a pattern reads as syntax are
+    written as one-character classes, which llama.cpp's grammar converter turns into plain
     characters."""
-    word = "(" + "|".join("".join(f"[{c}]" if c in PATTERN_SYNTAX else c for c in w) for w in clue_words(text)) + ")"
+    words = list(dict.fromkeys([*clue_words(text), *(w for name in names for w in clue_words(name))]))
+    word = "(" + "|".join("".join(f"[{c}]" if c in PATTERN_SYNTAX else c for c in w) for w in words) + ")"
     return f"^{word}( {word}){{0,{max_words - 1}}}$"
 
 

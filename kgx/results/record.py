@@ -19,7 +19,7 @@ from kgx.kg.metered import KGUsage
 from kgx.llm.usage import Usage
 
 # What a log line keeps of reachability; the gold paths go to the question's trace.
-REACH_KEPT = ("reachable", "depth", "distance", "queries", "cached", "reason", "seconds")
+REACH_KEPT = ("reachable", "depth", "distance", "queries", "cached", "reason", "seconds", "hops", "chained")
 
 
 class RecordError(ValueError):

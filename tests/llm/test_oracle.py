@@ -24,6 +24,7 @@ from kgx.llm.cache import ResponseCache
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import LLMError
 from kgx.llm.oracle import OracleLLM
+from kgx.llm.oracle_evidence import Evidence
 from kgx.llm.question import QuestionLLM
 from kgx.llm.scripted import ScriptedLLM
 from kgx.llm.usage import Meter
@@ -38,7 +39,7 @@ from kgx.methods import (
     tog_prompts,
 )
 from kgx.methods.answers import answers_schema, sufficiency_schema
-from kgx.methods.cgpe_phrases import clue_pattern, phrases
+from kgx.methods.cgpe_phrases import clue_pattern, phrases, same_characters
 from kgx.methods.lmp import LMPConfig
 from kgx.methods.tog import ToGConfig
 from kgx.run.spec import to_run_spec
@@ -52,6 +53,8 @@ YEN = ["Japanese yen", "Yen", "JPY"]
 TOKYO_GOLD = GoldHint(
     [YEN], [(CAPITAL, "in"), (CURRENCY, "out")], ["Japan", "Japanese yen", "m.0kiv", "m.0dsn7"], ["Tokyo"]
 )
+# ... once the method's KG calls returned the gold's names (what the oracle may answer from).
+TOKYO_SEEN = replace(TOKYO_GOLD, shown=["Japanese yen", "Yen"])
 
 
 def ask(cfg: LLMConfig, messages, schema, gold=None, stages=None, cache=None):
@@ -313,6 +316,54 @@ def test_clues_are_written_freely_so_a_title_with_small_words_and_commas_is_one_
     assert oracle["clues"][0] == topic and not {"Dark", "Sweet", "Caro", "Good", "Hunting"} & set(oracle["clues"])
 
 
+@pytest.mark.parametrize(
+    "question, topic, clue",
+    [
+        ("who starred in Logan's Run", "Logan's Run", "Logan 's Run"),  # read as CGPE reads "'s"
+        ("who directed Ro.Go.Pa.G.?", "Ro.Go.Pa.G.", "Ro.Go.Pa.G."),  # the name's final period kept
+        ("what university did romney graduated from?", "Mitt Romney", "Mitt Romney"),
+        ("where did hugo chavez go to school?", "Hugo Chávez", "Hugo Chávez"),
+        ("what religion was king louis xiv?", "Louis XIV of France", "Louis XIV of France"),
+        ("Which of JFK's brother held the latest governmental position?", "John F. Kennedy", "John F. Kennedy"),
+    ],
+)
+def test_clues_name_the_topic_as_the_kg_does(question, topic, clue):
+    hint = list(phrases(question, 8))
+    schema = cgpe_prompts.clues_schema(hint, 6, 8, clue_pattern(question, 8, (topic,)))
+    oracle, _ = ask(ORACLE, cgpe_prompts.clues(question, hint), schema, gold=GoldHint([["x"]], [], [], [topic]))
+    assert oracle["clues"][0] == clue and same_characters(topic, clue)  # an initial node (Sec. 3.3)
+    taken = {w.lower() for w in clue.replace("'s", "").split()} | {"romney", "chavez", "jfk"}
+    assert not taken & {c.lower() for c in oracle["clues"][1:]}
+
+
+def test_answers_come_from_kg_texts_the_prompt_shows_never_from_its_own_words_or_a_longer_name():
+    schema = {"type": "object", "properties": {"answers": answers_schema(5)}, "required": ["answers"]}
+
+    def answer(prompt: str, gold: GoldHint) -> list[str]:
+        messages = [{"role": "user", "content": f"{prompt}\nQuestion: q?"}]
+        return ask(ORACLE, messages, schema, gold=gold)[0]["answers"]
+
+    lyon = GoldHint([["Lyon"]], [], [], shown=["Lyon"], holding=["Lyon Office"])
+    assert answer("Triples:\n(Acme, has_office, Lyon Office)", lyon) == ["unknown"]
+    assert answer("Triples:\n(Acme, has_office, Lyon Office)\n(Lyon Office, in, Lyon)", lyon) == ["Lyon"]
+    fifteen = GoldHint([["15"]], [], [])  # nothing retrieved states it
+    assert answer("Write 15 knowledge triples.\n(Acme, sector, Robotics)", fifteen) == ["unknown"]
+    vienna = GoldHint([["1,897,310"], ["May 1, 1990"]], [], [], shown=["1.89731e+06", "1990-05-01"])
+    shown = "(Vienna, population, 1.89731e+06)\n(Vienna, founding_date, 1990-05-01)"
+    assert answer(shown, vienna) == ["1,897,310", "May 1, 1990"]
+    assert answer(shown, replace(vienna, reachable=False)) == ["unknown"]  # beyond the method's depth
+
+
+def test_evidence_keeps_the_retrieved_texts_that_state_or_hold_a_gold():
+    gold = GoldHint([["Aragorn"], ["7692024"], ["j_presper_eckert"]], [], [], named={"m.4": "j_presper_eckert"})
+    evidence = Evidence(gold)
+    evidence.watch("names", {"m.1": "(actor: Viggo Mortensen; character: Aragorn)", "m.2": "Aragorn II Elessar"})
+    evidence.watch("neighbors", ['"7.69202e+06"', "m.3", "m.4", "m.5"])  # m.4: a topic, its own answer
+    hint = evidence.hint(GoldHint([["Aragorn"], ["7692024"]], [], []))
+    assert (hint.shown, hint.holding) == (["7.69202e+06", "Aragorn", "j_presper_eckert"], ["Aragorn II Elessar"])
+    assert Evidence(replace(gold, topics=["Aragorn"])).hint(gold).shown == ["Aragorn"]  # its own answer
+
+
 KRASINSKI = GoldHint(
     [["Sam Mendes"]],
     [("film.film.starring", "in"), ("film.film.directed_by", "out")],
@@ -381,10 +432,12 @@ def reasoning_call(triples: str, question: str = "Which currency is used in the 
 
 def test_sufficient_only_once_a_gold_answer_is_shown_and_answered_with_its_first_alias():
     messages, schema = reasoning_call(f"1. (Japan, {CAPITAL}, Tokyo); (Japan, {CURRENCY}, Yen)")
-    reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_GOLD)
+    reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_SEEN)
     assert (reply["sufficient"], reply["answers"]) == (True, ["Japanese yen"])
-    messages, schema = reasoning_call(f"1. (Japan, {CAPITAL}, Tokyo)", "Is the yen used where Tokyo is the capital?")
     reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_GOLD)
+    assert (reply["sufficient"], reply["answers"]) == (False, [])  # shown, but no KG call returned it
+    messages, schema = reasoning_call(f"1. (Japan, {CAPITAL}, Tokyo)", "Is the yen used where Tokyo is the capital?")
+    reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_SEEN)
     assert (reply["sufficient"], reply["answers"]) == (False, [])  # the question's own "yen" is not evidence
 
 
@@ -396,7 +449,7 @@ def test_a_gold_answer_in_a_worked_example_is_not_shown():
 
 
 def test_answers_are_the_gold_answers_shown_else_an_honest_miss():
-    gold = GoldHint([["English Language", "English"], ["French Language", "French"]], [], [])
+    gold = GoldHint([["English Language", "English"], ["French Language", "French"]], [], [], shown=["English"])
     schema = {"type": "object", "properties": {"answers": answers_schema(5)}, "required": ["answers"]}
     shown = lmp_prompts.answer(
         "What languages are official in Canada?", "Canada:\n1. Canada's official language: English.", "hits"
@@ -459,10 +512,12 @@ def test_only_the_oracle_receives_the_gold(monkeypatch):
     llm = QuestionLLM(
         LLMClient(SCRIPTED, {"reasoning": ORACLE}, None, sleep=lambda s: None), meter, trace, gold=TOKYO_GOLD
     )
+    trace.watch("names", {"m.0kiv": "Japanese yen", "m.0dsn7": "Japan"})  # what the method's KG calls returned
     messages, schema = reasoning_call("1. (Japan, location.country.currency_used, Japanese yen)")
     assert llm("answer", messages, schema=schema)["answers"] != ["Japanese yen"]  # the scripted double
     assert llm("reasoning", messages, schema=schema)["answers"] == ["Japanese yen"]
-    assert "kgx_gold" not in seen[0] and seen[1]["kgx_gold"] == TOKYO_GOLD.to_dict()
+    sent = replace(TOKYO_GOLD, shown=["Japanese yen"]).to_dict()
+    assert "kgx_gold" not in seen[0] and seen[1]["kgx_gold"] == sent
 
 
 def test_calls_and_tokens_are_metered_like_the_scripted_double():
@@ -480,9 +535,9 @@ def test_cached_replies_belong_to_their_gold(tmp_path):
     cache = ResponseCache(tmp_path / "llm.sqlite")
     messages, schema = reasoning_call("1. (Japan, location.country.currency_used, Japanese yen)")
     other = GoldHint([["Swedish krona"]], [], [])
-    first_reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_GOLD, cache=cache)
+    first_reply, _ = ask(ORACLE, messages, schema, gold=TOKYO_SEEN, cache=cache)
     second_reply, _ = ask(ORACLE, messages, schema, gold=other, cache=cache)
-    again, meter = ask(ORACLE, messages, schema, gold=TOKYO_GOLD, cache=cache)
+    again, meter = ask(ORACLE, messages, schema, gold=TOKYO_SEEN, cache=cache)
     assert (first_reply["sufficient"], second_reply["sufficient"]) == (True, False)
     assert again == first_reply and meter.total().cached_calls == 1
 

@@ -23,6 +23,7 @@ import litellm
 from kgx.core.boundary import SECRETS, Repairs, clean
 from kgx.core.config import LLMConfig
 from kgx.core.masking import is_secret_key, masked_config
+from kgx.core.run_identity import behaviours
 from kgx.llm import bounded, pricing, providers
 from kgx.llm.cache import Cache, cache_key
 from kgx.llm.errors import LLMError
@@ -214,6 +215,8 @@ class LLMClient:
                 **local,
                 **form,
                 **oracle,
+                # A double whose replies changed (its behaviour version, kgx.core.run_identity) is asked anew.
+                **({"behaviours": versions} if (versions := behaviours([cfg.model])) else {}),
             )
             if cached
             else ""

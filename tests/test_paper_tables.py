@@ -21,9 +21,10 @@ from mlflow.tracking import MlflowClient
 
 from kgx.core.paths import CONF_DIR
 from kgx.report.__main__ import main as report_main
-from kgx.report.paper_cells import compare, wilson
-from kgx.report.paper_layout import paper_report
+from kgx.report.paper_cells import Inputs, compare, wilson
+from kgx.report.paper_layout import paper_text
 from kgx.report.paper_published import TABLES, PublishedError, load_published, paper_table, read_file
+from kgx.report.paper_report import paper_report
 from kgx.report.runs import ReportError
 from kgx.report.sweep_summary import html_report
 from kgx.run.compose import register_schemas
@@ -163,7 +164,7 @@ def test_every_cell_of_a_table_composes_and_every_published_cell_kgx_can_make_is
         )
     )
     _, cells = paper_table(name)
-    comparisons, standing = compare(cells, frame)
+    comparisons, standing = compare(cells, Inputs(frame))
     assert standing is None  # the jobs run the paper's own backbones
     makes = {(c.group, c.row, c.column): c.selector != {} and c.backbone.split()[0] in KGX_BACKBONES for c in cells}
     made = {(c.published.group, c.published.row, c.published.column): c.state == "run" for c in comparisons}
@@ -277,31 +278,56 @@ def test_the_published_files_hold_every_cell_of_every_table():
     }
 
 
-GOOD = "knowpath_table2,,KnowPath,CWQ,73.5,hits1_tog,deepseek_v3,tog,method=knowpath,dataset=cwq,"
+HEADER = "table,group,row,column,value,metric,backbone,rule,kgx_row,kgx_column,provenance,quoted_from,figure_of,note"
+GOOD = "knowpath_table2,,KnowPath,CWQ,73.5,hits1_tog,deepseek_v3,tog,method=knowpath,dataset=cwq,reproduced,,,"
 
 
 @pytest.mark.parametrize(
     "line, says",
     [
         (
-            "knowpath_table2,,Base,CWQ,39.2 percent,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,",
+            "knowpath_table2,,Base,CWQ,39.2 percent,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,reproduced,,,",
             "value '39.2 percent'",
         ),
-        ("knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io", "9 fields, expected 11"),
-        ("knowpath_table9,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,", "table 'knowpath_table9'"),
-        ("knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,strict,method=io,dataset=cwq,", "rule 'strict'"),
-        ("knowpath_table2,,Base,CWQ,39.2,accuracy,deepseek_v3,tog,method=io,dataset=cwq,", "metric 'accuracy'"),
-        ("knowpath_table2,,Base,CWQ,39.2,hits1_tog,DeepSeek-V3,tog,method=io,dataset=cwq,", "backbone 'DeepSeek-V3'"),
+        ("knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io", "9 fields, expected 14"),
         (
-            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method io,dataset=cwq,",
+            "knowpath_table9,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,reproduced,,,",
+            "table 'knowpath_table9'",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,strict,method=io,dataset=cwq,reproduced,,,",
+            "rule 'strict'",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,accuracy,deepseek_v3,tog,method=io,dataset=cwq,reproduced,,,",
+            "metric 'accuracy'",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,DeepSeek-V3,tog,method=io,dataset=cwq,reproduced,,,",
+            "backbone 'DeepSeek-V3'",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method io,dataset=cwq,reproduced,,,",
             "'method' is not key=value",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,copied,,,",
+            "provenance 'copied' is none of reproduced, quoted, derived",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,quoted,,,",
+            "quoted_from '' goes with provenance 'quoted' only, which must name the paper it quotes",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,derived,,,",
+            "provenance 'derived' goes with rule 'gain' and only with it",
         ),
         (GOOD, "the cell knowpath_table2 /  / KnowPath / CWQ is given again (first at"),
     ],
 )
 def test_a_malformed_line_is_named_with_its_file_and_line(tmp_path, line, says):
     path = tmp_path / "knowpath.csv"
-    path.write_text(f"table,group,row,column,value,metric,backbone,rule,kgx_row,kgx_column,note\n{GOOD}\n{line}\n")
+    path.write_text(f"{HEADER}\n{GOOD}\n{line}\n")
     with pytest.raises(PublishedError) as exc:
         read_file(path)
     assert str(exc.value).startswith(f"{path}:3: ") and says in str(exc.value)
@@ -357,7 +383,7 @@ def test_the_report_lays_the_sweep_out_as_the_paper_with_every_published_figure(
     _, cells = paper_table("tog_table1")
     assert rows[0][2:] == ["CWQ", "WebQSP", "GrailQA", "Simple Questions", "WebQuestions"]
     shown = [value for row in rows[2:] if row[1] == "paper" for value in row[2:]]
-    assert shown == [c.text for c in cells]  # the published column complete, in the paper's order
+    assert shown == [paper_text(c) for c in cells]  # the published column complete, in the paper's order
     kgx_lines = [row[2:] for row in rows if row[1] == "kgx"]
     assert kgx_lines[0] == ["0.0 [0.0, 65.8] 1×2q", "not run", "not run", "not run", "not run"]  # IO prompt
     assert kgx_lines[1][0] == "0.0 [0.0, 65.8] 1×2q" and kgx_lines[2] == ["not run"] * 5  # CoT ran, SC did not
@@ -376,7 +402,7 @@ def test_every_table_prints_its_layout_from_the_sweep_with_the_published_column_
     text = paper_report(name, fmt="markdown", uri=f"sqlite:///{cwd / 'mlruns' / 'mlflow.db'}")
     rows = markdown_rows(text)
     _, cells = paper_table(name)
-    assert [value for row in rows[2:] if row[1] == "paper" for value in row[2:]] == [c.text for c in cells]
+    assert [value for row in rows[2:] if row[1] == "paper" for value in row[2:]] == [paper_text(c) for c in cells]
     kgx_cells = [value for row in rows[2:] if row[1] == "kgx" for value in row[2:]]
     made = [c for c in cells if c.selector.get("method.name") in ("io", "cot") and c.selector["dataset.name"] == "cwq"]
     assert sum(v.startswith("0.0 [0.0, 65.8] 1×2q") for v in kgx_cells) == len(made)
@@ -450,7 +476,9 @@ def test_the_shared_released_outputs_fill_their_cells_of_every_table_with_the_pu
         text = paper_report(name, fmt="markdown", released=True)
         rows = markdown_rows(text)
         _, cells = paper_table(name)
-        assert [value for row in rows[2:] if row[1] == "paper" for value in row[2:]] == [c.text for c in cells], name
+        assert [value for row in rows[2:] if row[1] == "paper" for value in row[2:]] == [
+            paper_text(c) for c in cells
+        ], name
         frame = pl.read_csv(paper_report(name, fmt="csv", released=True).encode(), infer_schema_length=None)
         ran = frame.filter(pl.col("state") == "run").select("group", "row", "column", "kgx_mean", "questions")
         filled[name] = {(group, row, column): (round(mean, 1), n) for group, row, column, mean, n in ran.rows()}

@@ -25,9 +25,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-import polars as pl
-
-from kgx.report.paper_cells import Comparison, compare
+from kgx.report.paper_cells import Comparison, Inputs, compare
 from kgx.report.paper_published import Published, PublishedError
 
 Row = tuple[str, str]  # (group, row) in the paper's words
@@ -94,11 +92,9 @@ def derived(cell: Comparison, by_cell: dict[tuple[str, str, str], Comparison]) -
     return dataclasses.replace(cell, mean=gain)
 
 
-def compare_all(
-    cells: Sequence[Published], frame: Optional[pl.DataFrame], backbone: Optional[str] = None, comparable: bool = True
-) -> tuple[list[Comparison], Optional[str]]:
+def compare_all(cells: Sequence[Published], inputs: Inputs) -> tuple[list[Comparison], Optional[str]]:
     """:func:`kgx.report.paper_cells.compare`, then the derived cells from the compared ones."""
-    comparisons, standing = compare(cells, frame, backbone, comparable)
+    comparisons, standing = compare(cells, inputs)
     return derive(comparisons), standing
 
 

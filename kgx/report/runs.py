@@ -11,7 +11,6 @@ import logging
 import math
 import os
 import re
-import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -30,8 +29,6 @@ REPLICATE_GROUP = "run."
 
 # Every kgx run carries its config hash (kgx.run.lifecycle); sweep parents and foreign runs do not.
 IDENTITY_TAG = "config_hash"
-# kgx.run.sweep tags a sweep's parent run with the sweep's name.
-SWEEP_TAG = "sweep"
 
 
 class ReportError(Exception):
@@ -113,7 +110,7 @@ def load_runs(experiment: str = "kgx", uri: Optional[str] = None, parent: Option
     mlflow = client(uri)
     parent = parent and resolve_parent(mlflow, experiment, parent)
     experiment_id, where = _scope(mlflow, experiment, parent)
-    runs = [r for r in _search(mlflow, experiment_id, parent) if IDENTITY_TAG in r.data.tags]
+    runs = [r for r in search(mlflow, experiment_id, parent) if IDENTITY_TAG in r.data.tags]
     if not runs:
         raise ReportError(f"{where} has no FINISHED runs")
     frame = pl.from_dicts([_row(r) for r in runs], infer_schema_length=None)
@@ -133,40 +130,11 @@ def _scope(mlflow: Any, experiment: str, parent: Optional[str]) -> tuple[str, st
 
 
 def resolve_parent(mlflow: Any, experiment: str, parent: str) -> str:
-    """The run id of sweep ``parent``, given as a run id or as a sweep's name.
+    """The run id of sweep ``parent``, given as a run id or as a sweep's name
+    (kgx.report.sweeps.choose: of several sweeps of one name, the latest with finished runs)."""
+    from kgx.report.sweeps import choose  # it reads runs through this module
 
-    A sweep is printed and listed in the MLflow UI by its name, so a name is accepted: it is
-    looked up among the sweep parents of ``experiment`` (runs tagged ``sweep``, named so or
-    tagged with that sweep name). Two sweeps of one name (different overrides) are ambiguous,
-    and the error lists both, so that the reader can pick one id."""
-    from mlflow.exceptions import MlflowException
-
-    if re.fullmatch(r"[0-9a-f]{32}", parent):
-        try:
-            return mlflow.get_run(parent).info.run_id
-        except MlflowException:
-            pass
-    found = mlflow.get_experiment_by_name(experiment)
-    sweeps = _search(mlflow, found.experiment_id, None, f"tags.`{SWEEP_TAG}` != ''") if found else []
-    named = [r for r in sweeps if parent in (r.info.run_name, r.data.tags.get(SWEEP_TAG))]
-    if len(named) == 1:
-        return named[0].info.run_id
-    if named:
-        listed = "; ".join(f"{r.info.run_id} ({r.info.run_name}, started {_when(r)})" for r in named)
-        raise ReportError(
-            f"{len(named)} sweeps of experiment '{experiment}' are named '{parent}': {listed}; "
-            "pass one of these run ids"
-        )
-    recent = sorted(sweeps, key=lambda r: r.info.start_time, reverse=True)[:10]
-    known = ", ".join(f"{r.info.run_name} ({_when(r)})" for r in recent) or "none"
-    raise ReportError(
-        f"no run id or sweep name '{parent}' in experiment '{experiment}' of {mlflow.tracking_uri}; "
-        f"recent sweeps there: {known}"
-    )
-
-
-def _when(run: Any) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.info.start_time / 1000))
+    return choose(mlflow, experiment, parent).sweep.run_id
 
 
 def load_run(run_id: str, uri: Optional[str] = None) -> pl.DataFrame:
@@ -181,19 +149,19 @@ def load_run(run_id: str, uri: Optional[str] = None) -> pl.DataFrame:
         raise ReportError(f"no run {run_id} in {mlflow.tracking_uri}") from None
 
 
-def _search(
+def search(
     mlflow: Any, experiment_id: str, parent: Optional[str], query: str = "attributes.status = 'FINISHED'"
 ) -> list[Any]:
     if not parent:
-        return _pages(mlflow, experiment_id, query)
+        return all_pages(mlflow, experiment_id, query)
     # A sweep's runs: its children and the FINISHED runs it reused (kgx.track.tracker.REUSED_TAG).
     return [
-        *_pages(mlflow, experiment_id, f"{query} and tags.`{PARENT_TAG}` = '{parent}'"),
-        *_pages(mlflow, experiment_id, f"{query} and tags.`{REUSED_TAG}{parent}` != ''"),
+        *all_pages(mlflow, experiment_id, f"{query} and tags.`{PARENT_TAG}` = '{parent}'"),
+        *all_pages(mlflow, experiment_id, f"{query} and tags.`{REUSED_TAG}{parent}` != ''"),
     ]
 
 
-def _pages(mlflow: Any, experiment_id: str, query: str) -> list[Any]:
+def all_pages(mlflow: Any, experiment_id: str, query: str) -> list[Any]:
     runs, token = [], None
     while True:
         page = mlflow.search_runs([experiment_id], filter_string=query, max_results=1000, page_token=token)

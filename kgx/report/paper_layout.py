@@ -117,7 +117,7 @@ def cell_notes(c: Comparison) -> list[str]:
     """Every note of one cell: the paper's, its provenance, and kgx's."""
     p = c.published
     provenance = [f"quoted from {p.quoted_from}"] if p.provenance == "quoted" else []
-    provenance += [f"the figure printed is {p.figure_of}'s"] if p.figure_of else []
+    provenance += [f"the figure printed is another row's: {p.figure_of}"] if p.figure_of else []
     return [n for n in (p.note, *provenance, c.note) if n]
 
 

@@ -20,11 +20,13 @@ from kgx.report.tables import Cell, Grid
 
 MISSING_TEXT = "-"
 # What pdflatex reads as commands or cannot set in its default font: spelt in LaTeX's own words, so
-# that a table compiles in any document with no package (the base of Debian's texlive-latex-base).
+# that a table compiles in any document with no package (the base of Debian's texlive-latex-base),
+# and with no text symbol of the TS1 encoding (\textdagger and the like), whose fonts are built on
+# first use.
 LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
+    "\\": r"$\backslash$",
+    "~": r"$\sim$",
+    "^": r"\^{}",
     "<": r"$<$",
     ">": r"$>$",
     "|": r"$|$",
@@ -47,9 +49,9 @@ LATEX_UNICODE = {
     "≈": r"$\approx$",
     "→": r"$\rightarrow$",
     "·": r"$\cdot$",
-    "†": r"\dag{}",
-    "‡": r"\ddag{}",
-    "§": r"\S{}",
+    "†": r"$\dagger$",
+    "‡": r"$\ddagger$",
+    "§": r"$\S$",
     "°": r"$^\circ$",
     "\u00a0": "~",
 }

@@ -318,7 +318,7 @@ def measured(
             sizes.append(n)
     if not values:
         return [], None, f"no question of these runs has {name} = {wanted}"
-    return values, min(sizes), f"over the questions whose {name} is {wanted}"
+    return values, min(sizes), ""
 
 
 def fields_peers(fields: QuestionFields, row: dict) -> list[dict]:

@@ -62,7 +62,9 @@ RULES = {
     "human": "CGPE's Judge sets: each answer judged by people (kgx: hits1 on its stand-in)",
     "partial": "CGPE's partial match: one or more gold answers among the answers (partial_match)",
     "complete": "CGPE's complete match: every gold answer among the answers (complete_match)",
-    "mean": "a mean per question (LLM calls, tokens, seconds)",
+    "mean": "a mean per question (LLM calls, tokens, seconds, retries)",
+    "f1": "F1 of the answers against the gold answers (f1)",
+    "share": "a share of the questions, in percent",
     "gain": "a relative gain in percent, derived from other cells of the table (kgx's from kgx's cells)",
 }
 COST_METRICS = ("llm_calls_per_q", "total_tokens_per_q", "input_tokens_per_q", "latency_s_per_q")
@@ -111,7 +113,15 @@ TABLES = {
         PaperTable("lmp_table3", "LMP (Wan et al.)", "Table 3", "accuracy (%) under noise in the KG"),
         PaperTable("lmp_table4", "LMP (Wan et al.)", "Table 4", "LLM calls and tokens per question (ChatGPT)"),
         PaperTable("lmp_table5", "LMP (Wan et al.)", "Table 5", "accuracy (%) of LMP's variants (ChatGPT)"),
+        PaperTable("lmp_table6", "LMP (Wan et al.)", "Table 6", "retries per question (Llama-3)"),
+        PaperTable("lmp_table8", "LMP (Wan et al.)", "Table 8", "F1 (%) of the models"),
         PaperTable("lmp_table9", "LMP (Wan et al.)", "Table 9", "accuracy (%) by relation sampling method"),
+        PaperTable(
+            "lmp_table10", "LMP (Wan et al.)", "Table 10", "questions (%) with all/partial/no correct relations"
+        ),
+        PaperTable("lmp_table11", "LMP (Wan et al.)", "Table 11", "facts' accuracy (%) by correct relations sampled"),
+        PaperTable("lmp_table12", "LMP (Wan et al.)", "Table 12", "final accuracy (%) with and without correct facts"),
+        PaperTable("lmp_figure4", "LMP (Wan et al.)", "Figure 4", "CWQ by question type (a) and depth (b), ChatGPT"),
         PaperTable("cgpe_table1", "CGPE (Tao et al.)", "Table 1", "results on the question sets", CGPE_STAND_IN),
         PaperTable("cgpe_table2", "CGPE (Tao et al.)", "Table 2", "LLM calls per question", CGPE_STAND_IN),
         PaperTable("cgpe_table3", "CGPE (Tao et al.)", "Table 3", "ablations on the 1-hop Judge set", CGPE_STAND_IN),

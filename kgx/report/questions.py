@@ -163,7 +163,7 @@ def breakdown_table(frame: pl.DataFrame, fields_: QuestionFields, rows: Sequence
     grid = Grid(
         title=(
             f"{metric} by {' x '.join(rows)} / question {field_label(by)}: mean +- std over seeds (n = runs); "
-            f"questions: {', '.join(f'{c[0]} {sizes[c[0]]:,}' for c in columns)}"
+            f"questions per value: {', '.join(f'{c[0]}: {sizes[c[0]]:,}' for c in columns)}"
         ),
         row_keys=list(rows),
         col_keys=[by],

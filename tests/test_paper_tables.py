@@ -388,6 +388,9 @@ def test_the_sweep_is_named_and_tabled_by_its_table_and_rows(swept):
     assert parent.data.tags["paper"] == "tog_table1"
     page = Path(client.download_artifacts(parent.info.run_id, "report/index.html", str(cwd))).read_text()
     assert "<h2>Paper table: tog_table1</h2>" in page and "<caption>tog_table1: ToG (Sun et al.)" in page
+    # Every note of the table is on the sweep's own page too: the rules, each cell's notes, the stand-in.
+    assert '<p class="note">Rules: tog: ToG&#x27;s exact match' in page
+    assert "backbone scripted stands in for the paper&#x27;s" in page and "as LMP Table 1 quotes it</p>" in page
 
 
 def test_the_report_lays_the_sweep_out_as_the_paper_with_every_published_figure(swept, capsys):

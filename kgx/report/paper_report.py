@@ -9,6 +9,7 @@ error: the table shows every cell ``not run``, which is what a reader about to r
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
@@ -18,7 +19,7 @@ from kgx.report.paper_cells import Comparison, Inputs, prepared
 from kgx.report.paper_derived import compare_all
 from kgx.report.paper_layout import STYLES, notes, render_paper, text_table
 from kgx.report.paper_published import TABLES, paper_table
-from kgx.report.paper_released import as_runs, described, relevant, score_all
+from kgx.report.paper_released import Scored, as_runs, described, fills, relevant, score_all
 from kgx.report.questions import QuestionFields
 from kgx.report.render import NotedTable
 from kgx.report.runs import ReportError, client, load_runs
@@ -74,15 +75,25 @@ def paper_report(
 ) -> str:
     """Table ``name`` in its paper's layout, kgx's cells from runs (or from the released outputs)."""
     table, cells = paper_table(name)
-    if released:
-        scored = score_all(relevant(cells))
-        source = Source(as_runs(scored), described(scored))
-    else:
-        source = kgx_runs(name, experiment, uri, parent)
+    scored = score_all(relevant(cells)) if released else []
+    source = Source(as_runs(scored), described(scored)) if released else kgx_runs(name, experiment, uri, parent)
     inputs = Inputs(source.frame, backbone, kg, not table.stand_in, source.fields, source.failed, released=released)
     comparisons, standing = compare_all(cells, inputs)
+    comparisons = [unscored(c, scored) for c in comparisons]
     text = source.text + standing_note(source.frame, comparisons, standing, name)
     return render_paper(table, comparisons, text, fmt, source.failed)
+
+
+def unscored(c: Comparison, scored: Sequence[Scored]) -> Comparison:
+    """A cell whose released file exists but could not be scored says why (its format, its data)."""
+    if c.state != "no released output":
+        return c
+    why = [
+        f"released output {s.released.path} not scored: {s.note}"
+        for s in scored
+        if not s.metrics and fills(s.released, c.published)
+    ]
+    return dataclasses.replace(c, note="; ".join([c.note, *why]).strip("; ")) if why else c
 
 
 def standing_note(

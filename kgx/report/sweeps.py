@@ -210,6 +210,10 @@ def composed_params(overrides: str, names: Sequence[str]) -> dict[str, dict[str,
 # The few reasons a job fails before it answers anything, in the words a reader acts on.
 REASONS = (
     (re.compile(r"needs an API key: set the environment variable (\w+)"), "no API key ({0} is not set)"),
+    (
+        re.compile(r"pre-flight request failed.*?llm '([^']+)'[^:]*: (\w+)"),
+        "LLM {0} failed its first request ({1}); no question ran",
+    ),
     (re.compile(r"SPARQL endpoint (\S+) unreachable"), "KG endpoint {0} unreachable"),
     (re.compile(r"SPARQL endpoint (\S+) timed out"), "KG endpoint {0} timed out"),
     (re.compile(r"SPARQL endpoint (\S+) holds no triple"), "KG endpoint {0} holds no triple"),

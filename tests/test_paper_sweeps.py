@@ -1,0 +1,178 @@
+"""What became of a paper sweep's jobs: a job that failed shows its cell ``failed`` with the reason in one
+line, and the notes count the failed jobs and name the command that reruns them; ``--parent NAME`` takes
+the latest sweep of that name with finished runs and says so, listing the others with their overrides,
+counts and start times; bad input (a name no sweep has, an unknown table, a released file in an unknown
+format) is one line saying what and how to fix."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from kgx.report.__main__ import main as report_main
+from kgx.report.sweeps import reason
+from tests.inprocess import Done, kgx_main
+
+CWQ = [
+    {"ID": "c1", "question": "What is the capital of Australia?", "answer": "Canberra"}
+    | {"compositionality_type": "composition", "topic_entity": {"m.0_kk": "Australia"}},
+    {"ID": "c2", "question": "Who wrote Hamlet?", "answer": "William Shakespeare"}
+    | {"compositionality_type": "conjunction", "topic_entity": {"m.03u0": "Hamlet"}},
+]
+ROWS = "+paper/row=io_gpt35,cot_gpt35"
+# The scripted backbone failing its every call: each job's first request fails, so no question runs.
+FAILING = ("llm.failure_rate=0.99", "llm.max_retries=0")
+
+
+def sweep(cwd: Path, *args: str) -> Done:
+    return kgx_main(
+        cwd,
+        "-m",
+        "+paper=tog_table1",
+        ROWS,
+        "dataset=cwq",
+        "llm=scripted",
+        "run.progress=false",
+        *args,
+        env={"KGX_DATA_DIR": str(cwd / "data")},
+    )
+
+
+@pytest.fixture(scope="module")
+def twice(tmp_path_factory, _mlflow_template) -> Path:
+    """ToG Table 1's IO and CoT rows on CWQ swept twice: finished, then (other overrides) failed."""
+    cwd = tmp_path_factory.mktemp("paper-twice")
+    (cwd / "data" / "freebase_qa").mkdir(parents=True)
+    (cwd / "data" / "freebase_qa" / "cwq.json").write_text(json.dumps(CWQ))
+    (cwd / "data" / "freebase_qa" / "cwq_aliases.json").write_text("{}")
+    assert "2 finished, 0 failed" in sweep(cwd).stdout
+    failed = sweep(cwd, *FAILING)
+    assert failed.returncode != 0 and "0 finished, 2 failed" in failed.stdout
+    return cwd
+
+
+def report(capsys, cwd: Path, *args: str) -> tuple[str, str]:
+    report_main(["paper", *args, "--tracking-uri", f"sqlite:///{cwd / 'mlruns' / 'mlflow.db'}"])
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+def failed_sweep(cwd: Path) -> str:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{cwd / 'mlruns' / 'mlflow.db'}")
+    (parent,) = client.search_runs(["1"], "tags.sweep_overrides LIKE '%failure_rate%'")
+    return parent.info.run_id
+
+
+def test_a_failed_job_shows_its_cell_failed_with_the_reason_and_the_rerun_command(twice, capsys):
+    out, _ = report(capsys, twice, "tog_table1", "--parent", failed_sweep(twice), "--format", "csv")
+    frame = pl.read_csv(out.encode(), infer_schema_length=None)
+    failed = frame.filter(pl.col("state") == "failed")
+    assert sorted(failed["row"].to_list()) == ["CoT", "IO prompt"] and set(failed["column"]) == {"CWQ"}
+    why = "failed: LLM scripted failed its first request (ServiceUnavailableError); no question ran"
+    assert all(why in n for n in failed["notes"].to_list())
+    assert set(frame.filter(pl.col("state") != "failed")["state"]) == {"not run"}
+    text, _ = report(capsys, twice, "tog_table1", "--parent", failed_sweep(twice))
+    line = next(n for n in text.splitlines() if n.startswith("Failed jobs: "))
+    assert re.fullmatch(
+        r"Failed jobs: 2 of sweep tog_table1: paper/row [0-9a-f]{6} \(2× LLM scripted failed its first request "
+        r"\(ServiceUnavailableError\); no question ran\)\. `python -m kgx -m \+paper=tog_table1 "
+        r"\+paper/row=io_gpt35,cot_gpt35 dataset=cwq llm=scripted run\.progress=false llm\.failure_rate=0\.99 "
+        r"llm\.max_retries=0` runs them again \(jobs that finished are skipped\)\.",
+        line,
+    )
+    assert "failed: a sweep's job for the cell failed (the reason below)." in text
+
+
+def test_parent_by_name_takes_the_latest_sweep_with_finished_runs_and_says_so(twice, capsys):
+    out, _ = report(capsys, twice, "tog_table1", "--parent", "tog_table1", "--format", "csv")
+    frame = pl.read_csv(out.encode(), infer_schema_length=None)
+    assert sorted(frame.filter(pl.col("state") == "run")["row"].to_list()) == ["CoT", "IO prompt"]
+    text, _ = report(capsys, twice, "tog_table1", "--parent", "tog_table1")
+    said = next(n for n in text.splitlines() if n.startswith("kgx: "))
+    assert "2 sweeps are named 'tog_table1': shown is the latest with finished runs, " in said
+    assert re.search(
+        r"overrides '\+paper=tog_table1 \+paper/row=io_gpt35,cot_gpt35 dataset=cwq llm=scripted "
+        r"run\.progress=false', 2 finished, 0 failed, started 20\d\d-",
+        said,
+    )
+    assert re.search(
+        r"the others: [0-9a-f]{32} \(tog_table1: paper/row [0-9a-f]{6}: overrides '.*llm\.failure_rate=0\.99 "
+        r"llm\.max_retries=0', 0 finished, 2 failed, started 20",
+        said,
+    )
+    report_main(["table", "--parent", "tog_table1", "--tracking-uri", f"sqlite:///{twice / 'mlruns' / 'mlflow.db'}"])
+    assert (
+        "kgx.report: 2 sweeps are named 'tog_table1': shown is the latest with finished runs" in capsys.readouterr().err
+    )
+
+
+def test_a_parent_no_sweep_has_is_one_line_listing_the_sweeps(twice, capsys):
+    with pytest.raises(SystemExit) as stop:
+        report(capsys, twice, "tog_table1", "--parent", "knowpath_table1")
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1
+    assert "no run id or sweep named 'knowpath_table1' in experiment 'kgx' of sqlite:///" in err
+    assert err.count("finished, ") == 2 and "sweeps there (latest first): " in err
+
+
+def test_an_unknown_table_is_one_line_listing_the_tables(capsys):
+    with pytest.raises(SystemExit) as stop:
+        report_main(["paper", "knowpath_table9"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.startswith("kgx.report: error: no paper table 'knowpath_table9'; the tables:")
+    assert "  lmp_table12 " in err and "  lmp_figure4 " in err
+
+
+def test_a_released_file_in_an_unknown_format_says_so_in_its_cell(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "reference_outputs" / "lmp" / "lmp_webqsp_gpt-4_1hop.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        json.dumps({"question": "who influenced samuel taylor coleridge?", "prediction_text": "Kant"}) + "\n"
+    )
+    (tmp_path / "freebase_qa").mkdir()
+    webqsp = [
+        {"QuestionId": "q1", "RawQuestion": "who influenced samuel taylor coleridge?", "answer": ["Kant"]}
+        | {"topic_entity": {"m.078w2": "Samuel Taylor Coleridge"}}
+    ]
+    (tmp_path / "freebase_qa" / "WebQSP.json").write_text(json.dumps(webqsp))
+    monkeypatch.setenv("KGX_DATA_DIR", str(tmp_path))
+    report_main(["paper", "lmp_table1", "--released", "--format", "csv"])
+    frame = pl.read_csv(capsys.readouterr().out.encode(), infer_schema_length=None)
+    cell = frame.filter((pl.col("row") == "LMP + GPT-4") & (pl.col("column") == "WebQSP")).to_dicts()[0]
+    assert cell["state"] == "no released output"
+    assert (
+        "released output lmp/lmp_webqsp_gpt-4_1hop.jsonl not scored: " in cell["notes"]
+        and "lmp_webqsp_gpt-4_1hop.jsonl:1: not a known prediction format (keys: ['prediction_text', 'question']); "
+        "expected kgx 'prediction', LMP 'result', PoG/ToG 'results' or AoG 'Answer'"
+        in cell["notes"]
+    )
+    missing = frame.filter((pl.col("row") == "LMP + ChatGPT") & (pl.col("column") == "WebQSP")).to_dicts()[0]
+    assert missing["state"] == "no released output" and "not found: " in missing["notes"]
+
+
+@pytest.mark.parametrize(
+    "error, said",
+    [
+        (
+            "LLMError: llm 'gpt35' (gpt-3.5-turbo-0125) needs an API key: set the environment variable OPENAI_API_KEY",
+            "no API key (OPENAI_API_KEY is not set)",
+        ),
+        (
+            "KGUnavailable: SPARQL endpoint http://localhost:8890/sparql unreachable after 4 tries: refused",
+            "KG endpoint http://localhost:8890/sparql unreachable",
+        ),
+        (
+            "DataError: file not found: freebase_qa/cwq.json (looked in /data)",
+            "data file missing (freebase_qa/cwq.json)",
+        ),
+        ("ValueError: something odd\nTraceback ...", "something odd"),
+    ],
+)
+def test_a_failure_reason_is_one_line(error, said):
+    assert reason(error) == said

@@ -146,3 +146,42 @@ def test_runs_of_two_configurations_fill_no_cell_and_one_line_says_what_differs(
     )
     text = report(tmp_path, "text")
     assert re.search(r"^\s+kgx\s.*\bmixed\b", text, re.M)
+
+
+def oracle_run(method: str, kg: str, value: float) -> dict:
+    return {
+        "run_id": f"{method}-{kg}",
+        "start_time": 1,
+        "params.method.name": method,
+        "params.dataset.name": "cwq",
+        "params.dataset.kg": "freebase",
+        "params.kg.name": kg,
+        "params.kg.backend": "embedded",
+        "params.llm.name": "oracle",
+        "params.llm.model": "kgx-oracle/gold",
+        "metrics.hits1_tog": value,
+        "metrics.n_questions": 50.0,
+    }
+
+
+def test_the_oracle_gives_no_figure_without_a_kg_and_says_it_stood_in_where_it_did():
+    """llm=oracle on the replay KG: IO's cell is n/a (not a measured 0.0), ToG's is filled only when
+    asked for (--kg replay) and says the oracle on the replay KG stood in: a ceiling, not an accuracy."""
+    from kgx.report.paper_cells import Inputs
+    from kgx.report.paper_derived import compare_all
+    from kgx.report.paper_published import paper_table
+
+    _, cells = paper_table("tog_table1")
+    frame = pl.from_dicts([oracle_run("io", "replay", 0.0), oracle_run("tog", "replay", 92.0)])
+    made = {(c.published.group, c.published.row, c.published.column): c for c in compare_all(cells, Inputs(frame))[0]}
+    io = made["LLM only, ChatGPT", "IO prompt", "CWQ"]
+    assert (io.state, io.mean) == ("n/a", None) and "io reads no KG: no figure" in io.note
+    assert made["ChatGPT", "ToG", "CWQ"].state == "not run"
+    asked = {
+        (c.published.group, c.published.row, c.published.column): c
+        for c in compare_all(cells, Inputs(frame, kg="replay"))[0]
+    }
+    tog = asked["ChatGPT", "ToG", "CWQ"]
+    assert (tog.state, tog.mean, tog.on) == ("run", 92.0, "kg replay, oracle")
+    assert "the oracle (llm=oracle, answering from the gold paths) stood in for the backbone on kg replay" in tog.note
+    assert "on kg replay, which does not serve cwq (asked for with --kg replay): no accuracy claim" in tog.note

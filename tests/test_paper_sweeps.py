@@ -176,3 +176,34 @@ def test_a_released_file_in_an_unknown_format_says_so_in_its_cell(tmp_path, monk
 )
 def test_a_failure_reason_is_one_line(error, said):
     assert reason(error) == said
+
+
+def test_the_sweeps_own_page_shows_a_failed_cell_and_the_rerun_command(tmp_path, _mlflow_template):
+    """A job failing at run time (its WebQSP file is malformed) beside one that finished: the page
+    the sweep logs to its parent run (what MLflow's artifact view shows) has the failed cell and why."""
+    from mlflow.tracking import MlflowClient
+
+    (tmp_path / "data" / "freebase_qa").mkdir(parents=True)
+    (tmp_path / "data" / "freebase_qa" / "cwq.json").write_text(json.dumps(CWQ))
+    (tmp_path / "data" / "freebase_qa" / "cwq_aliases.json").write_text("{}")
+    (tmp_path / "data" / "freebase_qa" / "WebQSP.json").write_text('[{"QuestionId": 5}]')
+    done = kgx_main(
+        tmp_path,
+        "-m",
+        "+paper=tog_table1",
+        "+paper/row=io_gpt35",
+        "dataset=cwq,webqsp",
+        "llm=scripted",
+        "run.progress=false",
+        env={"KGX_DATA_DIR": str(tmp_path / "data")},
+    )
+    assert "1 finished, 1 failed" in done.stdout
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
+    (parent,) = client.search_runs(["1"], "tags.sweep = 'tog_table1'")
+    page = Path(client.download_artifacts(parent.info.run_id, "report/index.html", str(tmp_path))).read_text()
+    assert '<td class="num">failed</td>' in page
+    why = "field &#x27;QuestionId&#x27; must be str, found int (job dataset=webqsp of sweep tog_table1: dataset "
+    assert (
+        f'<p class="note">IO prompt (WebQSP): failed: {tmp_path}/data/freebase_qa/WebQSP.json: record 0: {why}' in page
+    )
+    assert "`python -m kgx -m +paper=tog_table1 +paper/row=io_gpt35 dataset=cwq,webqsp llm=scripted " in page

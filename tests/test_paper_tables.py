@@ -537,3 +537,45 @@ def test_a_table_stops_before_anything_runs_when_its_data_is_missing(tmp_path):
 def test_a_table_without_multirun_is_refused(tmp_path):
     done = kgx(tmp_path, tmp_path, "+paper=tog_table1", "llm=scripted")
     assert done.returncode != 0 and "+paper=tog_table1 is the grid of a paper's table: run it with -m" in done.stderr
+
+
+def test_provenance_is_data_and_the_papers_own_figures_bear_it_out():
+    """Each quoted or borrowed figure the issue names, as the files record it, and the figure itself
+    equal to the one it is said to be (LMP Table 1 quotes ToG's and ToG-R's)."""
+    published = load_published()
+    cell = {(c.table, c.group, c.row, c.column): c for cells in published.values() for c in cells}
+    lmp1 = {(c.row, c.column): c.value for c in published["lmp_table1"]}
+    kp = {(c.group, c.row, c.column): c for c in published["knowpath_table1"]}
+    columns = {"CWQ": "CWQ", "WebQSP": "WebQSP", "Simple Questions": "Simple Questions", "WebQuestions": "WebQuestions"}
+    for row, theirs in (("IO prompt", "IO + ChatGPT"), ("SC", "SC + ChatGPT"), ("COT", "CoT + ChatGPT")):
+        for column in columns if row != "COT" else ("CWQ", "WebQSP"):
+            c = kp["LLM only", row, column]
+            assert (c.provenance, c.quoted_from, c.value) == ("quoted", "ToG (Sun et al., 2024)", lmp1[theirs, column])
+    assert kp["LLM only", "COT", "WebQuestions"].provenance == "reproduced"  # 49.1, ToG's is 48.5
+    for column in columns:
+        tog = kp["Prompting KG Enhanced LLM with GPT3.5", "ToG", column]
+        assert (tog.provenance, tog.quoted_from) == ("quoted", "ToG (Sun et al., 2024)")
+    for column in ("CWQ", "WebQSP"):
+        assert kp["Prompting KG Enhanced LLM with GPT3.5", "PoG", column].quoted_from == "PoG (Chen et al., 2024)"
+    for column in ("WebQSP", "WebQuestions"):
+        ds = kp["Prompting KG Enhanced LLM with DeepSeek-V3", "ToG", column]
+        assert ds.figure_of.startswith("ToG + GPT-4") and ds.value == lmp1["ToG + GPT-4", column]
+    gpt4 = cell["lmp_table2", "with knowledge graph", "ToG", "GPT-4 CWQ"]
+    assert gpt4.figure_of.startswith("ToG-R + GPT-4") and gpt4.value == lmp1["ToG-R + GPT-4", "CWQ"] == 72.5
+    baselines = [c for c in published["lmp_table1"] if not c.row.startswith("LMP")]
+    assert {c.provenance for c in baselines} == {"quoted"} and all(c.quoted_from for c in baselines)
+    assert {c.provenance for c in published["lmp_table1"] if c.row.startswith("LMP")} == {"reproduced"}
+    assert {c.provenance for cells in published.values() for c in cells if c.derived} == {"derived"}
+
+
+def test_the_report_marks_provenance_in_every_format(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'none.db'}"
+    text = paper_report("lmp_table2", uri=uri)
+    assert " 72.5*† " in text and "*: quoted from another paper (named below)" in text
+    assert "ToG (GPT-4 CWQ): the figure printed is another row's: ToG-R + GPT-4 (LMP Table 1" in text
+    page = paper_report("lmp_table2", fmt="html", uri=uri)
+    assert '<td class="num">72.5*†</td>' in page
+    frame = pl.read_csv(paper_report("lmp_table2", fmt="csv", uri=uri).encode(), infer_schema_length=None)
+    tog = frame.filter((pl.col("row") == "ToG") & (pl.col("column") == "GPT-4 CWQ")).to_dicts()[0]
+    assert (tog["provenance"], tog["quoted_from"]) == ("quoted", "ToG (Sun et al., 2024)")
+    assert tog["figure_of"].startswith("ToG-R + GPT-4") and "quoted from ToG (Sun et al., 2024)" in tog["notes"]

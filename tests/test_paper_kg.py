@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from kgx.report.paper_report import paper_report
-from tests.inprocess import Done, kgx_main
+from tests.inprocess import Done, paper_sweep
 
 SAMPLE = Path(os.environ.get("KGX_DATA_DIR", "/nonexistent")) / "rog_sample"
 needs_sample = pytest.mark.skipif(
@@ -44,15 +44,7 @@ def data_dir(root: Path) -> Path:
 
 
 def sweep(cwd: Path, *args: str) -> Done:
-    done = kgx_main(
-        cwd,
-        "-m",
-        "+paper=knowpath_table1",
-        "llm=scripted",
-        "run.progress=false",
-        *args,
-        env={"KGX_DATA_DIR": str(cwd / "data")},
-    )
+    done = paper_sweep(cwd, "knowpath_table1", *args)
     assert done.returncode == 0, done.stderr
     return done
 

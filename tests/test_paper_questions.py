@@ -14,7 +14,7 @@ from mlflow.tracking import MlflowClient
 from kgx.report.__main__ import main as report_main
 from kgx.report.paper_report import paper_report
 from kgx.results.predlog import PredictionLog
-from tests.inprocess import kgx_main
+from tests.inprocess import paper_sweep
 
 DEMO = Path(__file__).resolve().parents[1] / "kgx" / "datasets" / "demo" / "questions.jsonl"
 # CWQ questions on the demo KG's entities (its own KG, Freebase, needs a server), one of each type.
@@ -41,15 +41,7 @@ def figure4(tmp_path_factory, _mlflow_template) -> Path:
     ]
     (data / "cwq.json").write_text(json.dumps(cwq))
     (data / "cwq_aliases.json").write_text("{}")
-    done = kgx_main(
-        cwd,
-        "-m",
-        "+paper=lmp_figure4",
-        "llm=scripted",
-        "kg=demo",
-        "run.progress=false",
-        env={"KGX_DATA_DIR": str(cwd / "data")},
-    )
+    done = paper_sweep(cwd, "lmp_figure4", "kg=demo")
     assert done.returncode == 0, done.stderr
     assert "3 finished, 0 failed" in done.stdout
     return cwd

@@ -15,7 +15,7 @@ import pytest
 
 from kgx.report.__main__ import main as report_main
 from kgx.report.sweeps import reason
-from tests.inprocess import Done, kgx_main
+from tests.inprocess import Done, paper_sweep
 
 CWQ = [
     {"ID": "c1", "question": "What is the capital of Australia?", "answer": "Canberra"}
@@ -29,17 +29,7 @@ FAILING = ("llm.failure_rate=0.99", "llm.max_retries=0")
 
 
 def sweep(cwd: Path, *args: str) -> Done:
-    return kgx_main(
-        cwd,
-        "-m",
-        "+paper=tog_table1",
-        ROWS,
-        "dataset=cwq",
-        "llm=scripted",
-        "run.progress=false",
-        *args,
-        env={"KGX_DATA_DIR": str(cwd / "data")},
-    )
+    return paper_sweep(cwd, "tog_table1", ROWS, "dataset=cwq", *args)
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +71,8 @@ def test_a_failed_job_shows_its_cell_failed_with_the_reason_and_the_rerun_comman
     line = next(n for n in text.splitlines() if n.startswith("Failed jobs: "))
     assert re.fullmatch(
         r"Failed jobs: 2 of sweep tog_table1: paper/row [0-9a-f]{6} \(2× LLM scripted failed its first request "
-        r"\(ServiceUnavailableError\); no question ran\)\. `python -m kgx -m \+paper=tog_table1 "
-        r"\+paper/row=io_gpt35,cot_gpt35 dataset=cwq llm=scripted run\.progress=false llm\.failure_rate=0\.99 "
+        r"\(ServiceUnavailableError\); no question ran\)\. `python -m kgx -m \+paper=tog_table1 llm=scripted "
+        r"run\.progress=false \+paper/row=io_gpt35,cot_gpt35 dataset=cwq llm\.failure_rate=0\.99 "
         r"llm\.max_retries=0` runs them again \(jobs that finished are skipped\)\.",
         line,
     )
@@ -97,8 +87,8 @@ def test_parent_by_name_takes_the_latest_sweep_with_finished_runs_and_says_so(tw
     said = next(n for n in text.splitlines() if n.startswith("kgx: "))
     assert "2 sweeps are named 'tog_table1': shown is the latest with finished runs, " in said
     assert re.search(
-        r"overrides '\+paper=tog_table1 \+paper/row=io_gpt35,cot_gpt35 dataset=cwq llm=scripted "
-        r"run\.progress=false', 2 finished, 0 failed, started 20\d\d-",
+        r"overrides '\+paper=tog_table1 llm=scripted run\.progress=false \+paper/row=io_gpt35,cot_gpt35 "
+        r"dataset=cwq', 2 finished, 0 failed, started 20\d\d-",
         said,
     )
     assert re.search(
@@ -187,16 +177,7 @@ def test_the_sweeps_own_page_shows_a_failed_cell_and_the_rerun_command(tmp_path,
     (tmp_path / "data" / "freebase_qa" / "cwq.json").write_text(json.dumps(CWQ))
     (tmp_path / "data" / "freebase_qa" / "cwq_aliases.json").write_text("{}")
     (tmp_path / "data" / "freebase_qa" / "WebQSP.json").write_text('[{"QuestionId": 5}]')
-    done = kgx_main(
-        tmp_path,
-        "-m",
-        "+paper=tog_table1",
-        "+paper/row=io_gpt35",
-        "dataset=cwq,webqsp",
-        "llm=scripted",
-        "run.progress=false",
-        env={"KGX_DATA_DIR": str(tmp_path / "data")},
-    )
+    done = paper_sweep(tmp_path, "tog_table1", "+paper/row=io_gpt35", "dataset=cwq,webqsp")
     assert "1 finished, 1 failed" in done.stdout
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     (parent,) = client.search_runs(["1"], "tags.sweep = 'tog_table1'")
@@ -206,4 +187,7 @@ def test_the_sweeps_own_page_shows_a_failed_cell_and_the_rerun_command(tmp_path,
     assert (
         f'<p class="note">IO prompt (WebQSP): failed: {tmp_path}/data/freebase_qa/WebQSP.json: record 0: {why}' in page
     )
-    assert "`python -m kgx -m +paper=tog_table1 +paper/row=io_gpt35 dataset=cwq,webqsp llm=scripted " in page
+    assert (
+        "`python -m kgx -m +paper=tog_table1 llm=scripted run.progress=false +paper/row=io_gpt35 dataset=cwq,webqsp`"
+        in page
+    )

@@ -59,23 +59,43 @@ def failed_sweep(cwd: Path) -> str:
     return parent.info.run_id
 
 
-def test_a_failed_job_shows_its_cell_failed_with_the_reason_and_the_rerun_command(twice, capsys):
+def test_failed_jobs_are_counted_with_their_reason_and_the_command_that_reruns_them(twice, capsys):
+    """The jobs failed at the LLM's first request, before their runs logged any param: no cell can
+    show them, and the notes count them, say why, and name the command that runs them again."""
     out, _ = report(capsys, twice, "tog_table1", "--parent", failed_sweep(twice), "--format", "csv")
     frame = pl.read_csv(out.encode(), infer_schema_length=None)
-    failed = frame.filter(pl.col("state") == "failed")
-    assert sorted(failed["row"].to_list()) == ["CoT", "IO prompt"] and set(failed["column"]) == {"CWQ"}
-    why = "failed: LLM scripted failed its first request (ServiceUnavailableError); no question ran"
-    assert all(why in n for n in failed["notes"].to_list())
-    assert set(frame.filter(pl.col("state") != "failed")["state"]) == {"not run"}
+    assert set(frame["state"]) == {"not run"}
     text, _ = report(capsys, twice, "tog_table1", "--parent", failed_sweep(twice))
     line = next(n for n in text.splitlines() if n.startswith("Failed jobs: "))
     assert re.fullmatch(
         r"Failed jobs: 2 of sweep tog_table1: paper/row [0-9a-f]{6} \(2× LLM scripted failed its first request "
-        r"\(ServiceUnavailableError\); no question ran\)\. `python -m kgx -m \+paper=tog_table1 llm=scripted "
-        r"run\.progress=false \+paper/row=io_gpt35,cot_gpt35 dataset=cwq llm\.failure_rate=0\.99 "
-        r"llm\.max_retries=0` runs them again \(jobs that finished are skipped\)\.",
+        r"\(ServiceUnavailableError\); no question ran\)\. 2 failed before logging their params: no cell shows "
+        r"them\. `python -m kgx -m \+paper=tog_table1 llm=scripted run\.progress=false "
+        r"\+paper/row=io_gpt35,cot_gpt35 dataset=cwq llm\.failure_rate=0\.99 llm\.max_retries=0` runs them again "
+        r"\(jobs that finished are skipped\)\.",
         line,
     )
+
+
+def test_a_job_that_failed_after_logging_its_params_shows_its_cell_failed_with_the_reason(
+    tmp_path, _mlflow_template, capsys
+):
+    """The scripted backbone failing half its calls (seed 1, one question at a time): the first
+    request passes, a question's fails, and the run stops FAILED with its params logged."""
+    (tmp_path / "data" / "freebase_qa").mkdir(parents=True)
+    (tmp_path / "data" / "freebase_qa" / "cwq.json").write_text(json.dumps(CWQ))
+    (tmp_path / "data" / "freebase_qa" / "cwq_aliases.json").write_text("{}")
+    failing = ("llm.failure_rate=0.5", "llm.max_retries=0", "run.max_consecutive_errors=1", "run.seed=1")
+    done = paper_sweep(tmp_path, "tog_table1", "+paper/row=io_gpt35", "dataset=cwq", *failing, "run.concurrency=1")
+    assert "0 finished, 1 failed" in done.stdout
+    out, _ = report(capsys, tmp_path, "tog_table1", "--format", "csv")
+    frame = pl.read_csv(out.encode(), infer_schema_length=None)
+    (failed,) = frame.filter(pl.col("state") == "failed").to_dicts()
+    assert (failed["row"], failed["column"]) == ("IO prompt", "CWQ")
+    assert "failed: LLM scripted failed (ServiceUnavailableError) (job " in failed["notes"]
+    assert set(frame.filter(pl.col("state") != "failed")["state"]) == {"not run"}
+    text, _ = report(capsys, tmp_path, "tog_table1")
+    assert re.search(r"^\s+kgx\s+failed\s+not run", text, re.M)
     assert "failed: a sweep's job for the cell failed (the reason below)." in text
 
 
@@ -168,9 +188,9 @@ def test_a_failure_reason_is_one_line(error, said):
     assert reason(error) == said
 
 
-def test_the_sweeps_own_page_shows_a_failed_cell_and_the_rerun_command(tmp_path, _mlflow_template):
+def test_the_sweeps_own_page_counts_a_failed_job_and_names_the_rerun_command(tmp_path, _mlflow_template):
     """A job failing at run time (its WebQSP file is malformed) beside one that finished: the page
-    the sweep logs to its parent run (what MLflow's artifact view shows) has the failed cell and why."""
+    the sweep logs to its parent run (what MLflow's artifact view shows) says why and how to rerun."""
     from mlflow.tracking import MlflowClient
 
     (tmp_path / "data" / "freebase_qa").mkdir(parents=True)
@@ -182,11 +202,8 @@ def test_the_sweeps_own_page_shows_a_failed_cell_and_the_rerun_command(tmp_path,
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     (parent,) = client.search_runs(["1"], "tags.sweep = 'tog_table1'")
     page = Path(client.download_artifacts(parent.info.run_id, "report/index.html", str(tmp_path))).read_text()
-    assert '<td class="num">failed</td>' in page
-    why = "field &#x27;QuestionId&#x27; must be str, found int (job dataset=webqsp of sweep tog_table1: dataset "
-    assert (
-        f'<p class="note">IO prompt (WebQSP): failed: {tmp_path}/data/freebase_qa/WebQSP.json: record 0: {why}' in page
-    )
+    why = "field &#x27;QuestionId&#x27; must be str, found int). 1 failed before logging their params"
+    assert '<p class="note">Failed jobs: 1 of sweep tog_table1: dataset ' in page and why in page
     assert (
         "`python -m kgx -m +paper=tog_table1 llm=scripted run.progress=false +paper/row=io_gpt35 dataset=cwq,webqsp`"
         in page

@@ -37,6 +37,7 @@ from kgx.report.paper_kg import (
     is_oracle,
     is_setting,
     mixed_line,
+    reads_no_kg,
     run_notes,
     with_paper_columns,
 )
@@ -44,7 +45,6 @@ from kgx.report.paper_published import PER_QUESTION, Published
 from kgx.report.questions import QuestionFields, subset_score
 from kgx.report.runs import metric_column
 from kgx.report.sweeps import FailedJob
-from kgx.run.preflight import PROMPT_ONLY
 
 PROPORTIONS = frozenset({"hits1", "hits1_tog", "hit_any", "em", "partial_match", "complete_match"})
 Z95 = 1.959964
@@ -263,7 +263,7 @@ def figure(cell: Published, runs: pl.DataFrame, inputs: Inputs) -> Comparison:
     if chosen.height == 0:
         return Comparison(cell, note=found.left_out, comparable=inputs.comparable)
     first = chosen.row(0, named=True)
-    if method in PROMPT_ONLY and is_oracle(first):
+    if reads_no_kg(method) and is_oracle(first):
         why = f"the oracle answers from a KG's gold paths, and {method} reads no KG: no figure"
         return Comparison(cell, note=why, comparable=inputs.comparable, outcome="n/a")
     keys = [c for c in chosen.columns if c.startswith("params.") and is_setting(c[len("params.") :], method)]

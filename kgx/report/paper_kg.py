@@ -33,7 +33,6 @@ import polars as pl
 
 from kgx.core.config import Config, LLMConfig
 from kgx.report.runs import REPLICATE_GROUP
-from kgx.run.preflight import PROMPT_ONLY
 
 # RoG's subgraph files of a paper's test set -> that test set (conf/dataset/*_rog.yaml).
 ROG = {"webqsp_rog": "webqsp", "cwq_rog": "cwq"}
@@ -72,12 +71,21 @@ def execution_keys() -> frozenset[str]:
     return frozenset(keys | stages)
 
 
+@functools.lru_cache(maxsize=None)
+def reads_no_kg(method: str) -> bool:
+    """Whether a method answers from the question alone (io, cot, sc: no horizon in a KG)."""
+    from kgx.methods import METHODS  # every method's module: only when a report asks
+
+    found = METHODS.get(method)
+    return found is not None and found.config().horizon() is None
+
+
 def is_setting(key: str, method: str) -> bool:
     """Whether param ``key`` sets a run's configuration apart (``run.`` and execution fields do
     not; the KG does not for a method that reads none)."""
     if key.startswith(REPLICATE_GROUP) or key.startswith("settings."):
         return False
-    if method in PROMPT_ONLY and key.startswith("kg."):
+    if reads_no_kg(method) and key.startswith("kg."):
         return False
     parts = key.split(".")
     staged = ".".join(["llm_stages", "*", *parts[2:]]) if parts[0] == "llm_stages" else ""
@@ -109,7 +117,7 @@ def serves(row: dict) -> bool:
 def candidates(runs: pl.DataFrame, method: str, kg: Optional[str]) -> Candidates:
     """The runs of a cell on the KG asked for: ``kg`` by name (``--kg``), else a KG that serves
     the run's dataset; a method that reads no KG keeps all. The others are counted in a sentence."""
-    if method in PROMPT_ONLY or runs.height == 0:
+    if reads_no_kg(method) or runs.height == 0:
         return Candidates(runs)
     rows = runs.to_dicts()
     keep = [(row.get(KG_COLUMN) == kg) if kg else serves(row) for row in rows]
@@ -163,13 +171,13 @@ def run_notes(row: dict, questions: Optional[int], method: str, asked: Optional[
     if dataset in ROG:
         total = TEST_SET[ROG[dataset]]
         of = f"{questions:,} of the test set's {total:,} questions" if questions else f"of the test set's {total:,}"
-        if method in PROMPT_ONLY:
+        if reads_no_kg(method):
             notes.append(f"on the questions of RoG's subgraph files ({of})")
         else:
             notes.append(f"on RoG subgraphs ({of})")
             marks.append("RoG subgraphs")
     kg = row.get(KG_COLUMN)
-    if asked and method not in PROMPT_ONLY and not serves(row):
+    if asked and not reads_no_kg(method) and not serves(row):
         notes.append(f"on kg {kg}, which does not serve {dataset} (asked for with --kg {asked}): no accuracy claim")
         marks.append(f"kg {kg}")
     if is_oracle(row):

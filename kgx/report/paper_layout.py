@@ -161,8 +161,10 @@ def failed_lines(failed: Sequence[FailedJob]) -> list[str]:
         for job in jobs:
             reasons[job.reason] = reasons.get(job.reason, 0) + 1
         why = "; ".join(f"{n}× {r}" for r, n in reasons.items())
+        unplaced = sum(job.params is None for job in jobs)
+        where = f" {unplaced} failed before logging their params: no cell shows them." if unplaced else ""
         lines.append(
-            f"Failed jobs: {len(jobs)} of sweep {sweep.name} ({why}). `{sweep.command}` runs them again "
+            f"Failed jobs: {len(jobs)} of sweep {sweep.name} ({why}).{where} `{sweep.command}` runs them again "
             "(jobs that finished are skipped)."
         )
     return lines

@@ -7,7 +7,6 @@ frame only, so a notebook can filter it with polars before handing it to a table
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import re
@@ -16,8 +15,8 @@ from typing import Any, Optional, Sequence
 
 import polars as pl
 
-from kgx.core.config import RunConfig
-from kgx.track.tracker import PARENT_TAG, REUSED_TAG, tracking_uri
+from kgx.report.store import ReportError, client, search
+from kgx.report.sweeps import choose
 
 # Short names for the keys a table is usually laid out by; any full param key works as well.
 SHORT_KEYS = {"method": "method.name", "dataset": "dataset.name", "llm": "llm.name", "seed": "run.seed"}
@@ -31,29 +30,6 @@ REPLICATE_GROUP = "run."
 IDENTITY_TAG = "config_hash"
 
 
-class ReportError(Exception):
-    """Nothing to report, or a request the runs cannot answer; the message says which.
-
-    A message that tells the reader what to change names a command-line option to a shell user
-    and a keyword argument to a notebook, so it is a template with one ``{fix}`` per ``fixes``
-    entry, a (command line, Python) pair. ``str()`` is the Python wording; the CLI asks for its own.
-    """
-
-    def __init__(self, message: str, **fixes: tuple[str, str]) -> None:
-        self.template, self.fixes = message, fixes
-        super().__init__(self.wording(cli=False))
-
-    def wording(self, cli: bool) -> str:
-        """The message for a shell user (``cli``) or a Python caller. Only the ``fixes``
-        placeholders are replaced, so braces in run names or paths stay as they are."""
-
-        def fix(match: re.Match) -> str:
-            pair = self.fixes.get(match.group(1))
-            return match.group(0) if pair is None else pair[0 if cli else 1]
-
-        return re.sub(r"\{(\w+)\}", fix, self.template)
-
-
 def full_key(key: str) -> str:
     return SHORT_KEYS.get(key, key)
 
@@ -64,27 +40,6 @@ def param_column(key: str) -> str:
 
 def metric_column(name: str) -> str:
     return f"metrics.{name}"
-
-
-def default_uri() -> str:
-    """Where ``python -m kgx`` launched from this directory logs (kgx.track.tracker's rule)."""
-    return tracking_uri(RunConfig(), Path.cwd())
-
-
-def client(uri: Optional[str] = None) -> Any:
-    """An MlflowClient on an existing store. A missing sqlite file is an error here rather
-    than an empty store MLflow would silently create."""
-    from mlflow.tracking import MlflowClient
-
-    uri = uri or default_uri()
-    if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///") :]).exists():
-        raise ReportError(
-            f"no MLflow store at {uri[len('sqlite:///') :]} (tracking URI {uri}); run an experiment first or {{uri}}",
-            uri=("pass --tracking-uri", "set KGX_TRACKING_URI or pass uri="),
-        )
-    for name in ("mlflow", "alembic"):
-        logging.getLogger(name).setLevel(logging.WARNING)
-    return MlflowClient(tracking_uri=uri)
 
 
 def download(mlflow: Any, run_id: str, path: str, where: str) -> Path:
@@ -132,8 +87,6 @@ def _scope(mlflow: Any, experiment: str, parent: Optional[str]) -> tuple[str, st
 def resolve_parent(mlflow: Any, experiment: str, parent: str) -> str:
     """The run id of sweep ``parent``, given as a run id or as a sweep's name
     (kgx.report.sweeps.choose: of several sweeps of one name, the latest with finished runs)."""
-    from kgx.report.sweeps import choose  # it reads runs through this module
-
     return choose(mlflow, experiment, parent).sweep.run_id
 
 
@@ -147,28 +100,6 @@ def load_run(run_id: str, uri: Optional[str] = None) -> pl.DataFrame:
         return pl.from_dicts([_row(mlflow.get_run(run_id))], infer_schema_length=None)
     except MlflowException:
         raise ReportError(f"no run {run_id} in {mlflow.tracking_uri}") from None
-
-
-def search(
-    mlflow: Any, experiment_id: str, parent: Optional[str], query: str = "attributes.status = 'FINISHED'"
-) -> list[Any]:
-    if not parent:
-        return all_pages(mlflow, experiment_id, query)
-    # A sweep's runs: its children and the FINISHED runs it reused (kgx.track.tracker.REUSED_TAG).
-    return [
-        *all_pages(mlflow, experiment_id, f"{query} and tags.`{PARENT_TAG}` = '{parent}'"),
-        *all_pages(mlflow, experiment_id, f"{query} and tags.`{REUSED_TAG}{parent}` != ''"),
-    ]
-
-
-def all_pages(mlflow: Any, experiment_id: str, query: str) -> list[Any]:
-    runs, token = [], None
-    while True:
-        page = mlflow.search_runs([experiment_id], filter_string=query, max_results=1000, page_token=token)
-        runs.extend(page)
-        token = page.token
-        if not token:
-            return runs
 
 
 def _row(run: Any) -> dict[str, Any]:

@@ -7,10 +7,9 @@ so, listing the others with their overrides, finished and failed counts and star
 that the reader can pass one run id instead. A name that matches no sweep lists the sweeps there.
 
 A job that failed is a FAILED child run with the reason in its ``error`` tag (kgx.run.sweep
-``job_failed``): a job that crashed before its run started has no params, only its name (what
-its overrides vary: ``paper/row=tog_gpt35 dataset=cwq``). :func:`failed_jobs` gives each such
-job its run params back by composing the sweep's command again (Hydra, as the sweep did), so
-that a paper's table can show the cell it would have made as ``failed``, with its reason.
+``job_failed``). With the run params it logged, a paper's table shows the cell it would have made
+as ``failed``, with the reason; one that failed before any param was logged is counted with the
+sweep's failed jobs (and the command that reruns them), in no cell.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-from kgx.report.runs import ReportError, search
+from kgx.report.store import ReportError, search
 from kgx.track.tracker import PARENT_TAG, REUSED_TAG
 
 SWEEP_TAG = "sweep"  # kgx.run.sweep tags a sweep's parent run with the sweep's name
@@ -148,14 +147,12 @@ def choose(mlflow: Any, experiment: str, parent: str) -> Choice:
 
 
 def failed_jobs(mlflow: Any, sweeps: Sequence[Sweep]) -> list[FailedJob]:
-    """The jobs of ``sweeps`` that ended FAILED, each with its run params where they can be known:
-    logged by the run itself, else composed from the sweep's command (:func:`composed_params`)."""
+    """The jobs of ``sweeps`` that ended FAILED, each with the run params it logged (None for a job
+    that failed before its run could log them: it is counted, but placed in no cell)."""
     jobs = []
     for sweep in sweeps:
         experiment_id = mlflow.get_run(sweep.run_id).info.experiment_id
         failed = [c for c in latest_children(mlflow, experiment_id, sweep.run_id) if c.info.status == "FAILED"]
-        unknown = [c.info.run_name for c in failed if not c.data.params]
-        composed = composed_params(sweep.overrides, unknown) if unknown else {}
         for child in failed:
             jobs.append(
                 FailedJob(
@@ -164,47 +161,10 @@ def failed_jobs(mlflow: Any, sweeps: Sequence[Sweep]) -> list[FailedJob]:
                     error=child.data.tags.get(ERROR_TAG) or child.data.tags.get("stopped_early") or "FAILED",
                     sweep=sweep,
                     started=child.info.start_time,
-                    params=dict(child.data.params) or composed.get(child.info.run_name),
+                    params=dict(child.data.params) or None,
                 )
             )
     return jobs
-
-
-def composed_params(overrides: str, names: Sequence[str]) -> dict[str, dict[str, str]]:
-    """The run params of the jobs ``names`` of the sweep made by ``overrides``: the sweep's
-    command composed again as kgx.run.sweep composes it (every job's overrides, named by what
-    varies), then each named job's config. A command that no longer composes (a config renamed
-    since) gives none: its failed jobs are counted, but placed in no cell."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.types import RunMode
-
-    from kgx.core.paths import CONF_DIR
-    from kgx.run.compose import register_schemas
-    from kgx.run.spec import to_run_spec
-    from kgx.run.sweep import job_name, job_overrides, swept_keys
-    from kgx.track.tracker import run_params
-
-    def params_of(wanted: set[str]) -> dict[str, dict[str, str]]:
-        hydra = GlobalHydra.instance().hydra
-        command = hydra.compose_config("config", overrides.split(), RunMode.MULTIRUN, with_log_configuration=False)
-        jobs = job_overrides(command)
-        varying = swept_keys(jobs)
-        found = {}
-        for job in jobs:
-            name = job_name(job, varying)
-            if name in wanted:
-                found[name] = run_params(to_run_spec(compose(config_name="config", overrides=job), job).resolved())
-        return found
-
-    try:
-        if GlobalHydra.instance().is_initialized():  # inside a sweep's own process (its summary at its end)
-            return params_of(set(names))
-        register_schemas()
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-            return params_of(set(names))
-    except Exception:  # noqa: BLE001 - Hydra's and OmegaConf's errors (a config gone, a bad override) share no base
-        return {}
 
 
 # The few reasons a job fails before it answers anything, in the words a reader acts on.
@@ -214,6 +174,7 @@ REASONS = (
         re.compile(r"pre-flight request failed.*?llm '([^']+)'[^:]*: (\w+)"),
         "LLM {0} failed its first request ({1}); no question ran",
     ),
+    (re.compile(r"llm '([^']+)' \([^)]*\): (\w+(?:Error|Exception))"), "LLM {0} failed ({1})"),
     (re.compile(r"SPARQL endpoint (\S+) unreachable"), "KG endpoint {0} unreachable"),
     (re.compile(r"SPARQL endpoint (\S+) timed out"), "KG endpoint {0} timed out"),
     (re.compile(r"SPARQL endpoint (\S+) holds no triple"), "KG endpoint {0} holds no triple"),

@@ -41,6 +41,8 @@ TEST_SET = {"webqsp": 1639, "cwq": 3531}
 ORACLE_MODEL = "kgx-oracle/"  # conf/llm/oracle.yaml
 DATASET_COLUMN = "paper_dataset"  # the paper's dataset a run stands for (RoG's files stand for theirs)
 KG_COLUMN = "paper_kg"  # the run's KG, as a cell's note names it
+# Params that describe a run without changing what it computes: where its data comes from, its price.
+DESCRIPTIVE = frozenset({"dataset.source", "input_cost_per_token", "output_cost_per_token"})
 
 
 @dataclass(frozen=True)
@@ -81,11 +83,13 @@ def reads_no_kg(method: str) -> bool:
 
 
 def is_setting(key: str, method: str) -> bool:
-    """Whether param ``key`` sets a run's configuration apart (``run.`` and execution fields do
-    not; the KG does not for a method that reads none)."""
+    """Whether param ``key`` sets a run's configuration apart (``run.``, execution fields and
+    descriptions do not; the KG does not for a method that reads none)."""
     if key.startswith(REPLICATE_GROUP) or key.startswith("settings."):
         return False
     if reads_no_kg(method) and key.startswith("kg."):
+        return False
+    if key in DESCRIPTIVE or key.rsplit(".", 1)[-1] in DESCRIPTIVE:
         return False
     parts = key.split(".")
     staged = ".".join(["llm_stages", "*", *parts[2:]]) if parts[0] == "llm_stages" else ""

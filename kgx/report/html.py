@@ -20,7 +20,7 @@ from typing import Optional, Sequence
 
 from kgx.core.paths import file_name
 from kgx.diagnose.breakdown import CATEGORIES, describe
-from kgx.report.render import html_table
+from kgx.report.render import NotedTable, html_table
 from kgx.results.record import Record
 
 MAX_QUESTIONS = 2000
@@ -103,7 +103,12 @@ def page(
 
 
 def _table(grid: object) -> str:
-    return f'<p class="note">{esc(grid)}</p>' if isinstance(grid, str) else html_table(grid)
+    """A Grid or TextTable; a table with its notes (a paper's); or the reason there is none."""
+    if isinstance(grid, str):
+        return f'<p class="note">{esc(grid)}</p>'
+    if isinstance(grid, NotedTable):
+        return html_table(grid.table) + "".join(f'<p class="note">{esc(n)}</p>' for n in grid.notes)
+    return html_table(grid)
 
 
 def _figure(path: Path) -> str:

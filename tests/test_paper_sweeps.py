@@ -60,21 +60,23 @@ def failed_sweep(cwd: Path) -> str:
 
 
 def test_failed_jobs_are_counted_with_their_reason_and_the_command_that_reruns_them(twice, capsys):
-    """The jobs failed at the LLM's first request, before their runs logged any param: no cell can
-    show them, and the notes count them, say why, and name the command that runs them again."""
+    """The jobs failed at the LLM's first request, before any question ran: their FAILED runs carry the
+    jobs' params, so each shows in its cell as failed; the notes count them, say why, and name the
+    command that runs them again."""
     out, _ = report(capsys, twice, "tog_table1", "--parent", failed_sweep(twice), "--format", "csv")
     frame = pl.read_csv(out.encode(), infer_schema_length=None)
-    assert set(frame["state"]) == {"not run"}
+    failed = frame.filter(pl.col("state") == "failed")
+    assert sorted(zip(failed["row"], failed["column"])) == [("CoT", "CWQ"), ("IO prompt", "CWQ")]
+    assert set(frame.filter(pl.col("state") != "failed")["state"]) == {"not run"}
     text, _ = report(capsys, twice, "tog_table1", "--parent", failed_sweep(twice))
     line = next(n for n in text.splitlines() if n.startswith("Failed jobs: "))
     assert re.fullmatch(
         r"Failed jobs: 2 of sweep tog_table1: paper/row [0-9a-f]{6} \(2× LLM scripted failed its first request "
-        r"\(ServiceUnavailableError\); no question ran\)\. 2 failed before logging their params: no cell shows "
-        r"them\. `python -m kgx -m \+paper=tog_table1 llm=scripted run\.progress=false "
-        r"\+paper/row=io_gpt35,cot_gpt35 dataset=cwq llm\.failure_rate=0\.99 llm\.max_retries=0` runs them again "
-        r"\(jobs that finished are skipped\)\.",
+        r"\(ServiceUnavailableError\); no question ran\)\. `python -m kgx -m \+paper=tog_table1 llm=scripted "
+        r"run\.progress=false \+paper/row=io_gpt35,cot_gpt35 dataset=cwq llm\.failure_rate=0\.99 "
+        r"llm\.max_retries=0` runs them again \(jobs that finished are skipped\)\.",
         line,
-    )
+    ), line
 
 
 def test_a_job_that_failed_after_logging_its_params_shows_its_cell_failed_with_the_reason(
@@ -202,7 +204,7 @@ def test_the_sweeps_own_page_counts_a_failed_job_and_names_the_rerun_command(tmp
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     (parent,) = client.search_runs(["1"], "tags.sweep = 'tog_table1'")
     page = Path(client.download_artifacts(parent.info.run_id, "report/index.html", str(tmp_path))).read_text()
-    why = "field &#x27;QuestionId&#x27; must be str, found int). 1 failed before logging their params"
+    why = "field &#x27;QuestionId&#x27; must be str, found int)."
     assert '<p class="note">Failed jobs: 1 of sweep tog_table1: dataset ' in page and why in page
     assert (
         "`python -m kgx -m +paper=tog_table1 llm=scripted run.progress=false +paper/row=io_gpt35 dataset=cwq,webqsp`"

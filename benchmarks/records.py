@@ -143,7 +143,8 @@ def measure(questions: int, method: str, code: Optional[Path]) -> dict[str, Any]
 def row(label: str, n: int, got: dict[str, Any]) -> str:
     size = got["outputs_bytes"] + got["mlruns_bytes"]
     files = got["outputs_files"] + got["mlruns_files"]
-    steps = ", ".join(f"{k} {v:.1f}" for k, v in got["steps"].items())
+    rest = got["after_s"] - sum(got["steps"].values())
+    steps = ", ".join(f"{k} {v:.1f}" for k, v in {**got["steps"], "the rest": rest}.items())
     return (
         f"{label:>8} {n:>7,} questions: loop {got['loop_s']:.1f} s, after {got['after_s']:.1f} s "
         f"({got['after_s'] / got['loop_s']:.2f}x the loop; {steps}); "

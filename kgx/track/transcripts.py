@@ -57,7 +57,9 @@ def logged(store: Any, question_id: Optional[str] = None) -> dict[str, str]:
     ``store`` is the run's kgx.track.tracker.Tracker, or anything with its ``client``,
     ``experiment_id`` and ``run_id``."""
     found: dict[str, str] = {}
-    named = f"trace.name = '{trace_name(question_id)}'" if question_id is not None else None
+    name = trace_name(question_id) if question_id is not None else None
+    # The search narrows to the name when the filter can quote it; the tag decides either way.
+    named = f"trace.name = '{name}'" if name is not None and "'" not in name else None
     token = None
     while True:
         page = store.client.search_traces(
@@ -68,7 +70,11 @@ def logged(store: Any, question_id: Optional[str] = None) -> dict[str, str]:
             max_results=500,
             page_token=token,
         )
-        found.update((t.info.tags.get(PREFIX + "attempt", ""), t.info.trace_id) for t in page)
+        found.update(
+            (t.info.tags.get(PREFIX + "attempt", ""), t.info.trace_id)
+            for t in page
+            if name is None or t.info.tags.get("mlflow.traceName") == name
+        )
         token = page.token
         if not token:
             return found

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import threading
 from pathlib import Path
@@ -151,8 +152,8 @@ def test_a_shard_read_at_any_cut_gives_its_whole_traces_only(tmp_path):
     blob = shard.read_bytes()
     full = inflate(blob)
     assert full.count(b"\n") == 5 and readable(shard) == full  # what a scan of the run's files for a secret reads
-    for cut in range(len(blob)):  # a kill -9 mid-write, or a crash that left zeros after the cut
-        for tail in (b"", bytes(512)):
+    for cut in range(len(blob)):  # a kill -9 mid-write, or a crash that left zeros or garbage after the cut
+        for tail in (b"", bytes(512), random.Random(cut).randbytes(300)):
             lines = shard_lines(blob[:cut] + tail)
             assert list(lines) == [f"q{i}" for i in range(len(lines))]
             assert all(json.loads(line)["id"] == qid for qid, line in lines.items())

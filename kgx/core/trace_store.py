@@ -8,8 +8,9 @@ stream is flushed at every trace, so a trace is on disk when its question's reco
 it compresses against the traces before it (a run's prompts repeat). A record names its shard
 (``Record.trace``). ``zcat traces/*.gz`` shows every trace.
 
-A shard a kill cut short reads up to its last whole trace, and no invocation appends to a shard
-another one wrote: a rerun writes shards of its own, named by its invocation. Folders written
+A shard a kill cut short reads up to its last whole trace (up to its last flush: what a crash
+left after it is never read as a trace), and no invocation appends to a shard another one wrote:
+a rerun writes shards of its own, named by its invocation. Folders written
 before shards keep ``traces/<id>.json``, read as they are.
 """
 
@@ -32,6 +33,7 @@ SUFFIX = ".jsonl.gz"
 SHARD_TRACES = 1000  # a question's trace is found by reading its shard: this bounds that read
 GZIP = 31  # zlib's wbits for a gzip stream
 CHUNK = 1 << 20
+FLUSHED = b"\x00\x00\xff\xff"  # how deflate output ends at a flush (Z_SYNC_FLUSH's empty stored block)
 ID = json.JSONDecoder()
 NO_EXPLANATION = b'"explanation": null}'  # how a trace line without an explanation ends (Trace.line)
 
@@ -109,17 +111,17 @@ class TraceReader:
     def __init__(self, out_dir: Path, keep: int = 2):
         self.out_dir = out_dir
         self.keep = keep
-        self._shards: collections.OrderedDict[Path, dict[str, bytes]] = collections.OrderedDict()
+        self._shards: collections.OrderedDict[str, dict[str, bytes]] = collections.OrderedDict()
 
     def get(self, question_id: str, where: str) -> Optional[dict[str, Any]]:
         """The trace of ``question_id`` that ``where`` (a record's ``trace``) names; None when
         there is none (no trace asked for, a shard lost or cut short before it)."""
         if not where:
             return None
-        path = self.out_dir / where
         if not where.endswith(SUFFIX):  # a per-question file of a folder written before shards
+            path = self.out_dir / where
             return {"end_ns": path.stat().st_mtime_ns, **json.loads(path.read_bytes())} if path.is_file() else None
-        line = self._shard(path).get(question_id)
+        line = self._shard(where).get(question_id)
         return json.loads(line) if line is not None else None
 
     def explanations(self, traces: Iterable[tuple[str, str]], limit: int) -> dict[str, dict[str, Any]]:
@@ -130,7 +132,7 @@ class TraceReader:
             if len(found) >= limit:
                 break
             if where.endswith(SUFFIX):
-                line = self._shard(self.out_dir / where).get(question_id)
+                line = self._shard(where).get(question_id)
                 if line is None or line.endswith(NO_EXPLANATION):
                     continue
             data = self.get(question_id, where)
@@ -138,12 +140,15 @@ class TraceReader:
                 found[question_id] = data["explanation"]
         return found
 
-    def _shard(self, path: Path) -> dict[str, bytes]:
-        if path in self._shards:
-            self._shards.move_to_end(path)
-            return self._shards[path]
+    def _shard(self, where: str) -> dict[str, bytes]:
+        """A shard's traces by question id, ``where`` relative to the run's folder (a string: a
+        path made per question cost more than the lookup)."""
+        if where in self._shards:
+            self._shards.move_to_end(where)
+            return self._shards[where]
+        path = self.out_dir / where
         lines = shard_lines(path.read_bytes()) if path.is_file() else {}
-        self._shards[path] = lines
+        self._shards[where] = lines
         while len(self._shards) > self.keep:
             self._shards.popitem(last=False)
         return lines
@@ -164,8 +169,11 @@ def shard_lines(blob: bytes) -> dict[str, bytes]:
 
 
 def inflate(blob: bytes) -> bytes:
-    """A gzip stream's content, as much of it as there is: a stream cut short (a kill) or damaged
-    gives what came before."""
+    """A gzip stream's content up to its last flush (every trace ends in one; what follows a
+    complete stream's last is only its end): a stream cut short (a kill) gives the traces before
+    the cut, and whatever a crash left after it (zeros, garbage) is not read as a trace."""
+    last = blob.rfind(FLUSHED)
+    blob = blob[: last + len(FLUSHED)] if last >= 0 else b""  # no flush yet: no whole trace
     out: list[bytes] = []
     unzip = zlib.decompressobj(wbits=GZIP)
     for start in range(0, len(blob), CHUNK):

@@ -73,7 +73,9 @@ def test_every_run_logs_its_page(store):
     assert f'<td class="num">{cell_text(cell, "±")}</td>' in text
     assert '<select name="status">' in text and 'data-status="ok"' in text
     first = details(text)["demo-001"][0]
-    assert '<a href="../traces/demo-001.json">traces/demo-001.json</a>' in first
+    shard = outcome.records[0].trace
+    assert shard.endswith(".jsonl.gz") and f'<a href="../{shard}">{shard}</a>' in first
+    assert f"<code>python -m kgx.report transcript {outcome.run_id} demo-001</code>" in first
     assert '<a href="../explanations/demo-001.png">' in first and 'src="data:image/png;base64,' in first
     assert "<script src" not in text and "<link" not in text  # self-contained
 

@@ -1,4 +1,4 @@
-"""``python -m kgx.report {table,cost,failures,breakdown,plot,html,compare,paper}``: runs as tables and figures.
+"""``python -m kgx.report {table,cost,failures,breakdown,plot,html,compare,paper,transcript}``: reports of kgx runs.
 
     python -m kgx.report table --rows method --cols dataset --metric hits1 --format md
     python -m kgx.report cost --rows method,dataset
@@ -10,6 +10,7 @@
     python -m kgx.report compare RUN_A RUN_B --metric hits1 --show 10
     python -m kgx.report paper knowpath_table1 --parent SWEEP   # a paper's table, kgx beside it
     python -m kgx.report paper lmp_table1 --released            # the authors' released outputs instead
+    python -m kgx.report transcript RUN_ID demo-002             # one question's transcript in MLflow's trace view
 
 Runs are every FINISHED run of ``--experiment``, or the runs of one sweep with ``--parent`` (its
 run id or its name: of several sweeps of one name, the latest with finished runs, said on
@@ -37,6 +38,7 @@ from kgx.report.runs import SHORT_KEYS, ReportError, client, load_runs
 from kgx.report.sweep_summary import html_report
 from kgx.report.sweeps import choose
 from kgx.report.tables import cost_table, metric_table
+from kgx.report.transcript import LOCAL_UI, transcript
 
 KEYS_HELP = f"config keys, comma-separated: {', '.join(f'{k} ({v})' for k, v in SHORT_KEYS.items())} or any param"
 
@@ -120,6 +122,15 @@ def parser() -> argparse.ArgumentParser:
     )
     paper.add_argument("--format", choices=sorted(PAPER_FORMATS), default="text")
     paper.add_argument("--out", type=Path, default=None, help="write here instead of stdout")
+
+    shown = commands.add_parser(
+        "transcript",
+        help="one question's transcript in MLflow's trace view: logged now if the run has none, and its address",
+    )
+    shown.add_argument("run_id")
+    shown.add_argument("question_id")
+    shown.add_argument("--tracking-uri", default=None)
+    shown.add_argument("--ui", default=None, help=f"the MLflow UI's address (default: a server's own, else {LOCAL_UI})")
     return top
 
 
@@ -149,6 +160,8 @@ def run(args: argparse.Namespace) -> str:
         return f"A = {label_a}, run {args.run_a}\nB = {label_b}, run {args.run_b}\n" + describe(result, args.show)
     if args.command == "paper":
         return paper_command(args)
+    if args.command == "transcript":
+        return transcript(args.run_id, args.question_id, args.tracking_uri, args.ui)
     if args.parent:
         said_of_parent(args)
     if args.command == "html":

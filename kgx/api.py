@@ -31,7 +31,7 @@ from typing import Optional
 
 import polars as pl
 
-from kgx.core.config import ConfigError
+from kgx.core.config_checks import ConfigError
 from kgx.results.record import Record
 
 __all__ = ["Result", "SweepResult", "load_runs", "run_experiment", "run_sweep"]

@@ -88,7 +88,7 @@ except ProcessLookupError:
 """
 
 
-def guard_group(group: int, interval_s: float = WATCH_INTERVAL_S) -> subprocess.Popen:
+def guard_group(group: int, interval_s: float = WATCH_INTERVAL_S) -> subprocess.Popen[bytes]:
     """Start a companion that SIGKILLs process group ``group`` (a server started with
     ``start_new_session=True``: its pid) once this process has died; terminate the companion
     after stopping the server. It lives at most ``interval_s`` past this process."""

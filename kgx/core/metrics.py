@@ -214,7 +214,7 @@ def _set_match(answers: Sequence[str], gold: Gold) -> tuple[int, int, int, int]:
     whole, equals one of its values (the exact rule: a year is not a full date)."""
     preds = distinct_items(answers)
     ready = prepared(gold)
-    matched_preds, matched_gold = 0, set()
+    matched_preds, matched_gold = 0, set[int]()
     for normalised, raw in preds:
         hit = ready.matching(normalised) | ready.values.exact(parse(raw))
         matched_preds += bool(hit)

@@ -57,10 +57,12 @@ class TraceWriter:
         with self._lock:
             if self._fd is None or self._count >= SHARD_TRACES:
                 self._next()
+            fd = self._fd
+            assert fd is not None  # _next opened it
             try:
-                _write(self._fd, self._zip.compress(line) + self._zip.flush(zlib.Z_SYNC_FLUSH))
+                _write(fd, self._zip.compress(line) + self._zip.flush(zlib.Z_SYNC_FLUSH))
             except OSError:  # a full disk: the shard reads up to here, and the next trace starts another
-                os.close(self._fd)
+                os.close(fd)
                 self._fd = None
                 raise
             self._count += 1

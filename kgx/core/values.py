@@ -37,7 +37,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
-from typing import Optional
+from typing import Any, Optional
 
 __all__ = ["DIGIT", "Date", "GoldValues", "PRINT_DIGITS", "Value", "as_printed", "parse", "values_in"]
 
@@ -177,6 +177,9 @@ def values_in(text: str) -> tuple[Value, ...]:
     return tuple(v for match in pattern.finditer(text) if (v := _value(match)))
 
 
+Key = tuple[str, Any]  # a kind of match ("n", "print", "d", "holds", ...) and what it matches
+
+
 class GoldValues:
     """The values among a question's gold answers, indexed once (per question, for every metric).
 
@@ -185,7 +188,7 @@ class GoldValues:
     """
 
     def __init__(self, groups: Sequence[Iterable[str]]):
-        self._keys: dict[tuple, set[int]] = {}
+        self._keys: dict[Key, set[int]] = {}
         for index, aliases in enumerate(groups):
             for alias in aliases:
                 if (value := parse(alias)) is not None:
@@ -194,7 +197,7 @@ class GoldValues:
     def __bool__(self) -> bool:
         return bool(self._keys)
 
-    def _add(self, key: tuple, index: int) -> None:
+    def _add(self, key: Key, index: int) -> None:
         self._keys.setdefault(key, set()).add(index)
 
     def _index(self, gold: Value, index: int) -> None:
@@ -208,13 +211,13 @@ class GoldValues:
             for form in gold.date.prefixes():
                 self._add(("holds", form), index)
 
-    def _find(self, keys: Iterable[tuple]) -> set[int]:
+    def _find(self, keys: Iterable[Key]) -> set[int]:
         found: set[int] = set()
         for key in keys:
             found.update(self._keys.get(key, ()))
         return found
 
-    def _number_keys(self, value: Value) -> list[tuple]:
+    def _number_keys(self, value: Value) -> list[Key]:
         if value.number is None:
             return []
         keys = [("n", value.number), ("print", value.as_print)]

@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 import yaml
 
-from kgx.core.config import DEFAULT_FILTERS
+from kgx.core.kg_config import DEFAULT_FILTERS
 from kgx.kg.name_level import relation_id
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -170,7 +170,7 @@ def test_execution_settings_leave_the_run_identity_alone(compose_cfg):
         "llm.rpm=60",
         "llm.timeout_s=5",
         "llm.max_retries=1",
-        "kg.timeout_s=3",
+        "kg.store=elsewhere",
         "run.concurrency=2",
         "+llm.stages.answer=scripted",
         "llm.backoff_s=0.1",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kgx.core.config import DEFAULT_FILTERS
+from kgx.core.kg_config import DEFAULT_FILTERS
 from kgx.core.types import Horizon, Question
 from kgx.diagnose.reach import Reach, Reacher, Step
 from kgx.kg import BUNDLED_KG, EmbeddedKG, KGError, build_store

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kgx.core.config import KGConfig, NoiseConfig
+from kgx.core.kg_config import EmbeddedKGConfig, EndpointKGConfig, KGConfig, NoiseConfig
 from kgx.core.types import Horizon
 from kgx.diagnose.reach import Reacher
 from kgx.kg import EmbeddedKG, build_store, unnamed_possible
@@ -23,9 +23,13 @@ ASKED = [100, 6, 65, 281, 81, 91, 6, 17, 6, 6]
 
 
 def kg_config(name: str) -> KGConfig:
-    from omegaconf import OmegaConf
+    """``kg=<name>`` as a run composes it (its backend's schema, then conf/kg/<name>.yaml)."""
+    from kgx.run.compose import register_schemas
+    from kgx.run.spec import to_run_spec
+    from tests.inprocess import compose_fresh
 
-    return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(KGConfig), OmegaConf.load(CONF / f"{name}.yaml")))
+    register_schemas()
+    return to_run_spec(compose_fresh("llm=scripted", f"kg={name}")).kg
 
 
 def test_whether_a_kg_may_hold_unnamed_entities_comes_from_its_sources(tmp_path):
@@ -33,12 +37,12 @@ def test_whether_a_kg_may_hold_unnamed_entities_comes_from_its_sources(tmp_path)
     movies.write_text("Alien|directed_by|Ridley Scott\nAlien|release_year|1979\n")
     replayed = tmp_path / "replay.tsv"
     replayed.write_text("Alien\tfilm.film.directed_by\tRidley Scott\nm.0101320d\tfilm.film.genre\tHorror\n")
-    assert unnamed_possible(KGConfig(name="m", format="metaqa", sources=[str(movies)])) is False
-    assert unnamed_possible(KGConfig(name="r", format="tsv", sources=[str(replayed)])) is True  # a mid, unnamed
-    dropped = KGConfig(name="m", format="metaqa", sources=[str(movies)], noise=NoiseConfig(drop_names=0.1))
+    assert unnamed_possible(EmbeddedKGConfig(name="m", format="metaqa", sources=[str(movies)])) is False
+    assert unnamed_possible(EmbeddedKGConfig(name="r", format="tsv", sources=[str(replayed)])) is True  # a mid, unnamed
+    dropped = EmbeddedKGConfig(name="m", format="metaqa", sources=[str(movies)], noise=NoiseConfig(drop_names=0.1))
     assert unnamed_possible(dropped) is True
-    assert unnamed_possible(KGConfig()) is True  # the bundled demo: Freebase triples with CVTs
-    assert unnamed_possible(KGConfig(name="s", backend="endpoint", endpoint="http://localhost:1/sparql")) is True
+    assert unnamed_possible(EmbeddedKGConfig()) is True  # the bundled demo: Freebase triples with CVTs
+    assert unnamed_possible(EndpointKGConfig(name="s", endpoint="http://localhost:1/sparql")) is True
 
 
 def test_a_run_reports_what_reachability_cost(run):

@@ -13,8 +13,9 @@ import polars as pl
 import pyoxigraph as ox
 import pytest
 
-from kgx.core.config import ConfigError, DatasetConfig, KGConfig
+from kgx.core.config import ConfigError, DatasetConfig
 from kgx.core.faults import DiskFull
+from kgx.core.kg_config import SubgraphKGConfig
 from kgx.core.types import Horizon, Question
 from kgx.datasets import DataError, load
 from kgx.diagnose.reach import Reacher
@@ -232,7 +233,7 @@ def test_the_union_store_holds_each_triple_and_name_once_in_the_default_graph(tm
     # union: the 5 distinct edges + the 5 distinct names.
     assert (question.triples, question.quads, union.triples, union.quads) == (7, 17, 7, 10)
     assert (question.scope, union.scope) == ("question", "union")
-    kg = SubgraphKG(union.store)
+    kg = SubgraphKG(union.store, "union")
     assert (kg.scope, len(kg), list(kg.store.named_graphs())) == ("union", 10, [])
     assert len(list(kg.store.quads_for_pattern(None, None, None, ox.DefaultGraph()))) == 10
     again = build_subgraphs([path], tmp_path / "union", progress=False, scope="union")
@@ -244,27 +245,27 @@ def test_a_rebuild_happens_only_when_the_files_change(two, tmp_path):
     again = build_subgraphs([two], tmp_path / "store", progress=False)
     assert (first.reused, again.reused) == (False, True)
     assert (again.questions, again.triples, again.quads) == (2, 5, 11)
-    cfg = KGConfig(name="subgraph", format="rog", sources=[str(two)])
+    cfg = SubgraphKGConfig(sources=[str(two)])
     kg = open_kg(cfg, tmp_path / "cache")
     changed = tmp_path / "changed.parquet"
     rog_frame({"qA": TWO["qA"]}).write_parquet(changed)
-    other = open_kg(KGConfig(name="subgraph", format="rog", sources=[str(changed)]), tmp_path / "cache")
+    other = open_kg(SubgraphKGConfig(sources=[str(changed)]), tmp_path / "cache")
     assert (len(kg), len(other)) == (11, 6)
     assert len(list((tmp_path / "cache" / "kg").iterdir())) == 2  # one store per content
 
 
 def test_each_scope_has_its_own_store_so_switching_never_rebuilds_the_other(two, tmp_path):
     cache = tmp_path / "cache"
-    question = open_kg(KGConfig(name="subgraph", format="rog", sources=[str(two)]), cache)
-    union = open_kg(KGConfig(name="subgraph", format="rog", sources=[str(two)], scope="union"), cache)
+    question = open_kg(SubgraphKGConfig(sources=[str(two)]), cache)
+    union = open_kg(SubgraphKGConfig(sources=[str(two)], scope="union"), cache)
     key = re.fullmatch(r"subgraph-(\w+)", Path(question.store_dir).name).group(1)
     other = re.fullmatch(r"subgraph-union-(\w+)", Path(union.store_dir).name).group(1)
     assert key != other and (question.scope, union.scope) == ("question", "union")
     built = {p.name: (p / MANIFEST).stat().st_mtime_ns for p in (cache / "kg").iterdir()}
     for scope in ("question", "union", "question"):
-        open_kg(KGConfig(name="subgraph", format="rog", sources=[str(two)], scope=scope), cache)
+        open_kg(SubgraphKGConfig(sources=[str(two)], scope=scope), cache)
     assert {p.name: (p / MANIFEST).stat().st_mtime_ns for p in (cache / "kg").iterdir()} == built
-    named = KGConfig(name="subgraph", format="rog", sources=[str(two)], scope="union", store=str(tmp_path / "mine"))
+    named = SubgraphKGConfig(sources=[str(two)], scope="union", store=str(tmp_path / "mine"))
     assert Path(open_kg(named, cache).store_dir) == tmp_path / "mine-union"
 
 
@@ -276,7 +277,7 @@ def test_question_scope_sees_only_its_own_subgraph_union_sees_all(two_store, uni
     assert a.relations(carol, "out") == [] and a.search("Carol") == [] and a.named([carol]) == set()
     assert a.neighbors(france, "people.person.nationality", "in") == [alice]
     assert b.neighbors(france, "people.person.nationality", "in") == [carol]
-    union = SubgraphKG(union_store)
+    union = SubgraphKG(union_store, "union")
     assert union.for_question("qA") is union and union.view == ""
     assert union.for_question("qA").neighbors(france, "people.person.nationality", "in") == sorted([alice, carol])
     assert union.search("Carol") == [carol]
@@ -295,7 +296,7 @@ def test_reachability_is_searched_in_the_questions_own_subgraph(two_store, union
         meta={"answer_ids": [name_id("Film X")]},
     )
     bob = Question(id="qA", text="?", topic_entities={name_id("Alice"): "Alice"}, answers=[["Bob"]])
-    union = Reacher(SubgraphKG(union_store), "union", tmp_path)
+    union = Reacher(SubgraphKG(union_store, "union"), "union", tmp_path)
     question = Reacher(SubgraphKG(two_store), "question", tmp_path)
     assert union.check(film_via_carol, Horizon(3)).reachable is True
     own = question.check(film_via_carol, Horizon(3))
@@ -335,7 +336,7 @@ def test_preflight_checks_topics_in_the_subgraph_each_question_sees(compose_cfg,
         Question(id="qB", text="?", topic_entities={carol: "Carol", alice: "Alice"}, answers=[["Film X"]]),
         Question(id="qC", text="?", topic_entities={dora: "Dora"}, answers=[["Bob"]]),
     ]
-    kg = SubgraphKG(two_store if scope == "question" else union_store)
+    kg = SubgraphKG(two_store) if scope == "question" else SubgraphKG(union_store, "union")
     assert check(spec, questions, kg) == questions  # the dataset's own KG: a warning, not a stop
     warning = capsys.readouterr().err
     if scope == "question":

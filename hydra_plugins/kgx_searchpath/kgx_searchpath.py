@@ -6,6 +6,11 @@ repository's ``sweeps/`` in a checkout, ``kgx/conf/sweeps`` in a wheel. (Hydra l
 primary config directory first, so in a wheel kgx's own sweeps win over a user's of the same
 name.) Only kgx's own app is touched (its config directory must be on the path), since Hydra
 loads search-path plugins for every app in the environment.
+
+A plugin package's configs join too: where one of its kgx entry points (kgx.core.registry) names a
+module beside a ``kgx_conf/`` folder, that folder is on the path after kgx's own, so its
+``kgx_conf/paper/<table>.yaml`` is ``+paper=<table>`` and its ``kgx_conf/dataset/<name>.yaml`` is
+``dataset=<name>``.
 """
 
 from __future__ import annotations
@@ -24,3 +29,7 @@ class KgxSweepsSearchPath(SearchPathPlugin):
         search_path.append(provider="kgx-user", path="file://.")
         if SWEEPS_DIR.parent != CONF_DIR:  # a checkout; a wheel's config directory holds them already
             search_path.append(provider="kgx", path=f"file://{SWEEPS_DIR.parent}")
+        from kgx.core.registry import plugin_conf_dirs
+
+        for folder in plugin_conf_dirs():
+            search_path.append(provider="kgx-plugin", path=f"file://{folder}")

@@ -43,11 +43,14 @@ def identity(obj: Any) -> Any:
     """A schema instance as plain data without its execution fields, nor settings added later
     that keep their defaults: what a run's results depend on."""
     if is_dataclass(obj) and not isinstance(obj, type):
-        return {
+        own = {
             f.name: identity(getattr(obj, f.name))
             for f in fields(obj)
             if f.metadata.get("result", True) and not (f.metadata.get("added") and getattr(obj, f.name) == f.default)
         }
+        # A schema split from an earlier one keeps the earlier shape (kgx.core.kg_config.KGConfig).
+        before, shown_as = getattr(obj, "IDENTITY_BEFORE", {}), getattr(obj, "IDENTITY_AS", {})
+        return {**before, **own, **shown_as} if before or shown_as else own
     if isinstance(obj, dict):
         return {k: identity(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

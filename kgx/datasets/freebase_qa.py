@@ -13,10 +13,12 @@ from kgx.core.config import DatasetConfig
 from kgx.core.types import Question
 from kgx.datasets.fields import field, one_alias_each, position_id, topic_entities
 from kgx.datasets.files import DataError, json_records, locate, read_json
+from kgx.datasets.formats import dataset_format
 
 UNNAMED = "UnName_Entity"  # PoG's placeholder for a gold answer that has no name
 
 
+@dataset_format("cwq")
 def cwq(path: Path, cfg: DatasetConfig) -> list[Question]:
     """ComplexWebQuestions in ToG's format: ``question``, ``topic_entity``, one ``answer`` string.
 
@@ -53,6 +55,7 @@ def _answer_names(path: Path) -> dict[str, list[str]]:
     return data
 
 
+@dataset_format("webqsp")
 def webqsp(path: Path, cfg: DatasetConfig) -> list[Question]:
     """WebQSP test as ``WebQSP.json`` (AoG, LMP): ``RawQuestion`` and ``answer``, a list of names."""
     return [
@@ -66,6 +69,7 @@ def webqsp(path: Path, cfg: DatasetConfig) -> list[Question]:
     ]
 
 
+@dataset_format("webqsp_parses")
 def webqsp_parses(path: Path, cfg: DatasetConfig) -> list[Question]:
     """WebQSP with its full semantic parses (GoG's 1,000-question file).
 
@@ -110,6 +114,7 @@ def _name_and_id(name: Any, argument: str) -> list[str]:
     return [name, argument] if isinstance(name, str) and name.strip() else [argument]
 
 
+@dataset_format("grailqa")
 def grailqa(path: Path, cfg: DatasetConfig) -> list[Question]:
     """GrailQA in ToG's format: ``answer`` as ``[{answer_argument, entity_name}]``; the
     generalisation ``level`` (i.i.d., compositional, zero-shot) and ``function`` go to meta."""
@@ -132,6 +137,7 @@ def grailqa(path: Path, cfg: DatasetConfig) -> list[Question]:
     return questions
 
 
+@dataset_format("simpleqa")
 def simpleqa(path: Path, cfg: DatasetConfig) -> list[Question]:
     """SimpleQuestions in ToG's format: one ``answer`` string; the gold ``relation`` goes to meta."""
     return [
@@ -146,6 +152,7 @@ def simpleqa(path: Path, cfg: DatasetConfig) -> list[Question]:
     ]
 
 
+@dataset_format("webquestions")
 def webquestions(path: Path, cfg: DatasetConfig) -> list[Question]:
     """WebQuestions in ToG's format: ``answers``, a list of names."""
     return [

@@ -26,6 +26,7 @@ from kgx.core.config import DatasetConfig
 from kgx.core.types import Question
 from kgx.datasets.fields import position_id
 from kgx.datasets.files import DataError, text_lines
+from kgx.datasets.formats import dataset_format
 
 END = "<end>"
 PATHS = "*"  # joins the paths of a conjunctive question (WC-C)
@@ -116,6 +117,7 @@ def lines(path: Path) -> Iterator[tuple[int, Line]]:
     return ((lineno, parse(text, f"{path}:{lineno}")) for lineno, text in text_lines(path))
 
 
+@dataset_format("irn")
 def irn(path: Path, cfg: DatasetConfig) -> Iterator[Question]:
     """Questions whose topic entities are the paths' subjects, by name: the run resolves each name
     to the entity of that name in its KG, whatever ids the KG uses (kgx.run.preflight)."""

@@ -10,9 +10,11 @@ from kgx.core.config import DatasetConfig
 from kgx.core.types import Question
 from kgx.datasets.fields import field, topic_entities
 from kgx.datasets.files import DataError, json_lines
+from kgx.datasets.formats import dataset_format
 from kgx.datasets.irn import TOPIC_NAMES
 
 
+@dataset_format("jsonl")
 def read_jsonl(path: Path, cfg: DatasetConfig) -> Iterator[Question]:
     """Lines of ``{id, question, topic_entities, answers, answer_ids, meta}``; ``answers`` holds
     one alias list per gold answer, and ``answer_ids`` moves into meta.

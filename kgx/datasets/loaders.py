@@ -1,4 +1,4 @@
-"""The reader registry, question selection, and dataset configs by name."""
+"""Loading a dataset: its reader (kgx.datasets.formats), the question selection, and dataset configs by name."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import itertools
 import random
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,22 +15,18 @@ from omegaconf import OmegaConf
 from kgx.core.config import ConfigError, DatasetConfig
 from kgx.core.gold import scorable
 from kgx.core.paths import CONF_DIR
+from kgx.core.registry import RegistryError
 from kgx.core.types import Question
-from kgx.datasets import freebase_qa
 from kgx.datasets.files import DataError, locate, text_lines
+from kgx.datasets.formats import FORMATS, dataset_format
 from kgx.datasets.irn import irn
 from kgx.datasets.jsonl import read_jsonl
-from kgx.datasets.metaqa import metaqa
-from kgx.datasets.pathquestion import pathquestion
 from kgx.datasets.rog import rog
 
 BUNDLED = Path(__file__).resolve().parent / "demo" / "questions.jsonl"
 
-# A reader yields a file's questions in order; the line-based ones (kgx's JSON lines, IRN, MetaQA,
-# PathQuestion) read only as far as they are asked, the JSON arrays and parquet read the whole file.
-Reader = Callable[[Path, DatasetConfig], Iterable[Question]]
 
-
+@dataset_format("auto", folders=True)
 def read_auto(path: Path, cfg: DatasetConfig) -> Iterable[Question]:
     """``dataset=custom``: RoG's parquet schema for a parquet file or a folder (of shards), kgx's
     JSON lines when the first line is an object, else IRN's tab-separated lines (PathQuestion,
@@ -44,7 +40,7 @@ def read_auto(path: Path, cfg: DatasetConfig) -> Iterable[Question]:
             return irn(path, cfg)
         raise DataError(
             f"{path}:{lineno}: neither a JSON object (kgx's format) nor tab-separated fields "
-            f"(IRN's question<TAB>answer<TAB>path); set dataset.loader to one of {sorted(LOADERS)}"
+            f"(IRN's question<TAB>answer<TAB>path); set dataset.loader to one of {sorted(FORMATS)}"
         )
     return []
 
@@ -55,23 +51,6 @@ def _is_parquet(path: Path) -> bool:
         return f.read(4) == b"PAR1"
 
 
-LOADERS: dict[str, Reader] = {
-    "auto": read_auto,
-    "jsonl": read_jsonl,
-    "irn": irn,
-    "cwq": freebase_qa.cwq,
-    "webqsp": freebase_qa.webqsp,
-    "webqsp_parses": freebase_qa.webqsp_parses,
-    "grailqa": freebase_qa.grailqa,
-    "simpleqa": freebase_qa.simpleqa,
-    "webquestions": freebase_qa.webquestions,
-    "metaqa": metaqa,
-    "pathquestion": pathquestion,
-    "rog": rog,
-}
-FOLDER_LOADERS = frozenset({"rog", "auto"})  # loaders whose path may be a folder (of parquet shards)
-
-
 def load(cfg: DatasetConfig) -> list[Question]:
     """The dataset's questions in file order, after the config's selection.
 
@@ -79,10 +58,12 @@ def load(cfg: DatasetConfig) -> list[Question]:
     file, or a selection that keeps no question, is a DataError naming the file or the selection.
     Questions without a gold answer are kept, with a warning (:func:`warn_no_gold`).
     """
-    if cfg.loader not in LOADERS:
-        raise DataError(f"dataset.loader='{cfg.loader}': known loaders are {sorted(LOADERS)}")
+    try:
+        reader = FORMATS.named(cfg.loader)
+    except RegistryError as exc:
+        raise DataError(f"dataset.loader={cfg.loader}: {exc}") from None
     path = dataset_file(cfg)
-    read = LOADERS[cfg.loader](path, cfg)
+    read = reader.read(path, cfg)
     # Without ids or a sample (which need every question) a limit stops the reading: the first
     # questions of a 100,000-line file cost the same as those of a short one.
     streams = cfg.limit and not cfg.ids and cfg.sample is None
@@ -125,7 +106,7 @@ def dataset_file(cfg: DatasetConfig) -> Path:
     """The question file: ``cfg.path`` resolved, or the bundled demo questions, which only kgx's
     own format can stand in for: any other loader without a path is told to name its file."""
     if cfg.path:
-        return locate(cfg, cfg.path, folder=cfg.loader in FOLDER_LOADERS)
+        return locate(cfg, cfg.path, folder=cfg.loader in FORMATS and FORMATS[cfg.loader].folders)
     if cfg.loader != "jsonl":
         raise DataError(f"dataset '{cfg.name}': no question file; set dataset.path=FILE ({cfg.source})")
     return BUNDLED

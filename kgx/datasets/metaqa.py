@@ -15,11 +15,13 @@ from kgx.core.config import DatasetConfig
 from kgx.core.types import Question
 from kgx.datasets.fields import one_alias_each, position_id
 from kgx.datasets.files import DataError, locate, text_lines
+from kgx.datasets.formats import dataset_format
 from kgx.kg.name_level import name_id
 
 TOPIC = re.compile(r"\[([^\[\]]+)\]")
 
 
+@dataset_format("metaqa")
 def metaqa(path: Path, cfg: DatasetConfig) -> Iterator[Question]:
     """Questions of one MetaQA file, read as they are asked for; with ``cfg.qtype``, meta gets
     each line's question type (``movie_to_director_to_movie``) and the hop count it spells out."""

@@ -13,10 +13,12 @@ from pathlib import Path
 from kgx.core.config import DatasetConfig
 from kgx.core.types import Question
 from kgx.datasets.fields import position_id
+from kgx.datasets.formats import dataset_format
 from kgx.datasets.irn import aliases, lines
 from kgx.kg.name_level import name_id
 
 
+@dataset_format("pathquestion")
 def pathquestion(path: Path, cfg: DatasetConfig) -> Iterator[Question]:
     """Questions of one PathQuestion file, read as they are asked for; meta keeps the gold path
     and its hop count."""

@@ -21,12 +21,14 @@ from kgx.core.config import DatasetConfig
 from kgx.core.types import Question
 from kgx.datasets.fields import one_alias_each
 from kgx.datasets.files import DataError
+from kgx.datasets.formats import dataset_format
 from kgx.kg.name_level import SourceError, name_id
 from kgx.kg.rog_files import rog_files, rows
 
 COLUMNS = ("id", "question", "answer", "q_entity", "a_entity")
 
 
+@dataset_format("rog", folders=True)
 def rog(path: Path, cfg: DatasetConfig) -> list[Question]:
     """Every question of the RoG file(s) at ``path``; a bad row stops the load naming file and row."""
     try:

@@ -12,7 +12,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from kgx.core.cli import plain
-from kgx.core.config import ConfigError, KGConfig
+from kgx.core.config import ConfigError
+from kgx.core.kg_config import EndpointKGConfig
 from kgx.kg.bench import bench, candidate_entities
 from kgx.kg.build import FORMATS, build
 from kgx.kg.check import check, verdict
@@ -145,9 +146,8 @@ def _open(args: argparse.Namespace, stack: ExitStack) -> tuple[SparqlKG, str]:
         if not args.store:
             raise ConfigError("--endpoint serve needs --store DIR to serve")
         url = stack.enter_context(OxigraphServer(args.store)).url
-    cfg = KGConfig(
+    cfg = EndpointKGConfig(
         name="cli",
-        backend="endpoint",
         endpoint=url,
         default_graph=args.default_graph,
         headers_env=dict(args.header_env),

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgx.core.config import KGConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.kg.build import check_sources, fingerprint
 
 KEY_CHARS = 16  # of the sources' fingerprint in the folder name: 64 bits
 
 
-def store_dir(cfg: KGConfig, sources: list[Path], cache_dir: Path) -> Path:
+def store_dir(cfg: EmbeddedKGConfig, sources: list[Path], cache_dir: Path) -> Path:
     """The store directory of an embedded KG: ``kg.store`` when set, else under ``cache_dir``."""
     if cfg.store:
         return Path(cfg.store)

@@ -40,7 +40,7 @@ from kgx.kg.query_deadline import POOL_CLASSES, deadline
 from kgx.kg.sparql import SparqlKG, Term
 
 if TYPE_CHECKING:
-    from kgx.core.config import KGConfig
+    from kgx.core.kg_config import EndpointKGConfig
 
 GET_LIMIT = 1500  # characters of query text sent in the URL; longer ones are POSTed
 POOL_SIZE = 16  # kept-alive connections per endpoint; more threads than this open extra ones
@@ -94,7 +94,7 @@ def _within_own_limit(query: str, max_rows: int) -> bool:
 
 class EndpointKG(SparqlKG):
     """``headers`` are sent with every request and may hold secrets: they appear in no message,
-    repr or log (the URL does, and holds none: :class:`kgx.core.config.KGConfig` refuses one that does)."""
+    repr or log (the URL does, and holds none: :class:`kgx.core.kg_config.EndpointKGConfig` refuses one that does)."""
 
     def __init__(
         self,
@@ -222,7 +222,7 @@ class EndpointKG(SparqlKG):
             )
 
 
-def request_headers(cfg: KGConfig, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+def request_headers(cfg: EndpointKGConfig, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     """The headers ``cfg`` names, their values read from the environment now, when the KG opens
     (never from a config). A variable that is unset or empty fails here, before any question."""
 
@@ -248,7 +248,9 @@ def request_headers(cfg: KGConfig, environ: Mapping[str, str] = os.environ) -> d
     return headers
 
 
-def connect(cfg: KGConfig, environ: Mapping[str, str] = os.environ, ping: bool = True, **options: Any) -> EndpointKG:
+def connect(
+    cfg: EndpointKGConfig, environ: Mapping[str, str] = os.environ, ping: bool = True, **options: Any
+) -> EndpointKG:
     """The endpoint ``cfg`` describes, with its graph and headers, pinged: a wrong URL or graph, or
     a missing credential, fails before any question runs (``ping=False``: for a run that reads no KG)."""
     kg = EndpointKG(

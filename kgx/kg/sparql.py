@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from kgx.core.config import DEFAULT_FILTERS
+from kgx.core.kg_config import DEFAULT_FILTERS
 from kgx.kg.freebase import (
     NAME,
     NS,

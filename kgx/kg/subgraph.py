@@ -21,9 +21,9 @@ from typing import Any, Optional
 
 import pyoxigraph as ox
 
-from kgx.core.config import KGConfig
+from kgx.core.kg_config import SubgraphKGConfig
 from kgx.core.paths import resolve
-from kgx.kg.build import fingerprint, read_manifest
+from kgx.kg.build import fingerprint
 from kgx.kg.custom import KEY_CHARS
 from kgx.kg.embedded import EmbeddedKG, solution_rows
 from kgx.kg.name_level import SourceError
@@ -35,12 +35,13 @@ VIEW_CACHE = 10_000  # results kept per question view: one question's calls
 
 
 class SubgraphKG(EmbeddedKG):
-    """The store of one scope; in question scope, ``for_question`` narrows it to one subgraph."""
+    """The store of one scope (``kg.scope``, the one setting that says it: the store was built for
+    it); in question scope, ``for_question`` narrows it to one subgraph."""
 
-    def __init__(self, store_dir: Path, **options: Any):
+    def __init__(self, store_dir: Path, scope: str = "question", **options: Any):
         super().__init__(store_dir, **options)
         self.store_dir = Path(store_dir)
-        self.scope: str = read_manifest(self.store_dir).get("scope", "question")
+        self.scope = scope
         self._graph: Optional[ox.NamedNode] = None
 
     def _select(self, query: str) -> list[dict[str, Term]]:
@@ -66,14 +67,14 @@ class SubgraphKG(EmbeddedKG):
         return view
 
 
-def open_subgraphs(cfg: KGConfig, cache_dir: Path, **options: Any) -> SubgraphKG:
+def open_subgraphs(cfg: SubgraphKGConfig, cache_dir: Path, **options: Any) -> SubgraphKG:
     """The KG of ``kg=subgraph``: its sources' RoG files built (or found built) for ``kg.scope``
     under ``<cache_dir>/kg/<name>-<hash>`` (question) or ``<name>-union-<hash>`` (union; beside
     ``kg.store`` as ``<store>-union`` when that is set), so neither two datasets nor two scopes
     share or rebuild one store."""
     if not cfg.sources:
         raise SourceError(
-            f"kg '{cfg.name}' (format rog) has no sources: it builds from RoG parquet files, "
+            f"kg '{cfg.name}' (RoG subgraphs) has no sources: it builds from RoG parquet files, "
             f"by default the dataset's (dataset=webqsp_rog or cwq_rog), else kg.sources=[FILE or FOLDER]"
         )
     files = [f for source in cfg.sources for f in rog_files(resolve(source), cfg.split)]
@@ -81,4 +82,4 @@ def open_subgraphs(cfg: KGConfig, cache_dir: Path, **options: Any) -> SubgraphKG
     key = fingerprint(files, store_format(cfg.scope), False)[:KEY_CHARS]
     suffix = "" if cfg.scope == "question" else f"-{cfg.scope}"
     store = Path(cfg.store + suffix) if cfg.store else cache_dir / "kg" / f"{cfg.name}{suffix}-{key}"
-    return SubgraphKG(build_subgraphs(files, store, scope=cfg.scope).store, **options)
+    return SubgraphKG(build_subgraphs(files, store, scope=cfg.scope).store, cfg.scope, **options)

@@ -1,14 +1,8 @@
-"""KGQA methods; importing this package registers them all.
-
-Every module of the package is imported, so a new method file registers itself by existing.
+"""KGQA methods, registered where they are defined (``kgx.methods.register``) and found through the
+entry-point group ``kgx.methods``: kgx's own are declared in its pyproject.toml, a plugin's in its
+own (docs/contributing/extending.md). ``METHODS`` imports them on first use.
 """
 
-import importlib
-import pkgutil
+from kgx.methods.base import METHODS, Context, Method, get, method, prepare, register
 
-from kgx.methods.base import METHODS, Context, Method, get, method, prepare
-
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
-
-__all__ = ["METHODS", "Context", "Method", "get", "method", "prepare"]
+__all__ = ["METHODS", "Context", "Method", "get", "method", "prepare", "register"]

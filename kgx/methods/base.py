@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional
 
 from kgx.core.config import MethodConfig
+from kgx.core.registry import Registry
 from kgx.core.trace import Trace
 from kgx.core.types import Prediction, Question
 from kgx.kg.metered import MeteredKG
@@ -35,7 +36,8 @@ class Method:
     check: Optional[Callable[[MethodConfig], None]] = None  # runs once before any question (e.g. an extra)
 
 
-METHODS: dict[str, Method] = {}
+# kgx's own methods and every installed package's, through the entry-point group ``kgx.methods``.
+METHODS: Registry[Method] = Registry("method", "kgx.methods")
 
 
 def register(
@@ -44,19 +46,20 @@ def register(
     stages: tuple[str, ...],
     check: Optional[Callable[[MethodConfig], None]] = None,
 ) -> Callable[[Answer], Answer]:
+    """Register ``answer`` as method ``name`` with its config schema, the LLM stages it calls and
+    an optional check run once before any question. The module holding it is an entry point of
+    the group ``kgx.methods`` (kgx's own in its pyproject.toml, a plugin's in the plugin's)."""
+
     def add(fn: Answer) -> Answer:
-        if METHODS.get(name) is not None and METHODS[name].answer is not fn:
-            raise ValueError(f"method '{name}' is registered twice")
-        METHODS[name] = Method(name, fn, config, tuple(stages), check)
+        METHODS.register(name, Method(name, fn, config, tuple(stages), check), fn.__module__)
         return fn
 
     return add
 
 
 def method(name: str) -> Method:
-    if name not in METHODS:
-        raise KeyError(f"method '{name}' is not implemented; known: {sorted(METHODS)}")
-    return METHODS[name]
+    """The method registered as ``name`` (a RegistryError names the closest ones)."""
+    return METHODS.named(name)
 
 
 def get(name: str) -> Answer:

@@ -1,4 +1,6 @@
-"""The seed papers' published figures, as data: one CSV file per paper in ``kgx/report/published/``.
+"""The papers' published figures, as data: kgx's own are one CSV file per paper in
+``kgx/report/published/``; a plugin's tables (registered with :func:`paper_tables`, found through the
+entry-point group ``kgx.papers``) name a folder of their own.
 
 A line is one cell of one of the papers' tables, its value copied as printed::
 
@@ -15,13 +17,14 @@ A line is one cell of one of the papers' tables, its value copied as printed::
   method.ipg=false``, ``dataset=cwq``); an empty ``kgx_row`` is a row kgx has no method for.
 
 Every line is checked when the files are read; a malformed one is a :class:`PublishedError`
-naming the file and line. The tables themselves (their papers, titles and the runs that make
+naming the file and line. The tables themselves (their papers, titles, files and the runs that make
 them, ``conf/paper/<table>.yaml``) are :data:`TABLES`.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Optional
 
 from kgx.core.metrics import QUESTION_METRICS
+from kgx.core.registry import Registry
 from kgx.report.runs import ReportError, full_key
 
 PUBLISHED_DIR = Path(__file__).resolve().parent / "published"
@@ -84,53 +88,55 @@ class PublishedError(ReportError):
 
 @dataclass(frozen=True)
 class PaperTable:
-    """One of the papers' tables: where it is printed, what it shows, and why kgx's cells may
-    stand for other questions than the paper's (``stand_in``)."""
+    """One of the papers' tables: where it is printed, what it shows, why kgx's cells may stand for
+    other questions than the paper's (``stand_in``), and the folder whose CSV files hold its cells."""
 
     name: str
     paper: str
     source: str
     title: str
     stand_in: str = ""
+    folder: Path = PUBLISHED_DIR
+
+
+# kgx's own tables and every installed package's, through the entry-point group ``kgx.papers``.
+TABLES: Registry[PaperTable] = Registry("paper table", "kgx.papers")
+
+
+def paper_tables(folder: Path, *tables: PaperTable) -> None:
+    """Register ``tables``, whose published cells are lines of the CSV files in ``folder``, and
+    whose sweeps are ``+paper=<name>`` (a plugin's ``kgx_conf/paper/<name>.yaml``)."""
+    for table in tables:
+        TABLES.register(table.name, dataclasses.replace(table, folder=folder), str(folder))
 
 
 CGPE_STAND_IN = (
     "MOOC Q&A, CGPE's dataset, has no public copy: kgx's figures are on MetaQA (1-hop for the 1-hop sets, 2-hop "
     "for the multi-hop one), so a difference is no reproduction gap and no interval is compared"
 )
-TABLES = {
-    t.name: t
-    for t in (
-        PaperTable(
-            "knowpath_table1", "KnowPath (Zhao et al.)", "Table 1", "Hits@1 (%) of the methods on four datasets"
-        ),
-        PaperTable("knowpath_table2", "KnowPath (Zhao et al.)", "Table 2", "ablations: w/o IPG, w/o SE, the base"),
-        PaperTable(
-            "knowpath_cost", "KnowPath (Zhao et al.)", "Tables 3-6", "LLM calls, tokens and seconds per question"
-        ),
-        PaperTable("lmp_table1", "LMP (Wan et al.)", "Table 1", "exact match accuracy (%) on five datasets"),
-        PaperTable("lmp_table2", "LMP (Wan et al.)", "Table 2", "exact match accuracy (%) per LLM backbone"),
-        PaperTable("lmp_table3", "LMP (Wan et al.)", "Table 3", "accuracy (%) under noise in the KG"),
-        PaperTable("lmp_table4", "LMP (Wan et al.)", "Table 4", "LLM calls and tokens per question (ChatGPT)"),
-        PaperTable("lmp_table5", "LMP (Wan et al.)", "Table 5", "accuracy (%) of LMP's variants (ChatGPT)"),
-        PaperTable("lmp_table6", "LMP (Wan et al.)", "Table 6", "retries per question (Llama-3)"),
-        PaperTable("lmp_table8", "LMP (Wan et al.)", "Table 8", "F1 (%) of the models"),
-        PaperTable("lmp_table9", "LMP (Wan et al.)", "Table 9", "accuracy (%) by relation sampling method"),
-        PaperTable(
-            "lmp_table10", "LMP (Wan et al.)", "Table 10", "questions (%) with all/partial/no correct relations"
-        ),
-        PaperTable("lmp_table11", "LMP (Wan et al.)", "Table 11", "facts' accuracy (%) by correct relations sampled"),
-        PaperTable("lmp_table12", "LMP (Wan et al.)", "Table 12", "final accuracy (%) with and without correct facts"),
-        PaperTable("lmp_figure4", "LMP (Wan et al.)", "Figure 4", "CWQ by question type (a) and depth (b), ChatGPT"),
-        PaperTable("cgpe_table1", "CGPE (Tao et al.)", "Table 1", "results on the question sets", CGPE_STAND_IN),
-        PaperTable("cgpe_table2", "CGPE (Tao et al.)", "Table 2", "LLM calls per question", CGPE_STAND_IN),
-        PaperTable("cgpe_table3", "CGPE (Tao et al.)", "Table 3", "ablations on the 1-hop Judge set", CGPE_STAND_IN),
-        PaperTable("cgpe_table4", "CGPE (Tao et al.)", "Table 4", "a backbone per stage (CE, PE, A)", CGPE_STAND_IN),
-        PaperTable(
-            "tog_table1", "ToG (Sun et al.), as the other papers quote it", "Table 1", "the baselines' Hits@1 (%)"
-        ),
-    )
-}
+paper_tables(
+    PUBLISHED_DIR,
+    PaperTable("knowpath_table1", "KnowPath (Zhao et al.)", "Table 1", "Hits@1 (%) of the methods on four datasets"),
+    PaperTable("knowpath_table2", "KnowPath (Zhao et al.)", "Table 2", "ablations: w/o IPG, w/o SE, the base"),
+    PaperTable("knowpath_cost", "KnowPath (Zhao et al.)", "Tables 3-6", "LLM calls, tokens and seconds per question"),
+    PaperTable("lmp_table1", "LMP (Wan et al.)", "Table 1", "exact match accuracy (%) on five datasets"),
+    PaperTable("lmp_table2", "LMP (Wan et al.)", "Table 2", "exact match accuracy (%) per LLM backbone"),
+    PaperTable("lmp_table3", "LMP (Wan et al.)", "Table 3", "accuracy (%) under noise in the KG"),
+    PaperTable("lmp_table4", "LMP (Wan et al.)", "Table 4", "LLM calls and tokens per question (ChatGPT)"),
+    PaperTable("lmp_table5", "LMP (Wan et al.)", "Table 5", "accuracy (%) of LMP's variants (ChatGPT)"),
+    PaperTable("lmp_table6", "LMP (Wan et al.)", "Table 6", "retries per question (Llama-3)"),
+    PaperTable("lmp_table8", "LMP (Wan et al.)", "Table 8", "F1 (%) of the models"),
+    PaperTable("lmp_table9", "LMP (Wan et al.)", "Table 9", "accuracy (%) by relation sampling method"),
+    PaperTable("lmp_table10", "LMP (Wan et al.)", "Table 10", "questions (%) with all/partial/no correct relations"),
+    PaperTable("lmp_table11", "LMP (Wan et al.)", "Table 11", "facts' accuracy (%) by correct relations sampled"),
+    PaperTable("lmp_table12", "LMP (Wan et al.)", "Table 12", "final accuracy (%) with and without correct facts"),
+    PaperTable("lmp_figure4", "LMP (Wan et al.)", "Figure 4", "CWQ by question type (a) and depth (b), ChatGPT"),
+    PaperTable("cgpe_table1", "CGPE (Tao et al.)", "Table 1", "results on the question sets", CGPE_STAND_IN),
+    PaperTable("cgpe_table2", "CGPE (Tao et al.)", "Table 2", "LLM calls per question", CGPE_STAND_IN),
+    PaperTable("cgpe_table3", "CGPE (Tao et al.)", "Table 3", "ablations on the 1-hop Judge set", CGPE_STAND_IN),
+    PaperTable("cgpe_table4", "CGPE (Tao et al.)", "Table 4", "a backbone per stage (CE, PE, A)", CGPE_STAND_IN),
+    PaperTable("tog_table1", "ToG (Sun et al.), as the other papers quote it", "Table 1", "the baselines' Hits@1 (%)"),
+)
 
 
 @dataclass(frozen=True)
@@ -271,12 +277,14 @@ def read_file(path: Path) -> list[Published]:
 
 
 @functools.lru_cache(maxsize=None)
-def load_published(folder: Path = PUBLISHED_DIR) -> dict[str, tuple[Published, ...]]:
-    """Every published cell by table, in file order (the paper's reading order)."""
+def load_published() -> dict[str, tuple[Published, ...]]:
+    """Every published cell by table, in file order (the paper's reading order), from the folder
+    of every registered table."""
     by_table: dict[str, list[Published]] = {name: [] for name in TABLES}
-    for path in sorted(folder.glob("*.csv")):
-        for cell in read_file(path):
-            by_table[cell.table].append(cell)
+    for folder in dict.fromkeys(t.folder for t in TABLES.values()):
+        for path in sorted(folder.glob("*.csv")):
+            for cell in read_file(path):
+                by_table[cell.table].append(cell)
     return {name: tuple(cells) for name, cells in by_table.items()}
 
 

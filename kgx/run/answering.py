@@ -63,7 +63,7 @@ def answer_one(
     horizon = spec.method.horizon()
     reach = reacher.check(question, horizon) if reacher is not None and horizon is not None else None
     reach_cpu = time.thread_time() - cpu
-    gold = gold_hint(question, reach, spec.kg.format, kg) if client.wants_gold() else None
+    gold = gold_hint(question, reach, spec.kg.data_format, kg) if client.wants_gold() else None
     metered_kg = MeteredKG(kg, trace, spec.kg.max_candidates)
     seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
     from kgx.llm.question import QuestionLLM  # with litellm: imported once input is known good
@@ -105,7 +105,7 @@ def answer_one(
         if record.breakdown == "not_retrieved":
             record.left_at = breakdown.left_at(reach, trace)
             if record.left_at:
-                record.left_at.update(gold_path.limit(question, reach, kg, spec.kg.format))
+                record.left_at.update(gold_path.limit(question, reach, kg, spec.kg.data_format))
                 record.left_at["why"] += f"; {record.left_at['limit_why']}"
                 trace.note("failure", record.left_at["why"], **record.left_at)
     if traces is not None and (traced is None or question.id in traced):

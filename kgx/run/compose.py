@@ -19,6 +19,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from kgx.core.config import Config
 from kgx.core.paths import CONF_DIR
+from kgx.kg.backends import KG_BACKENDS
 from kgx.methods import METHODS
 
 _registered: dict[int, tuple] = {}
@@ -29,7 +30,8 @@ compose, while the registry changes only when a method is added."""
 
 def register_schemas() -> None:
     """Make the schemas known to Hydra: ``method=<name>`` is the registered method's schema, and
-    a ``conf/method/<name>.yaml`` (paper comments, overrides) extends it as ``base_<name>``.
+    a ``conf/method/<name>.yaml`` (paper comments, overrides) extends it as ``base_<name>``; so is
+    ``kg=<backend>`` a registered KG backend's (``conf/kg/freebase.yaml`` extends ``base_endpoint``).
 
     ``${kgx.token:}`` is a random token, drawn once per composed config (Hydra copies the
     resolver cache into every job of a sweep): it keeps two sweeps started in the same second
@@ -40,14 +42,17 @@ def register_schemas() -> None:
     if not OmegaConf.has_resolver("kgx.token"):
         OmegaConf.register_new_resolver("kgx.token", lambda: secrets.token_hex(3), use_cache=True)
     cs = ConfigStore.instance()
-    registered = tuple((name, found.config) for name, found in METHODS.items())
+    groups = {"method": METHODS, "kg": KG_BACKENDS}  # a registered component's schema per group
+    registered = tuple(
+        (group, name, found.config) for group, found_ in groups.items() for name, found in found_.items()
+    )
     if registered == _registered.get(id(cs)):
         return
     cs.store(name="kgx_schema", node=Config)
-    for name, found in METHODS.items():
-        cs.store(group="method", name=f"base_{name}", node=found.config)
-        if not (CONF_DIR / "method" / f"{name}.yaml").exists():  # a method needs no YAML file
-            cs.store(group="method", name=name, node=found.config)
+    for group, name, config in registered:
+        cs.store(group=group, name=f"base_{name}", node=config)
+        if not (CONF_DIR / group / f"{name}.yaml").exists():  # a component needs no YAML file
+            cs.store(group=group, name=name, node=config)
     _registered[id(cs)] = registered
 
 

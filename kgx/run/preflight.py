@@ -75,7 +75,7 @@ def check(spec: RunSpec, questions: list[Question], kg: SparqlKG) -> list[Questi
     questions, unknown = resolve_names(questions, kg)
     if unknown:
         _unknown_names(spec, unknown, len(names), allowed)
-    if spec.kg.format in NAME_LEVEL_FORMATS:
+    if spec.kg.data_format in NAME_LEVEL_FORMATS:
         questions = resolve_mids(questions, kg)
     views = _views(questions, kg)
     absent = _absent_topics(views)

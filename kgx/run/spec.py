@@ -17,11 +17,11 @@ from omegaconf.errors import InterpolationValidationError, MissingMandatoryValue
 from kgx.core.config import (
     ConfigError,
     DatasetConfig,
-    KGConfig,
     LLMConfig,
     MethodConfig,
     RunConfig,
 )
+from kgx.core.kg_config import KGConfig
 from kgx.core.masking import masked_config
 from kgx.core.paper_settings import SettingsSource
 from kgx.core.paths import CONF_DIR
@@ -135,6 +135,8 @@ def to_run_spec(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunSpec:
     method = obj.method
     if not isinstance(method, MethodConfig):
         raise ConfigError("method: choose one of conf/method (e.g. method=cot)")
+    if not isinstance(obj.kg, KGConfig):
+        raise ConfigError("kg: choose one of conf/kg, or a KG backend (e.g. kg=demo)")
     check_method_keys(cfg.method, method)
     check_stages(method, obj.llm.stages)
     stages = {stage: llm_config(value) for stage, value in obj.llm.stages.items()}

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from kgx.core.config import ConfigError, DatasetConfig, LLMConfig
+from kgx.core.kg_config import EndpointKGConfig
 from kgx.run.preflight import kg_fix
 from kgx.run.spec import RunSpec
 
@@ -109,9 +110,11 @@ def open_once(spec: RunSpec) -> object:
     from kgx.kg import KGError, open_kg
     from kgx.kg.name_level import SourceError
 
-    where = f"kg '{spec.kg.name}'" + (f" at {spec.kg.endpoint}" if spec.kg.endpoint else "")
+    endpoint = getattr(spec.kg, "endpoint", "")  # an endpoint's schema has one
+    where = f"kg '{spec.kg.name}'" + (f" at {endpoint}" if endpoint else "")
     try:
-        return open_kg(replace(spec.kg, retries=0), Path(spec.run.cache_dir))
+        once = replace(spec.kg, retries=0) if isinstance(spec.kg, EndpointKGConfig) else spec.kg
+        return open_kg(once, Path(spec.run.cache_dir))
     except (KGError, SourceError, FileNotFoundError) as exc:
         return f"{where}: {exc}"
 

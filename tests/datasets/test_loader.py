@@ -466,5 +466,7 @@ def test_qtype_lines_must_align_with_the_questions(tmp_path):
 
 
 def test_unknown_loader_lists_the_known_ones():
-    with pytest.raises(DataError, match=r"dataset.loader='csv': known loaders are \[.*'metaqa'"):
+    with pytest.raises(
+        DataError, match=r"dataset.loader=csv: dataset format 'csv' is not registered \(known: .*metaqa"
+    ):
         load(DatasetConfig(loader="csv"))

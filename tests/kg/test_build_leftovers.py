@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from kgx.core.config import KGConfig
+from kgx.core.kg_config import SubgraphKGConfig
 from kgx.kg import open_kg
 from kgx.kg.leftovers import LOCK
 from kgx.kg.subgraph_build import build_subgraphs
@@ -88,7 +88,7 @@ def test_a_killed_build_leaves_its_temp_store_until_the_next_build_removes_it(ro
 
 def test_opening_a_built_store_removes_what_a_killed_build_of_another_left(rog_file, tmp_path, capsys):
     cache = tmp_path / "cache"
-    cfg = KGConfig(name="subgraph", format="rog", sources=[str(rog_file)])
+    cfg = SubgraphKGConfig(sources=[str(rog_file)])
     open_kg(cfg, cache)
     capsys.readouterr()  # the build's progress
     build = start_build(rog_file, cache / "kg" / "other")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kgx.core.config import KGConfig
+from kgx.core.kg_config import EmbeddedKGConfig, KGConfig
 from kgx.kg import open_kg
 from kgx.kg.build import build
 from kgx.kg.name_level import SourceError, custom_relation_id, name_id
@@ -15,7 +15,7 @@ from tests import wc2014
 
 
 def custom(*sources: Path, **settings) -> KGConfig:
-    return KGConfig(name="custom", format="custom", sources=[str(s) for s in sources], **settings)
+    return EmbeddedKGConfig(name="custom", format="custom", sources=[str(s) for s in sources], **settings)
 
 
 def test_any_relation_names_load_and_inverse_lines_fold(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgx.core.config import KGConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.kg import BUNDLED_KG, EmbeddedKG, build_store, open_kg
 from kgx.kg.build import MANIFEST
 from kgx.kg.freebase import iri
@@ -14,7 +14,7 @@ AUSTRALIA, CANBERRA = "m.0_kk", "m.04k0"
 
 @pytest.fixture(scope="module")
 def kg(tmp_path_factory):
-    return open_kg(KGConfig(), tmp_path_factory.mktemp("cache"))
+    return open_kg(EmbeddedKGConfig(), tmp_path_factory.mktemp("cache"))
 
 
 def test_bundled_kg_is_loaded_whole(kg):

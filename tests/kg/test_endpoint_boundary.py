@@ -9,7 +9,7 @@ import json
 import pytest
 
 from kgx.core.boundary import SECRETS
-from kgx.core.config import KGConfig
+from kgx.core.kg_config import EndpointKGConfig
 from kgx.kg.endpoint import EndpointKG, KGUnavailable, request_headers
 from tests.kg.test_endpoint_settings import QUERY, FakeSparql
 
@@ -18,7 +18,7 @@ USER, PASSWORD = "kg-reader", "pa55word-kg"
 
 @pytest.fixture
 def credentials():
-    cfg = KGConfig(backend="endpoint", endpoint="http://127.0.0.1:1/sparql", user_env="KGU", password_env="KGP")
+    cfg = EndpointKGConfig(endpoint="http://127.0.0.1:1/sparql", user_env="KGU", password_env="KGP")
     yield request_headers(cfg, {"KGU": USER, "KGP": PASSWORD})
     SECRETS.clear()
 

@@ -19,7 +19,8 @@ from typing import Callable, Union
 
 import pytest
 
-from kgx.core.config import ConfigError, KGConfig
+from kgx.core.config import ConfigError
+from kgx.core.kg_config import EndpointKGConfig
 from kgx.core.trace_store import readable
 from kgx.kg import BUNDLED_KG, build_store
 from kgx.kg.endpoint import GET_LIMIT, EndpointKG, KGUnavailable, connect
@@ -131,8 +132,7 @@ def test_default_graph_goes_as_a_parameter_by_get_and_by_post():
 def test_headers_and_basic_auth_come_from_the_environment_at_open_time():
     environ = {"FB_KEY": "key-9d2e", "FB_USER": "alice", "FB_PASSWORD": "pw-51c0"}
     with FakeSparql((200, {}, results("m.a"))) as fake:
-        cfg = KGConfig(
-            backend="endpoint",
+        cfg = EndpointKGConfig(
             endpoint=fake.url,
             headers_env={"X-Api-Key": "FB_KEY"},
             user_env="FB_USER",
@@ -157,7 +157,7 @@ def test_headers_and_basic_auth_come_from_the_environment_at_open_time():
 )
 def test_a_missing_variable_fails_before_any_request_naming_it(environ, missing):
     with FakeSparql((200, {}, results("m.a"))) as fake:
-        cfg = KGConfig(backend="endpoint", endpoint=fake.url, user_env="FB_USER", password_env="FB_PASSWORD")
+        cfg = EndpointKGConfig(endpoint=fake.url, user_env="FB_USER", password_env="FB_PASSWORD")
         with pytest.raises(KGUnavailable, match=f"the environment variable {missing} is not set") as caught:
             connect(cfg, environ)
     assert caught.value.kind == "kg.auth" and fake.seen == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgx.core.config import KGConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.trace import Trace
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
@@ -12,7 +12,7 @@ from kgx.kg.metered import MeteredKG
 
 def test_calls_are_counted_timed_and_traced(tmp_path):
     trace = Trace()
-    kg = MeteredKG(open_kg(KGConfig(), tmp_path), trace)
+    kg = MeteredKG(open_kg(EmbeddedKGConfig(), tmp_path), trace)
     assert kg.neighbors("m.0_kk", "location.country.capital", "out") == ["m.04k0"]
     assert kg.names(["m.04k0"]) == {"m.04k0": "Canberra"}
     with pytest.raises(ValueError):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kgx.core.config import KGConfig
+from kgx.core.kg_config import KGConfig
 from kgx.core.metrics import normalize
 from kgx.datasets import dataset_config, load
 from kgx.kg import open_kg
@@ -20,9 +20,13 @@ CONF = Path(__file__).resolve().parents[2] / "conf" / "kg"
 
 
 def kg_config(name: str) -> KGConfig:
-    from omegaconf import OmegaConf
+    """``kg=<name>`` as a run composes it (its backend's schema, then conf/kg/<name>.yaml)."""
+    from kgx.run.compose import register_schemas
+    from kgx.run.spec import to_run_spec
+    from tests.inprocess import compose_fresh
 
-    return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(KGConfig), OmegaConf.load(CONF / f"{name}.yaml")))
+    register_schemas()
+    return to_run_spec(compose_fresh("llm=scripted", f"kg={name}")).kg
 
 
 @pytest.mark.parametrize("dataset, kg_name", [("metaqa_1hop", "metaqa"), ("pq_2h", "pathquestion")])

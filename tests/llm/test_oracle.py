@@ -12,7 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 from kgx import datasets
-from kgx.core.config import DatasetConfig, KGConfig, LLMConfig
+from kgx.core.config import DatasetConfig, LLMConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.datasets import dataset_config, irn
@@ -552,7 +553,7 @@ def test_llm_oracle_composes(compose_cfg):
 
 @pytest.fixture(scope="module")
 def kg(tmp_path_factory):
-    return open_kg(KGConfig(), tmp_path_factory.mktemp("kg"))
+    return open_kg(EmbeddedKGConfig(), tmp_path_factory.mktemp("kg"))
 
 
 def solve(kg, params, cfg: LLMConfig, gold=None):

@@ -14,7 +14,8 @@ from typing import Any, Callable, Optional
 import pytest
 from omegaconf import OmegaConf
 
-from kgx.core.config import ConfigError, KGConfig, LLMConfig
+from kgx.core.config import ConfigError, LLMConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.trace import LLMEvent, Trace
 from kgx.core.types import Question
 from kgx.kg import EmbeddedKG, build_store, open_kg
@@ -43,7 +44,7 @@ def triple(s: str, p: str, o: str) -> str:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    return open_kg(KGConfig(), tmp_path_factory.mktemp("cache"))
+    return open_kg(EmbeddedKGConfig(), tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ import random
 import litellm
 import pytest
 
-from kgx.core.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
+from kgx.core.config import ConfigError, DatasetConfig, LLMConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.metrics import answer_recall
 from kgx.core.trace import Trace
 from kgx.core.types import Question
@@ -59,7 +60,7 @@ ROUND = [  # relation, entity and evaluation replies of the paper's F.1 case, ro
 
 @pytest.fixture(scope="module")
 def demo_kg(tmp_path_factory):
-    return open_kg(KGConfig(), tmp_path_factory.mktemp("cache"))
+    return open_kg(EmbeddedKGConfig(), tmp_path_factory.mktemp("cache"))
 
 
 def fake_ctx(demo_kg, rounds=ROUND, ipg_replies=(IPG,), check_schema=True, **params):

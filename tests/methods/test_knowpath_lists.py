@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kgx.core.config import ConfigError, KGConfig
+from kgx.core.config import ConfigError
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.kg import open_kg
 from kgx.methods import get
 from kgx.methods.knowpath import KnowPathConfig
@@ -17,7 +18,7 @@ ROUND = [({"Australia": ["location.location.contains"]}, {"Australia": ["Queensl
 
 @pytest.fixture(scope="module")
 def demo_kg(tmp_path_factory):
-    return open_kg(KGConfig(), tmp_path_factory.mktemp("cache"))
+    return open_kg(EmbeddedKGConfig(), tmp_path_factory.mktemp("cache"))
 
 
 @pytest.mark.parametrize(

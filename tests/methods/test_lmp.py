@@ -8,7 +8,8 @@ import random
 
 import pytest
 
-from kgx.core.config import ConfigError, KGConfig
+from kgx.core.config import ConfigError
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.kg import open_kg
@@ -76,7 +77,7 @@ def fake(check_schema=True, **responders):
 
 @pytest.fixture(scope="module")
 def kg(tmp_path_factory):
-    return open_kg(KGConfig(), tmp_path_factory.mktemp("cache"))
+    return open_kg(EmbeddedKGConfig(), tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +88,7 @@ def films(tmp_path_factory):
         "The Chosen|directed_by|Jeremy Kagan\nThe Journey of Natty Gann|directed_by|Jeremy Kagan\n"
         "The Chosen|starred_actors|Robby Benson\nThe Chosen|release_year|1981\n"
     )
-    return open_kg(KGConfig(name="films", sources=[str(kb)], format="metaqa"), kb.parent / "cache")
+    return open_kg(EmbeddedKGConfig(name="films", sources=[str(kb)], format="metaqa"), kb.parent / "cache")
 
 
 def outline(llm):

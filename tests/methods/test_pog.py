@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from kgx import datasets
-from kgx.core.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
+from kgx.core.config import ConfigError, DatasetConfig, LLMConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.kg import open_kg
@@ -41,7 +42,7 @@ SCRIPTED = LLMConfig(
 
 @pytest.fixture(scope="module")
 def kg(tmp_path_factory):
-    return open_kg(KGConfig(), tmp_path_factory.mktemp("kg"))
+    return open_kg(EmbeddedKGConfig(), tmp_path_factory.mktemp("kg"))
 
 
 def run(kg, question: Question, params: PoGConfig, llm=None, trace: Trace | None = None):
@@ -366,7 +367,7 @@ def test_unusable_decomposition_falls_back_to_the_question_itself(kg):
 
 @pytest.mark.parametrize("remove, shown", [(True, False), (False, True)])
 def test_unnecessary_relations_are_removed_as_released(tmp_path, remove, shown):
-    unfiltered = open_kg(KGConfig(name="demo-unfiltered", filters=[]), tmp_path)
+    unfiltered = open_kg(EmbeddedKGConfig(name="demo-unfiltered", filters=[]), tmp_path)
     llm = FakeLLM(default=cautious)
     _, trace, _ = run(unfiltered, TOKYO, PoGConfig(depth=1, remove_unnecessary_rel=remove), llm)
     prompt = llm.prompts("relation_exploration")[0]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from kgx import datasets
-from kgx.core.config import ConfigError, DatasetConfig, KGConfig
+from kgx.core.config import ConfigError, DatasetConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.kg import open_kg
@@ -30,7 +31,7 @@ HAMLET = DEMO["demo-016"]  # Who influenced the author of Hamlet?
 
 @pytest.fixture(scope="module")
 def kg(tmp_path_factory):
-    return open_kg(KGConfig(), tmp_path_factory.mktemp("kg"))
+    return open_kg(EmbeddedKGConfig(), tmp_path_factory.mktemp("kg"))
 
 
 def run(kg, question: Question, params: StructGPTConfig, llm: FakeLLM):
@@ -251,7 +252,7 @@ def test_without_kg_facts_the_answer_is_a_recorded_fallback(kg, topics, note):
 
 @pytest.mark.parametrize("filtered, shown", [(True, False), (False, True)])
 def test_schema_relations_are_filtered_as_released(tmp_path, filtered, shown):
-    unfiltered = open_kg(KGConfig(name="demo-unfiltered", filters=[]), tmp_path)
+    unfiltered = open_kg(EmbeddedKGConfig(name="demo-unfiltered", filters=[]), tmp_path)
     llm = FakeLLM(default=unsure)
     run(unfiltered, TOKYO, StructGPTConfig(depth=1, filter_relations=filtered), llm)
     prompt = llm.prompts("relation_selection")[0]

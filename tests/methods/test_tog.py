@@ -9,7 +9,8 @@ import re
 import pytest
 
 from kgx import datasets
-from kgx.core.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
+from kgx.core.config import ConfigError, DatasetConfig, LLMConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.kg import open_kg
@@ -40,7 +41,7 @@ SCRIPTED = LLMConfig(
 
 @pytest.fixture(scope="module")
 def kg(tmp_path_factory):
-    return open_kg(KGConfig(), tmp_path_factory.mktemp("kg"))
+    return open_kg(EmbeddedKGConfig(), tmp_path_factory.mktemp("kg"))
 
 
 def fake(script) -> FakeLLM:

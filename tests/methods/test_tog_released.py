@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kgx.core.config import ConfigError, KGConfig
+from kgx.core.config import ConfigError
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.types import Question
 from kgx.kg import open_kg
 from kgx.methods import cot, tog
@@ -19,7 +20,7 @@ CGPE = {**RELEASED, "temperature_explore": 0.0, "max_calls": 30, "topics": "clue
 
 @pytest.fixture(scope="module")
 def kg(tmp_path_factory):
-    return open_kg(KGConfig(), tmp_path_factory.mktemp("kg"))
+    return open_kg(EmbeddedKGConfig(), tmp_path_factory.mktemp("kg"))
 
 
 def test_entities_are_scored_once_per_kept_relation_as_released(kg):

@@ -10,7 +10,8 @@ from dataclasses import replace
 
 import pytest
 
-from kgx.core.config import KGConfig, LLMConfig
+from kgx.core.config import LLMConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.diagnose.gold_path import GoldHint, gold_hint
@@ -35,7 +36,7 @@ GOLD = GoldHint([["Bo"]], STARRING, ["Film_A", "Bo"], ["Ann"], [STARRING], {"Ann
 def kg(tmp_path_factory):
     folder = tmp_path_factory.mktemp("costar")
     (folder / "kb.tsv").write_text(KB)
-    return open_kg(KGConfig(name="custom", sources=[str(folder / "kb.tsv")], format="custom"), folder / "cache")
+    return open_kg(EmbeddedKGConfig(name="custom", sources=[str(folder / "kb.tsv")], format="custom"), folder / "cache")
 
 
 def solve(kg, params, question=None, gold=GOLD):
@@ -66,7 +67,9 @@ PQ_KB = "abigail\tparents\tdavid\ndavid\tchildren\tabigail\nabigail\tgender\tfem
 
 def test_a_chain_back_to_the_topic_needs_no_walk_back(tmp_path):
     (tmp_path / "kb.txt").write_text(PQ_KB)
-    kg = open_kg(KGConfig(name="pq", sources=[str(tmp_path / "kb.txt")], format="pathquestion"), tmp_path / "cache")
+    kg = open_kg(
+        EmbeddedKGConfig(name="pq", sources=[str(tmp_path / "kb.txt")], format="pathquestion"), tmp_path / "cache"
+    )
     question = Question(
         "p", "the gender of daughter of abigail 's parent ?", {name_id("abigail"): "abigail"}, [["female"]]
     )

@@ -2,11 +2,11 @@
 (calls, input, output and total tokens), the predicted value and 95% interval beside the measured
 one, whether the interval holds it and the relative error; then how many of the figures it held.
 
-    KGX_DATA_DIR=/path/to/shared/data python benchmarks/estimate_figure.py    # issue 32's example, seed 0
+    KGX_DATA_DIR=/path/to/shared/data python benchmarks/estimate_figure.py    # the estimate guide's example, seed 0
     KGX_DATA_DIR=... python benchmarks/estimate_figure.py --seed 1
     KGX_DATA_DIR=... python benchmarks/estimate_figure.py --data "dataset=metaqa_2hop kg=metaqa dataset.limit=100"
-    KGX_DATA_DIR=... python benchmarks/estimate_figure.py --options "--pilot 5"   # the old default pilot
-    KGX_DATA_DIR=... python benchmarks/estimate_figure.py --case cgpe_pql3h     # issue 35's cases, wall time too
+    KGX_DATA_DIR=... python benchmarks/estimate_figure.py --options "--pilot 5"   # a 5-question pilot
+    KGX_DATA_DIR=... python benchmarks/estimate_figure.py --case cgpe_pql3h     # the hard cases, wall time too
     KGX_DATA_DIR=... python benchmarks/estimate_figure.py --case structgpt_wall
 
 The estimate runs as a user runs it (its table is printed first), on the scripted backbone, in a
@@ -33,10 +33,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 METHODS = "method=lmp,tog,knowpath"
 DATA = "dataset=metaqa_2hop kg=metaqa dataset.limit=30"
-CASES = {  # issue 35: (methods, data, seed, options)
-    # Five equal pilot calls printed 1,000 [1,000-1,000] "reached" against 1,522.
+CASES = {  # the estimate's hard cases: (methods, data, seed, options)
+    # Five equal pilot calls are no evidence of precision: the pilot must grow (1,522 calls in the full run).
     "cgpe_pql3h": ("method=cgpe", "dataset=pql_3h kg=pathquestion dataset.limit=200", 2, "--pilot 5 --precision 0.1"),
-    # The wall time without CPU and reachability: 14 s predicted against 39 s.
+    # A KG method's wall time, mostly CPU and reachability: counting latency alone gives 14 s against 39 s.
     "structgpt_wall": (
         "method=structgpt",
         "dataset=metaqa_2hop kg=metaqa dataset.limit=300 llm.latency_s=0.2 run.concurrency=64",
@@ -104,7 +104,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="the pilot's seed (default 0)")
     parser.add_argument("--options", default="", help="more kgx.estimate options, e.g. '--pilot 5'")
     parser.add_argument("--wall", action="store_true", help="compare the wall time too")
-    parser.add_argument("--case", choices=sorted(CASES), help="one of issue 35's cases (sets the above, --wall)")
+    parser.add_argument("--case", choices=sorted(CASES), help="one of the hard cases (sets the above, --wall)")
     args = parser.parse_args()
     if args.case:
         args.methods, args.data, args.seed, args.options = CASES[args.case]

@@ -1,4 +1,4 @@
-"""What a misbehaving model server does to a run, and what its rerun makes of it (issue 33).
+"""What a misbehaving model server does to a run, and what its rerun makes of it.
 
     python benchmarks/faults_replies.py [--questions 5] [--only surrogate,invalid,...]
 

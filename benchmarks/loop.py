@@ -1,5 +1,5 @@
 """How the question loop scales: ms per question and peak memory against the run's size, and the
-wall time at many questions in flight against the ideal (issue 21).
+wall time at many questions in flight against the ideal.
 
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py                     # 1,000 and 10,000
     LITELLM_LOCAL_MODEL_COST_MAP=True python benchmarks/loop.py --sizes 1000 10000 100000
@@ -117,9 +117,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=300, help="MetaQA 2-hop questions per KG method run")
     parser.add_argument("--latency", nargs="*", type=float, default=[0.2, 1.0], help="backbone latencies, s")
     parser.add_argument("--kg-flight", nargs="*", type=int, default=[16, 64, 256], help="KG methods' in-flight rows")
-    parser.add_argument(
-        "--cpu-questions", type=int, default=300, help="questions of a CPU-per-question run (issue 35 measured 300)"
-    )
+    parser.add_argument("--cpu-questions", type=int, default=300, help="questions of a CPU-per-question run")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra override (repeatable)")
     parser.add_argument(
         "--this-set",

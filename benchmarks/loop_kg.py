@@ -1,4 +1,4 @@
-"""The question loop of KG methods against the LLM-bound limit, and their CPU per question (issue 35).
+"""The question loop of KG methods against the LLM-bound limit, and their CPU per question.
 
 Used by ``benchmarks/loop.py --method tog lmp ...``. Every figure is one run of
 ``method=M kg=metaqa dataset=metaqa_2hop llm=scripted llm.cache=false run.traces=off`` in a child

@@ -3,7 +3,7 @@
     KGX_DATA_DIR=/path/to/shared/data python benchmarks/oracle_ceilings.py                 # 50 per set
     KGX_DATA_DIR=... python benchmarks/oracle_ceilings.py --sets pq_3h --methods structgpt --why
     KGX_DATA_DIR=... python benchmarks/oracle_ceilings.py --sets costar --methods pog,structgpt \\
-        --set method.walk_back=true                                                         # issue 34 part 4
+        --set method.walk_back=true                                                  # co-stars, walking back
     python benchmarks/oracle_ceilings.py --heldout --why     # kgx's held-out set on its small KBs (no data needed)
     KGX_DATA_DIR=... python benchmarks/oracle_ceilings.py --heldout --full-kb                # ... on the whole KBs
     python benchmarks/oracle_ceilings.py --fresh --why       # the fresh held-out set (tests/data/heldout_fresh)

@@ -1,4 +1,4 @@
-"""Reachability of MetaQA gold answers (issue 22): share reachable, unknown, KG queries and time
+"""Reachability of MetaQA gold answers: share reachable, unknown, KG queries and time
 per question at each question set's own depth and one hop less, then the same from the cache.
 
     KGX_DATA_DIR=/path/to/shared/data python benchmarks/reach.py            # 100 questions per hop count
@@ -10,7 +10,7 @@ use (``run.cache_dir``, shared with runs); reachability results go to a temporar
 each invocation searches afresh and then reads its own results back.
 
 Rows ``cvt:*`` search StructGPT's horizon (a hop out of an unnamed node is free) at depth = hops:
-``cvt:ask`` as before issue 35 (the KG may hold CVTs, so each level's namedness is asked),
+``cvt:ask`` as on a KG that may hold CVTs (each level's namedness is asked),
 ``cvt:none`` knowing from the KG's sources that it has none (``kgx.kg.unnamed_possible``).
 """
 

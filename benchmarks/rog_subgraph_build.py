@@ -6,7 +6,7 @@
     python benchmarks/rog_subgraph_build.py --scopes union        # one scope's store only
 
 Writes a synthetic file in the exact RoG schema (``id, question, answer, q_entity, a_entity,
-graph, choices``; graph = ``[head, relation, tail]`` strings) with the issue's sizes: ~8M triples
+graph, choices``; graph = ``[head, relation, tail]`` strings) at the size of RoG's files: ~8M triples
 drawn from a pool of ~2.6M entities (a third unnamed mids like ``m.0abc12``, the rest names) and
 7,058 relations, each question a neighbourhood of its topic entity (whose out-degree follows rog_sample's: median 22,
 p95 ~220), hubs shared across questions; or takes a RoG file as it is (``--source``).
@@ -16,7 +16,7 @@ triples/s, quads stored (the union store keeps a triple listed by many subgraphs
 size on disk, and the median and p95 milliseconds of the two 1-hop calls every method makes,
 ``relations(entity)`` and ``neighbors(entity, relation)``, in question scope (a fresh view per
 call, so no result cache helps) and in union scope (its own store, cache cleared per call).
-Targets (issue 31): build under 10 minutes on 2 cores, a 1-hop call under 1 ms.
+Targets: build under 10 minutes on 2 cores, a 1-hop call under 1 ms.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scoring cost per question as gold lists grow (issue 31: values must not make scoring quadratic).
+"""Scoring cost per question as gold lists grow (values must not make scoring quadratic).
 
     python benchmarks/scorer.py [--repeat 5]
 

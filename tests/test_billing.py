@@ -1,4 +1,4 @@
-"""Calls paid for by questions in flight when the process is killed (issue 33): the billing log
+"""Calls paid for by questions in flight when the process is killed: the billing log
 keeps them, and the rerun counts them in the run's ``billed_calls``, tokens and cost."""
 
 from __future__ import annotations

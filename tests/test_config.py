@@ -28,7 +28,7 @@ def test_defaults_compose_to_the_local_lmp_run(compose_cfg):
     assert spec.run.concurrency >= 1 and spec.stages == {}
 
 
-def test_every_llm_option_named_by_the_issue_exists_and_composes(compose_cfg):
+def test_every_papers_backbone_is_an_llm_option_that_composes(compose_cfg):
     expected = {
         "local",
         "scripted",

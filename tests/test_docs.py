@@ -91,3 +91,75 @@ def test_getting_started_commands_run(tmp_path: Path) -> None:
             f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}"
         )
     assert (work / "mlruns").is_dir() and (work / "outputs").is_dir()
+
+
+# What a user reads names behaviours and figures, never the development issue or session that asked
+# for them: "issue 35", "issue-33", "(#33)", "sessions 44 and 45", "this session", "the issue's
+# target". A repository's own reference (facebookresearch/hydra#2928) and "the issue threads" of the
+# papers' code are not development references.
+DEV_REFERENCE = re.compile(
+    r"(?<![a-z])issues?[ _-]?#?\d+|\bsessions? #?\d+|\(#\d+\)|\bthis session\b|\bthe issue\b(?! threads?| tracker)",
+    re.IGNORECASE,
+)
+USER_FACING = ("kgx", "docs", "tests", "benchmarks", "conf", "sweeps", "hydra_plugins", "notebooks", "README.md")
+
+
+def user_facing_files() -> list[Path]:
+    """The tracked files of the package, docs, tests, benchmarks and configs (all of them outside git)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--", *USER_FACING], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    if listed.returncode == 0 and listed.stdout:
+        return [REPO / name for name in listed.stdout.split("\0") if name]
+    found = [REPO / "README.md"] + [p for top in USER_FACING[:-1] for p in (REPO / top).rglob("*") if p.is_file()]
+    return [p for p in found if "__pycache__" not in p.parts]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Numbers and dates (issue 31).",
+        "Issue 18: at llm=local's max_tokens of 256 this reply was cut",
+        "def test_issue_32s_example():",
+        "the changes of sessions 44 and 45",
+        "fixed in issue-33",
+        "cheaper reads (#33)",
+        "the code before this session's change",
+        "the issue's target of 6 ms",
+    ],
+)
+def test_a_development_reference_is_recognised(text: str) -> None:
+    assert DEV_REFERENCE.search(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "as later Hydra does (facebookresearch/hydra#2928)",
+        "reported in ToG's issue threads (DataArcTech/ToG#40)",
+        "(who, setup, hours) from the issue threads of the papers' code",
+        '@pytest.fixture(scope="session")',
+        "answerable after round 3",
+        'KnowPath\'s "Name #2"',
+    ],
+)
+def test_an_ordinary_text_is_no_development_reference(text: str) -> None:
+    assert not DEV_REFERENCE.search(text)
+
+
+def test_no_development_issue_or_session_is_named_anywhere_a_user_reads() -> None:
+    this = Path(__file__).resolve()
+    found = []
+    for path in user_facing_files():
+        if path.resolve() == this or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if b"\0" in data:
+            continue  # binary: a parquet file, a picture
+        text = data.decode("utf-8", errors="replace")
+        for number, line in enumerate(text.splitlines(), start=1):
+            if DEV_REFERENCE.search(line):
+                found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()[:160]}")
+    assert not found, (
+        "say what the behaviour or figure is and why, not which issue or session asked for it:\n" + "\n".join(found)
+    )

@@ -4,8 +4,8 @@ On the scripted backbone CoT makes one call per question and its tokens vary wit
 so a seeded pilot of 8 questions must land within 10% of the full run's calls and tokens, with
 the measured figures inside the printed interval. KG methods (LMP, ToG) vary far more between
 questions: a pilot that grows until its interval is within ±10% (``--precision 0.1``), spread
-over MetaQA's question types, must land within 10% of theirs; and the default pilot of issue 32's
-example (LMP, ToG and KnowPath on 30 MetaQA 2-hop questions) must hold every measured figure in
+over MetaQA's question types, must land within 10% of theirs; and the default pilot of the estimate
+guide's example (LMP, ToG and KnowPath on 30 MetaQA 2-hop questions) must hold every measured figure in
 its interval. The interval's rules (``kgx.estimate.interval``) are pinned on small hand-made
 pilots: no zero width from equal values, a kind the pilot missed widens it, a kind's spread from
 few questions is never below the plain one, and the warnings say when the pilot is too small.
@@ -212,7 +212,7 @@ def kinds_of(sizes: list[int]) -> Strata:
 
 def test_the_default_pilot_covers_every_kind_twice_where_affordable_and_never_passes_the_job():
     assert MIN_PILOT == 25  # Cochran's n >= 25 G1^2 at skewness 1
-    # Issue 32's example, MetaQA 2-hop's first 30: 16 kinds; two of each would be 25 of 30 questions, more
+    # The estimate guide's example, MetaQA 2-hop's first 30: 16 kinds; two of each would be 25 of 30 questions, more
     # than half the job, so one of each (16), raised to the least pilot.
     metaqa_30 = kinds_of([4, 3, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1])
     assert metaqa_30.default_pilot() == 25
@@ -357,10 +357,11 @@ def test_the_default_pilot_takes_two_of_every_kind_and_says_so(capsys, pilot_rou
 
 
 @pytest.mark.slow
-def test_issue_32s_example_holds_every_measured_figure_in_its_interval(capsys, run, pilot_rounds):
+def test_the_guides_example_holds_every_measured_figure_in_its_interval(capsys, run, pilot_rounds):
     """``python -m kgx.estimate method=lmp,tog,knowpath dataset=metaqa_2hop kg=metaqa dataset.limit=30
-    llm=scripted`` predicted ToG 80 calls [63-97] against 148 and KnowPath 120 [120-120] against 183 with
-    the old pilot of 5; the default pilot holds all twelve measured figures."""
+    llm=scripted``: a pilot of 5 predicts ToG 80 calls [63-97] against 148 and KnowPath 120 [120-120]
+    against 183 without intervals that widen for the kinds it missed; the default pilot holds all twelve
+    measured figures."""
     needs_metaqa()
     metaqa_30 = ("dataset=metaqa_2hop", "kg=metaqa", "dataset.limit=30")
     est = estimate(capsys, "method=lmp,tog,knowpath", *metaqa_30, "llm=scripted")

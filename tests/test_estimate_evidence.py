@@ -1,7 +1,7 @@
-"""``python -m kgx.estimate --precision``: equal pilot values are no evidence of precision (issue 35).
+"""``python -m kgx.estimate --precision``: equal pilot values are no evidence of precision.
 
-CGPE on PathQuestion made 5 calls on each of a 5-question pilot and 7.6 on average over the job;
-the tokens' spread stood in for the calls' and printed 1,000 [940-1,060] "reached" against 1,522.
+CGPE on PathQuestion makes 5 calls on each of a 5-question pilot and 7.6 on average over the job;
+taking the tokens' spread for the calls' would print 1,000 [940-1,060] "reached" against 1,522.
 A figure the pilot saw equal on every question is never "reached": the pilot grows until it shows a
 spread or covers every kind of a job of several kinds, and otherwise the estimate says the width is
 unknown.

@@ -1,7 +1,7 @@
 """The estimate's wall time (``kgx.estimate.wall``): the question loop as a queue of CPU and waiting.
 
-Issue 35: StructGPT's predicted wall time counted only the LLM's latency over the questions in
-flight (14 s against 39 s), leaving out the CPU one interpreter runs one question at a time and
+Counting only the LLM's latency over the questions in flight predicts StructGPT's wall time at 14 s
+against 39 s, leaving out the CPU one interpreter runs one question at a time and
 reachability on a cold cache. The model is pinned on hand numbers: Mean Value Analysis and its two
 bounds, a pilot's CPU and cold reachability carried to the full run, only the job's questions not
 yet in the reachability cache paying for it, and an earlier pilot's cost when the pilot's own

@@ -1,4 +1,4 @@
-"""Whole runs against a misbehaving OpenAI-compatible server on loopback (issue 33): a run whose
+"""Whole runs against a misbehaving OpenAI-compatible server on loopback: a run whose
 questions all finished concludes and logs, an invalid final answer is a fallback that converges,
 and no file the run writes holds the API key the server echoes back."""
 

@@ -111,7 +111,7 @@ def test_the_command_line_wins_and_can_drop_them(compose_cfg):
 
 
 def test_a_sweep_cell_gets_its_settings(compose_cfg):
-    """The trap the issue names: a backbones sweep on WebQSP resolved to LMP's defaults (3, 1)."""
+    """A backbones sweep on WebQSP gets LMP's Table 7 settings, not its defaults (3, 1)."""
     cfg = compose_cfg("+sweeps=lmp_backbones", "method=lmp", "dataset=webqsp", "kg=freebase", "llm=gpt4")
     assert (cfg.method.width, cfg.method.depth) == (5, 2)
     assert cfg.settings.source.startswith("LMP Table 7 (WebQSP")
@@ -120,7 +120,7 @@ def test_a_sweep_cell_gets_its_settings(compose_cfg):
 @pytest.mark.parametrize(
     "overrides, width_depth, source",
     [
-        # The README's example, then the trap the issue names, as a user types them.
+        # The README's example, then a backbones sweep's cell, as a user types them.
         (("method=lmp", "dataset=cwq", "llm=gpt4"), (5, 4), "LMP Table 7 (CWQ, ChatGPT/GPT-4): K=5, L=4"),
         (
             ("+sweeps=lmp_backbones", "method=lmp", "dataset=webqsp", "kg=freebase", "llm=gpt4"),

@@ -491,7 +491,7 @@ def shared_reference_outputs() -> Path:
 @pytest.mark.slow  # scores every released file twice (~16 s)
 @pytest.mark.skipif(not shared_reference_outputs().is_dir(), reason="needs $KGX_DATA_DIR/reference_outputs")
 def test_the_shared_released_outputs_fill_their_cells_of_every_table_with_the_published_column_complete():
-    """The issue's figure on the authors' real files: every table in the paper's layout with each
+    """The authors' real released files: every table in the paper's layout with each
     published figure on its paper line, the released runs' cells filled as the guide quotes them
     (PoG's CWQ 59.8 against 63.2, without the alias files PoG's own evaluation reads), no other."""
     filled = {}
@@ -540,7 +540,7 @@ def test_a_table_without_multirun_is_refused(tmp_path):
 
 
 def test_provenance_is_data_and_the_papers_own_figures_bear_it_out():
-    """Each quoted or borrowed figure the issue names, as the files record it, and the figure itself
+    """Each quoted or borrowed figure the guide names, as the files record it, and the figure itself
     equal to the one it is said to be (LMP Table 1 quotes ToG's and ToG-R's)."""
     published = load_published()
     cell = {(c.table, c.group, c.row, c.column): c for cells in published.values() for c in cells}

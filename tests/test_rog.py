@@ -1,4 +1,4 @@
-"""RoG's per-question subgraphs (issue 31, part 1): the rog loader, kg=subgraph's store and its two
+"""RoG's per-question subgraphs: the rog loader, kg=subgraph's store and its two
 scopes, and runs on the rog_sample files (the first questions of each; the whole samples are in
 benchmarks/rog_oracle.py)."""
 

@@ -1,5 +1,5 @@
-"""One run per config in a tracking store, whatever its experiment or output folder (issue 33,
-kgx.track.same_config): nothing is computed twice, and no experiment is FINISHED but empty."""
+"""One run per config in a tracking store, whatever its experiment or output folder
+(kgx.track.same_config): nothing is computed twice, and no experiment is FINISHED but empty."""
 
 from __future__ import annotations
 

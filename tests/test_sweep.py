@@ -188,8 +188,8 @@ def test_the_lmp_noise_sweep_drops_the_same_share_of_names_as_of_relations():
 
 @pytest.mark.parametrize("name", ["knowpath_cost", "tog_cost"])
 def test_the_cost_sweeps_run_each_method_at_its_published_settings_for_the_dataset(name):
-    """Issue 32: these sweeps ran every method at its defaults. Each job now gets its method's
-    settings for CWQ (conf/paper_settings/<method>_cwq.yaml) where the paper has some."""
+    """Each job of these sweeps gets its method's published settings for CWQ
+    (conf/paper_settings/<method>_cwq.yaml) where the paper has some, not its defaults."""
     import yaml
 
     from kgx.core.paths import CONF_DIR

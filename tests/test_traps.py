@@ -1,4 +1,4 @@
-"""No silent traps (issue 20, item 5): a run whose KG lacks its questions' topic entities stops
+"""No silent traps: a run whose KG lacks its questions' topic entities stops
 before any LLM call, one's own questions and KB run with two overrides (WC2014-shaped files
 here), and ``python -m kgx`` explains itself and refuses what it cannot run."""
 

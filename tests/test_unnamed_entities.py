@@ -1,4 +1,4 @@
-"""Entities shown to the model without a name (issue 31, part 4): counted per question by the
+"""Entities shown to the model without a name: counted per question by the
 metered KG, pooled per run into ``unnamed_entity_share``, logged to MLflow, shown in the run's
 report, and read back from logs written before the count existed."""
 

@@ -1,4 +1,4 @@
-"""Numbers and dates scored as values (issue 31, part 3): the case table of every metric's rule,
+"""Numbers and dates scored as values: the case table of every metric's rule,
 the value reader, and reachability / the failure breakdown on a tiny KG holding numeric literals."""
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def test_a_long_gold_list_is_indexed_not_scanned():
 
 
 def test_a_hundred_thousand_gold_aliases_are_deduplicated_in_one_pass():
-    """Issue 33: gold answers deduplicated against a list hung scoring on a question with 100k
+    """Gold answers deduplicated against a list would hang scoring on a question with 100k
     aliases. 50,000 answers of which 25,000 distinct, and one answer of 50,000 aliases: compared
     with each other that would be ~10^9 set comparisons; indexed, a second or two."""
     repeated = [[f"Answer {i % 25_000}", f"answer {i % 25_000}."] for i in range(50_000)]

@@ -22,7 +22,7 @@ _PUNCT = str.maketrans("", "", string.punctuation)  # deletes them
 # deleted unless between digits, a dash unless it starts a number (no word character before, a
 # digit after); every other punctuation mark goes, and may go after them, since no mark's fate
 # depends on another's. Each pattern starts with its character, so the regex engine skips to it
-# (a pattern starting with a lookaround tries every position: 4x slower on a prompt, issue 35).
+# (a pattern starting with a lookaround tries every position: 4x slower on a prompt).
 _PUNCT_BUT_POINT_DASH = str.maketrans("", "", string.punctuation.replace(".", "").replace("-", ""))
 _POINT_DASH_OUTSIDE_NUMBER = re.compile(r"\.(?:(?<!\d\.)|(?!\d))|-(?:(?<=\w-)|(?!\d))")
 _ARTICLES = re.compile(r"a(?<!\wa)n?\b|t(?<!\wt)he\b")  # \b(a|an|the)\b, starting with a letter

@@ -1,7 +1,7 @@
-"""Numbers and dates in answers, compared as values rather than as strings (issue 31).
+"""Numbers and dates in answers, compared as values rather than as strings.
 
-Text rules lose or invent numeric answers. :func:`kgx.core.metrics.normalize` used to delete the
-point of ``1.5``, so it equalled ``15``. A KG prints values its own way: Virtuoso prints an
+Text rules lose or invent numeric answers: SQuAD's normalisation deletes the point of ``1.5``, so
+it equals ``15``. A KG prints values its own way: Virtuoso prints an
 ``xsd:float`` with 6 significant digits (``7.69202e+06`` for the gold ``7692024``), a gold may be
 written ``7,692,024``, a model writes ``August 4, 1961`` for the KG's ``1961-08-04``. This module
 reads such text as values and indexes a question's gold values, so that every metric, answer

@@ -1,4 +1,4 @@
-"""Why a question was missed: the failure breakdown of issue 22.
+"""Why a question was missed: the failure breakdown.
 
 Hits@1 says how often a method was right, not why it was wrong. Every question of a KG method
 lands in the first of these that holds:

@@ -1,5 +1,5 @@
 """Is a gold answer reachable in the run's KG from the question's topic entities, within the
-method's depth (issue 22)? A method cannot find an answer its horizon does not hold, so a run
+method's depth? A method cannot find an answer its horizon does not hold, so a run
 separates "the method failed" from "the KG or the bound left no way" only with this figure.
 
 kgx answers it itself, with no LLM and a few KG queries per question: a meet-in-the-middle

@@ -4,9 +4,9 @@ A run's loop keeps w questions in flight (``run.concurrency``, capped by ``llm.m
 the threads of one interpreter. A question's time is of two kinds (``Record``): CPU, which the
 interpreter runs one thread at a time (the GIL: the method, scoring, the trace, an embedded KG's
 queries and reachability on it), and waiting, which the w questions do side by side (provider
-calls, an endpoint KG's queries). Counting only the provider's latency (N × latency / w) is what
-the estimate did before issue 35, and it missed most of a KG method's time: StructGPT on 300
-MetaQA questions at 0.2 s per call, 14 s predicted against 39 s.
+calls, an endpoint KG's queries). Counting only the provider's latency (N × latency / w) misses
+most of a KG method's time: StructGPT on 300 MetaQA questions at 0.2 s per call, 14 s predicted
+that way against 39 s measured.
 
 So the loop is a closed queueing network of w customers (Lazowska et al., *Quantitative System
 Performance*, 1984, ch. 5 and 6): one queueing centre of demand C (CPU seconds a question) and a

@@ -44,7 +44,7 @@ class Graph:
 
     def to_dict(self) -> dict[str, Any]:
         """``asdict(self)``, field by field: its recursive deep copy was a tenth of a fast
-        question's CPU (issue 35), and nodes and edges hold plain values only."""
+        question's CPU, and nodes and edges hold plain values only."""
         return {
             "nodes": [dict(vars(n)) for n in self.nodes],
             "edges": [dict(vars(e)) for e in self.edges],

@@ -2,7 +2,7 @@
 so that any number of threads and worker processes can query it at once.
 
 The calls every method makes, ``neighbors``, ``relations`` and names, skip what ``SparqlKG``'s
-generic path costs (issue 35). Reading a term's text is a lookup in the store (a few µs each), so
+generic path costs. Reading a term's text is a lookup in the store (a few µs each), so
 they decode only the terms they need: ``relations`` and incoming ``neighbors`` (a hub's thousands
 of films) run a pattern whose one variable is the answer, without ORDER BY (the store sorts by
 decoding every term; Python sorts the texts), and take each term's text without a dict per row;

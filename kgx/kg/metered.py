@@ -1,7 +1,7 @@
 """``ctx.kg`` for one question: every KG call is timed, counted and traced, like LLM calls.
 
 It also counts the entities the question's method showed the model and how many of them had no
-name (issue 31): a method puts an entity into a prompt by its label (``names``), and an entity
+name: a method puts an entity into a prompt by its label (``names``), and an entity
 without ``type.object.name`` is shown by its attributes (a CVT) or, with none, as a bare id such as
 ``m.06w2sn5``. Many unnamed entities mean the KG lacks names (a frequent complaint about ToG's
 Freebase setup), not that the method reasoned badly.

@@ -1,7 +1,7 @@
 """Each SPARQL query within ``kg.timeout_s``, from sending it to the answer's last byte.
 
 urllib3's timeouts apply to each socket operation: an endpoint that sends its answer one byte
-every 0.25 s never trips them, however long the whole takes (issue 33). Here each query arms an
+every 0.25 s never trips them, however long the whole takes. Here each query arms an
 :class:`Alarm`; the connection it is sent on registers itself with it (:class:`_Tracked`), and one
 watchdog thread per process shuts that connection's socket down at the deadline. The blocked
 read then fails at once, urllib3 discards the connection (it never returns to the pool), and

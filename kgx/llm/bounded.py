@@ -1,7 +1,7 @@
 """One provider call within ``llm.timeout_s``, from the request to the reply's last byte.
 
 litellm hands ``timeout`` to httpx, which applies it to each socket read: a server that sends one
-byte every 0.25 s never trips it, and held each call ~65 s at ``timeout_s=3`` (issue 33). So
+byte every 0.25 s never trips it, and held each call ~65 s at ``timeout_s=3``. So
 the call runs as ``litellm.acompletion`` on one event loop shared by the process, under
 ``asyncio.timeout``: at the deadline the task is cancelled, which closes its connection (the
 server sees the client hang up), and the caller gets ``litellm.Timeout`` -- an ``llm.timeout``

@@ -3,7 +3,7 @@
 Methods ask the LLM to pick among this question's candidates (ToG's ``scored_schema``, CGPE's
 phrases, the kit's options), so their schemas carry a per-question ``enum`` of strings and are
 never the same twice: a validator cached per schema was rebuilt on every call, 1.1 ms of checking
-the schema itself against the metaschema, against 0.5 µs for validating a reply (issue 35). The
+the schema itself against the metaschema, against 0.5 µs for validating a reply. The
 shape replaces each such enum by ``{"type": "string"}``, so it compiles once per method and stage;
 membership is then a set lookup at the places the enums were. Accepting a reply when it matches
 the shape and each choice is among its enum is exactly what validating against the whole schema

@@ -85,7 +85,7 @@ class KnowPathConfig(MethodConfig):
 
 def generate_inference_paths(question: Question, ctx: Context) -> InferencePath:
     """Sec. 2.2 / F.2, one call, asking for room for the whole reply (``prompts.ipg_tokens``: 15
-    triples alone outgrow a 256-token limit, issue 18). A reply that never parses as JSON is
+    triples alone outgrow a 256-token limit). A reply that never parses as JSON is
     searched for arrow lines."""
     p: KnowPathConfig = ctx.params
 

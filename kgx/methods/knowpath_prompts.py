@@ -28,8 +28,8 @@ REASONING_CHARS = 600  # the evaluation's reasoning
 # hops 16-23 (the same); entity names 3-8; 510 characters of reasoning 114 (130), 3.9-4.5
 # characters a token; braces, keys and separators 19, about 35 pretty-printed. The whole IPG reply
 # (15 triples, 3 paths, one topic entity, one answer; FULL_IPG in tests/methods/test_knowpath.py)
-# took 257 (264) tokens compact, 293 (300) with indent=2: more than llm=local's max_tokens of 256
-# (issue 18). SmolLM2-135M's own replies to demo-004..014 took 107-496 tokens, one looped to 685.
+# took 257 (264) tokens compact, 293 (300) with indent=2: more than llm=local's max_tokens of 256.
+# SmolLM2-135M's own replies to demo-004..014 took 107-496 tokens, one looped to 685.
 TRIPLE_TOKENS = 25
 PATH_TOKENS = 50
 NAME_TOKENS = 12  # a topic entity or an answer

@@ -1,6 +1,6 @@
 """Several worker processes answering one run's questions (``run.processes``).
 
-One interpreter tops out near 25-30 ToG questions a second (issue 35): with hundreds of questions
+One interpreter tops out near 25-30 ToG questions a second: with hundreds of questions
 in flight the run waits on its own CPU, not on the LLM. Here N children each answer with a pool of
 threads, and the parent keeps every guarantee of the single-process loop by keeping every
 decision: it is the only writer of ``predictions.jsonl`` (children return finished records), the

@@ -2,7 +2,7 @@
 
 Hydra's joblib launcher runs jobs in loky worker processes. A killed launcher runs no cleanup, so
 its workers went on under PID 1, finishing their jobs and then idling for loky's five-minute
-timeout, and loky's resource trackers waited for them (2.3 GB held in the issue's sweep). The
+timeout, and loky's resource trackers waited for them (2.3 GB held in a 4-job sweep). The
 launcher gives no hook of its own, so the ``loky`` backend joblib builds for it is registered
 again here (joblib's public ``register_parallel_backend``) with a worker initializer: each worker
 watches its parent pid and kills itself once the launcher is gone (kgx.core.lifeline). The

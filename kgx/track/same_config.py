@@ -1,8 +1,9 @@
-"""One run per config in a tracking store, whatever its experiment or output folder (issue 33).
+"""One run per config in a tracking store, whatever its experiment or output folder.
 
-The config hash (tag ``config_hash``, kgx.run.lifecycle) identifies a run's results. Before, a
-second experiment or a second ``run.output_dir`` for the same config computed it again, or resumed
-the first experiment's run and left the second one empty while reporting FINISHED. The rule:
+The config hash (tag ``config_hash``, kgx.run.lifecycle) identifies a run's results. Without
+this rule a second experiment or a second ``run.output_dir`` for the same config would compute it
+again, or resume the first experiment's run and leave the second one empty while reporting
+FINISHED. The rule:
 
 - A FINISHED run of the config anywhere in the store is not computed again. When it is in another
   experiment, this experiment gets a *pointer run*: FINISHED, with the original's figures, params

@@ -1,4 +1,4 @@
-"""The embedded store's index lookups answer exactly as its SPARQL queries do (issue 35).
+"""The embedded store's index lookups answer exactly as its SPARQL queries do.
 
 ``EmbeddedKG`` reads neighbours, relations and names straight from the store's index; a handle whose
 ``_graph_name`` is None runs the SPARQL of ``SparqlKG`` on the same store. Every entity and relation of a KG with

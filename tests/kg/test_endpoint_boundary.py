@@ -1,4 +1,4 @@
-"""What a SPARQL endpoint sends back passes the text boundary (issue 33): credentials it echoes in an
+"""What a SPARQL endpoint sends back passes the text boundary: credentials it echoes in an
 error body (plain, and the base64 of basic auth) are redacted, and a JSON escape of a lone surrogate
 in its results is replaced."""
 

@@ -209,7 +209,7 @@ def test_no_secret_reaches_any_file_of_a_whole_run(tmp_path_factory, compose_cfg
     """ToG against an authenticated proxy in front of ``oxigraph serve``: every request carries
     the secrets, and no file the run writes (log, traces, config, MLflow database) holds them.
     ``echoing``: the proxy answers every query about Australia (demo-001's topic entity) with a 500
-    whose body echoes the headers it was sent, user and password (issue 33): that question is a
+    whose body echoes the headers it was sent, user and password: that question is a
     ``kg.server`` error whose recorded message names the variables instead."""
     secrets = {"KGX_T_USER": "user-2b7d", "KGX_T_PASSWORD": "pw-e41a", "KGX_T_KEY": "key-90cf"}
     for name, value in secrets.items():

@@ -1,4 +1,4 @@
-"""``kg.timeout_s`` bounds each SPARQL query as a whole (issue 33): an endpoint that drips its JSON
+"""``kg.timeout_s`` bounds each SPARQL query as a whole: an endpoint that drips its JSON
 result one byte every 0.25 s resets every per-read timeout, yet the query ends at its deadline as a
 ``kg.timeout`` (retried per ``kg.retries``), its connection is cut rather than left dripping, and
 the next query gets a fresh connection."""

@@ -1,4 +1,4 @@
-"""``llm.timeout_s`` bounds the whole call (issue 33): a server that drips its reply one byte every
+"""``llm.timeout_s`` bounds the whole call: a server that drips its reply one byte every
 0.25 s resets every per-read timeout, yet the call ends at the deadline as an ``llm.timeout``
 error, is retried per ``llm.max_retries``, counted by the circuit breaker, and its connection is
 closed rather than left dripping. Each attempt cut at the deadline is billed (kgx.llm.pricing)."""

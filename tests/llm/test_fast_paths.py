@@ -1,4 +1,4 @@
-"""The question loop's fast paths give what the slow ones gave (issue 21).
+"""The question loop's fast paths give what the slow ones gave.
 
 Replies are checked by jsonschema-rs and only worded by jsonschema, and the scripted backbone
 counts tokens with litellm's counting built once: both must decide and count exactly as before.

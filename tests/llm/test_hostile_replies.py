@@ -1,4 +1,4 @@
-"""What a model or server sends back cannot break what kgx writes (issue 33): replies and error
+"""What a model or server sends back cannot break what kgx writes: replies and error
 bodies pass the text boundary (kgx.core.boundary) where they enter, through litellm over HTTP on
 loopback: lone surrogates replaced and counted, echoed secrets redacted, long replies cut, and an
 invalid reply never cached."""

@@ -70,7 +70,7 @@ def test_options_choose_the_threads():
 
 
 def test_knowpaths_ipg_reply_fits_the_room_it_asks_for():
-    """Issue 18: at llm=local's max_tokens of 256 this reply (262 tokens, about 20 s) was cut."""
+    """At llm=local's max_tokens of 256 this reply (262 tokens, about 20 s) was cut."""
     [question] = [q for q in load(DatasetConfig()) if q.id == "demo-007"]
     meter, trace = Meter(), Trace()
     ctx = Context(

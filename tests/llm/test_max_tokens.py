@@ -1,4 +1,4 @@
-"""Per-stage generation limits (issue 18): a stage asks for room for its reply, the request sends
+"""Per-stage generation limits: a stage asks for room for its reply, the request sends
 max(llm.max_tokens, that) within what the model allows, the cache key changes only when the limit
 does, and a reply the provider cut at the limit is named, counted and asked again with twice the
 room. On the scripted backbone (which cuts at max_tokens) and a fake OpenAI-compatible server."""

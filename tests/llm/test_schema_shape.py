@@ -1,4 +1,4 @@
-"""Per-question choices are checked without compiling a validator per question (issue 35).
+"""Per-question choices are checked without compiling a validator per question.
 
 A schema whose only per-question part is a string enum is validated as its shape (compiled once)
 plus a membership check: the verdicts and the wording of a wrong choice must be exactly what

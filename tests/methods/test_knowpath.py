@@ -479,7 +479,7 @@ def test_the_scripted_backbone_stops_when_a_path_covers_the_question(demo_kg):
     assert "(Australia, location.country.capital, Canberra)" in p.evidence
 
 
-# --------------------------------------------------------------------------- reply sizes (issue 18)
+# --------------------------------------------------------------------------- reply sizes
 
 FULL_IPG = {  # what a capable model writes for the paper's case: 15 triples, 3 paths
     "topic_entities": ["Canberra"],
@@ -519,8 +519,8 @@ def test_ipg_and_evaluation_ask_for_room_for_their_whole_reply(demo_kg):
     assert prompts.ipg_tokens(0, 5) == 310 and prompts.ipg_tokens(30, 1) == 1012
 
 
-def test_ipg_with_15_triples_is_no_longer_cut_at_a_256_token_backbone_limit(demo_kg, monkeypatch):
-    """Issue 18: the full reply outgrows llm=local's max_tokens of 256, so IPG asks for more."""
+def test_ipg_with_15_triples_is_not_cut_at_a_256_token_backbone_limit(demo_kg, monkeypatch):
+    """The full reply outgrows llm=local's max_tokens of 256, so IPG asks for more."""
 
     def write(messages, schema):
         return (

@@ -338,7 +338,7 @@ def test_local_model_runs_lmp_within_the_call_bound(compose_cfg, in_tmp):
     assert record["usage"]["input_tokens"] > 100
 
 
-# --------------------------------------------------------------------------- the way back (issue 18)
+# --------------------------------------------------------------------------- the way back
 
 
 def test_the_way_back_is_offered_and_reaches_the_other_films_without_the_topic(films):
@@ -374,7 +374,7 @@ def test_a_way_back_to_pooled_entities_only_adds_no_fact(kg):
     assert prediction.stats == {"layers": 1.0} and prediction.status == "ok"
 
 
-# --------------------------------------------------------------------------- unusable summaries (issue 18)
+# --------------------------------------------------------------------------- unusable summaries
 
 
 @pytest.mark.parametrize(

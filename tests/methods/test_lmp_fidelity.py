@@ -1,7 +1,7 @@
-"""Held-out check of issue 18 on MetaQA 2-hop: questions whose two hops walk one relation forth and
+"""Held-out check of LMP's way back on MetaQA 2-hop: questions whose two hops walk one relation forth and
 back ("films with the same director as X", "who acted with X") are answerable only if LMP may walk
 back along the relation a layer came by. The first 40 such test questions, in file order, on the
-scripted backbone; their answers must lie in the evidence (75% before the fix)."""
+scripted backbone; their answers must lie in the evidence (75% when LMP may not walk back)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``method.walk_back`` for PoG and StructGPT (issue 34): off by default, as the released code, a
+"""``method.walk_back`` for PoG and StructGPT: off by default, as the released code, a
 co-star question on a KG without inverse relations has no way to its answer; on, the oracle
 walks back along the relation that reached the film and answers it. A PathQuestion chain that
 returns to its topic entity needs no walking back: the oracle leads it without the round trip."""

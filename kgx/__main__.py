@@ -222,10 +222,13 @@ def warn_demo_path(spec: RunSpec) -> None:
 
 
 def options(group: str) -> list[str]:
-    """A config group's options, the default first; for ``method``, every registered method."""
+    """A config group's options, the default first; for ``method`` and ``kg``, every registered
+    method and KG backend too."""
+    from kgx.kg import KG_BACKENDS
     from kgx.methods import METHODS
 
-    found = {p.stem for p in (CONF_DIR / group).glob("*.yaml")} | (set(METHODS) if group == "method" else set())
+    registered = {"method": set(METHODS), "kg": set(KG_BACKENDS)}.get(group, set())
+    found = {p.stem for p in (CONF_DIR / group).glob("*.yaml")} | registered
     defaults = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "config.yaml").defaults)
     default = next((d[group] for d in defaults if isinstance(d, dict) and group in d), None)
     if "${" in str(default):  # kg: of/${dataset}, chosen by the dataset (conf/kg/of/)

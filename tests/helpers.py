@@ -151,3 +151,11 @@ def trace_of(out_dir: Path, record) -> dict:
     data = TraceReader(out_dir).get(record.id, record.trace)
     assert data is not None, f"no trace of {record.id} in {out_dir / record.trace}"
     return data
+
+
+def kg_methods() -> list[str]:
+    """Every registered method that reads the KG (its schema has a horizon), from the registry: a
+    new method is in every test that takes this list as soon as it exists."""
+    from kgx.methods import METHODS
+
+    return sorted(name for name, found in METHODS.items() if found.config().horizon() is not None)

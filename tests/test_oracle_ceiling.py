@@ -18,8 +18,9 @@ import pytest
 
 from kgx.run.execute import execute
 from kgx.run.spec import to_run_spec
+from tests.helpers import kg_methods
 
-METHODS = ("lmp", "knowpath", "tog", "tog_r", "cgpe", "pog", "structgpt")
+METHODS = kg_methods()
 
 # A city KB whose values are written as a KG prints them, not as the gold does.
 VALUES_KB = """\

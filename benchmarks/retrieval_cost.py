@@ -2,6 +2,7 @@
 
     KGX_DATA_DIR=/path/to/shared/data python benchmarks/retrieval_cost.py              # 100 + 100 questions
     KGX_DATA_DIR=... python benchmarks/retrieval_cost.py --limit 20 --datasets webqsp  # a quicker look
+    KGX_DATA_DIR=... python benchmarks/retrieval_cost.py --llm oracle                  # searches that follow the gold
 
 Runs each method with ``kg=subgraph kg.scope=question`` (RoG's per-question subgraphs, no server:
 FiDeLiS's own setting) and the scripted backbone (``llm=scripted``) on the same first ``--limit``
@@ -14,7 +15,10 @@ FiDeLiS paper's per-question cost against ToG-style retrieval (about 2.4K tokens
 6.4K and 74 s, rounded as commonly quoted) and LMP's Table 4 (ChatGPT calls and tokens of ToG and
 FiDeLiS).
 The scripted backbone's replies are not a model's: its counts show what each method's algorithm
-asks for on these questions (how many calls, how long the prompts), not what GPT-3.5 would write.
+asks for on these questions (how many calls, how long the prompts), not what GPT-3.5 would write;
+its sufficiency checks say "enough" as soon as a line of the prompt covers half the question, so
+ToG often stops at its first depth. ``--llm oracle`` follows the gold path instead and calls the
+evidence enough only once a gold answer is in it, so each search runs as far as a right one must.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=100, help="the first N questions of each file (default 100)")
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--llm", default="scripted", help="the backbone (default scripted; oracle, or a real one)")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--work", type=Path, help="stores, runs, MLflow store (default: a temp folder)")
     args = parser.parse_args()
@@ -73,7 +78,7 @@ def main() -> None:
     for dataset in args.datasets.split(","):
         for method in methods:
             start = time.perf_counter()
-            s = run(method, dataset, "question", args.limit, work, args.concurrency, llm="scripted")
+            s = run(method, dataset, "question", args.limit, work, args.concurrency, llm=args.llm)
             n = int(s["n_questions"])
             print(
                 f"{method:<18}{dataset:<8}{n:>5}{int(s['errors']):>8}{s['llm_calls_per_q']:>9.1f}"

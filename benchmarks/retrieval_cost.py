@@ -89,9 +89,8 @@ def main() -> None:
     print("\npublished, per question (LMP Table 4 with ChatGPT; the FiDeLiS paper's rounded, tokens and seconds):")
     print(f"{'source':<16}{'method':<18}{'dataset':<8}{'calls/q':>9}{'tokens/q':>10}{'s/q':>7}")
     for source, method, dataset, calls, tokens, seconds in PUBLISHED:
-        print(
-            f"{source:<16}{method:<18}{dataset or '-':<8}{figure(calls):>9}{figure(tokens, 0):>10}{figure(seconds, 0):>7}"
-        )
+        where = f"{source:<16}{method:<18}{dataset or '-':<8}"
+        print(f"{where}{figure(calls):>9}{figure(tokens, 0):>10}{figure(seconds, 0):>7}")
     if not args.work:
         shutil.rmtree(work)
 

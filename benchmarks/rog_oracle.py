@@ -37,8 +37,9 @@ DATASETS = ("webqsp", "cwq")
 SCOPES = ("question", "union")
 
 
-def run(method: str, dataset: str, scope: str, limit: int | None, work: Path, concurrency: int):
-    """One run in process, as ``python -m kgx`` would make it; returns its summary."""
+def run(method: str, dataset: str, scope: str, limit: int | None, work: Path, concurrency: int, llm: str = "oracle"):
+    """One run in process, as ``python -m kgx`` would make it (``llm=oracle`` unless ``llm`` says
+    otherwise); returns its summary."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
@@ -54,7 +55,7 @@ def run(method: str, dataset: str, scope: str, limit: int | None, work: Path, co
             config_name="config",
             overrides=[
                 f"method={method}",
-                "llm=oracle",
+                f"llm={llm}",
                 f"dataset={dataset}_rog",
                 f"dataset.path=rog_sample/{dataset}-test-sample.parquet",
                 f"dataset.limit={limit or 'null'}",

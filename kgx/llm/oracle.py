@@ -16,7 +16,9 @@ like any model's (only offered candidates, within the schema's counts), and it i
 scripted backbone (real token counts, the same simulated latency and failures). Whatever the gold
 does not decide (reasoning text, sub-objectives, notes) is the scripted reply, except where free
 text feeds the search or the answer: CGPE's clues, written freely, follow the KG's names
-(:mod:`kgx.llm.oracle_clues`); LMP's fact summaries keep the gold names of the facts they summarise.
+(:mod:`kgx.llm.oracle_clues`); LMP's fact summaries keep the gold names of the facts they summarise;
+FiDeLiS's retrieval keywords are the gold chains' relations, and its next steps
+``(relation, entity)`` go by their entity first (:mod:`kgx.llm.oracle_fidelis`).
 
 What the oracle was shown is the request's last message (worked examples are earlier turns),
 its ``Question:`` line excluded: the question is not evidence. A text is shown when its
@@ -46,7 +48,7 @@ from litellm.llms.custom_llm import CustomLLMError
 from kgx.core.metrics import normalize
 from kgx.core.values import GoldValues, parse, values_in
 from kgx.diagnose.gold_path import GoldHint, fold
-from kgx.llm import oracle_clues, scripted
+from kgx.llm import oracle_clues, oracle_fidelis, scripted
 from kgx.llm.errors import LLMError
 from kgx.llm.oracle_evidence import GoldTexts
 from kgx.llm.scripted import ScriptedLLM, question_of, rank
@@ -237,6 +239,8 @@ class Judge:
         props = items.get("properties", {})
         if name in CLUES and items.get("type") == "string":
             return self.clues(list(items.get("examples", [])), high, items.get("pattern"))
+        if "enum" in items and name in oracle_fidelis.STEPS:
+            return oracle_fidelis.steps(self, list(items["enum"]), low, high)
         if "enum" in items:
             return self.pick(list(items["enum"]), low, high, focused, name)
         if items.get("type") == "object" and any("enum" in sub for sub in props.values()):
@@ -244,6 +248,8 @@ class Judge:
         if name == "answers":
             return (self.answers() or ([UNKNOWN] if low else []))[:high]
         fixed = scripted.instance(schema, self.prompt, self.question, name)
+        if name in oracle_fidelis.KEYWORDS:
+            return oracle_fidelis.keywords(self, fixed, high)
         if items.get("type") == "string" and low and low == high:
             return self.summaries(fixed, items.get("maxLength"))
         return fixed

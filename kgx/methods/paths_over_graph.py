@@ -25,11 +25,12 @@ When no check suffices, ``answer`` answers from every path kept and the model's 
 (status ``fallback`` when no path was found; likewise without any topic entity).
 
 Call bound, retries of invalid output not counted: with P the calls of one pruning
-(``paths_over_graph_pruning.calls``: 5 at the defaults, 2 branch + 3 precise), C = 2 the check
-(1 without summary), 1 a pruning of the <= 2W paths phases 1 and 2 kept, and 1 the re-selection when
-node expansion holds more than ``max_expansions`` paths:
+(``paths_over_graph_pruning.calls``: 2 branch-reduced and 3 precise at the defaults), P' those of
+node expansion's selection (3: precise alone, after fuzzy selection), C = 2 the check (1 without
+summary), 1 the pruning of the <= 2W paths phases 1 and 2 kept, and 1 a round's re-selection when the
+expansion paths outgrow ``max_expansions``:
 
-    1 + D(P + C) + (1 + P + C) + 1 + D(P + 1 + C) + 1 = 56 at the defaults (D = W = 3).
+    1 + D(P + C) + (1 + P + C) + 1 + D(P' + 1 + C) + 1 = 50 at the defaults (D = W = 3).
 
 Where the released code departs from the paper or kgx from it (each in docs/methods/paths_over_graph.md):
 the released multi-entity run reads the gold answers twice (it skips a question whose subgraph lacks
@@ -73,7 +74,7 @@ class PathsOverGraphConfig(MethodConfig):
     width: int = 3  # W_max: paths kept by each pruning (paper: 3)
     fuzzy_width: int = 80  # paths fuzzy selection keeps (released Beam_search_step1: 80)
     branch_width: int = 20  # branch-reduced selection stops at this many paths (released step 2: 20)
-    batch: int = 40  # candidate paths per selection call (released: 40)
+    batch: int = 40  # candidate paths per selection call, more than width (released: 40)
     selection: str = "full"  # full | precise | branch | fuzzy: the released beam search 123 | 13 | 12 | 1
     sampler: str = "bm25"  # bm25 | sbert: fuzzy selection's ranker (the paper's SBERT: sbert, the [sbert] extra)
     summary: bool = True  # path summarising before each check (released "sum"; false: "unsum")
@@ -118,10 +119,12 @@ class PathsOverGraphConfig(MethodConfig):
         check_choice("method.edges", self.edges, ("all", "one"))
         check_temperature("method.temperature_explore", self.temperature_explore)
         check_temperature("method.temperature_reason", self.temperature_reason)
-        for wider, narrower in (("fuzzy_width", "branch_width"), ("branch_width", "width"), ("batch", "width")):
+        for wider, narrower in (("fuzzy_width", "branch_width"), ("branch_width", "width")):
             big, small = getattr(self, wider), getattr(self, narrower)
             if big < small:
                 raise ConfigError(f"method.{wider}={big}: must be at least method.{narrower}={small}")
+        if self.batch <= self.width:
+            raise ConfigError(f"method.batch={self.batch}: must be more than method.width={self.width}")
 
 
 def call_bound(params: PathsOverGraphConfig) -> int:
@@ -129,9 +132,10 @@ def call_bound(params: PathsOverGraphConfig) -> int:
     a check; the supplement call, its pruning and check; the pruning of what phases 1 and 2 kept;
     per expansion round a pruning, a re-selection and a check; the answer."""
     p = params
-    prune = pruning.calls(p, p.max_routes * 2)
+    prune = pruning.calls(p, p.fuzzy_width)
     check = 1 + p.summary
-    rounds = p.depth * (prune + pruning.calls(p, p.max_expansions + p.width) + check)
+    grown = (p.max_expansions + 1) * p.width  # expansion paths after a round's edges are joined on
+    rounds = p.depth * (pruning.narrow_calls(p, p.fuzzy_width) + pruning.narrow_calls(p, grown) + check)
     return 1 + p.depth * (prune + check) + (1 + prune + check) + pruning.calls(p, 2 * p.width) + rounds + 1
 
 

@@ -192,10 +192,10 @@ def expansion(search: Search) -> Optional[Prediction]:
         ]
         if not edges:
             continue
-        chosen = search.pruner.prune(edges, [*base, *search.expanded])
+        chosen = search.pruner.narrow(edges, [*base, *search.expanded])
         search.expanded = joined(search.expanded, chosen)
         if len(search.expanded) > p.max_expansions:
-            search.expanded = search.pruner.prune(search.expanded, base)
+            search.expanded = search.pruner.narrow(search.expanded, base)
         found = search.check([*base, *search.expanded], 3, f"node expansion round {round_}")
         if found is not None:
             return found

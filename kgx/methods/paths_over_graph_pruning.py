@@ -8,7 +8,7 @@ the few the LLM reasons over, in up to three steps (the released ``Beam_search``
    their first hops (or last hops, whichever side has fewer), one ``branch_selection`` call per side,
    and the paths of the branches it leaves are dropped: the graph's structure prunes whole branches;
 3. precise path selection: the LLM chooses ``width`` paths, ``batch`` candidates per
-   ``path_selection`` call, then once more among the chosen when several batches were asked.
+   ``path_selection`` call, round after round until ``width`` remain (the released loop).
 
 ``method.selection`` runs all three (``full``, the released ``123``), fuzzy and precise
 (``precise``, ``13``), fuzzy and branch (``branch``, ``12``), or fuzzy alone (``fuzzy``, ``1``).
@@ -16,9 +16,8 @@ the few the LLM reasons over, in up to three steps (the released ``Beam_search``
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Hashable
+from typing import TYPE_CHECKING, Any, Callable, Hashable
 
 from kgx.methods import kit
 from kgx.methods import paths_over_graph_prompts as prompts
@@ -51,6 +50,14 @@ class Pruner:
         if p.selection in ("full", "precise"):
             return self.precise(routes, list(known))
         return kit.cap(self.ctx, "path_selection", routes, p.width, "paths after branch reduction")
+
+    def narrow(self, routes: list[Route], known: list[Route]) -> list[Route]:
+        """Node expansion's selection: precise selection alone, as released, after a fuzzy
+        selection that bounds its calls (fuzzy alone with ``selection=fuzzy``)."""
+        p = self.ctx.params
+        if p.selection == "fuzzy":
+            return self.fuzzy(routes, p.width)
+        return self.precise(self.fuzzy(routes, p.fuzzy_width), known)
 
     def fuzzy(self, routes: list[Route], keep: int) -> list[Route]:
         """Step 1: the ``keep`` paths most like the query, ranked without an LLM."""
@@ -85,16 +92,13 @@ class Pruner:
         return routes
 
     def precise(self, routes: list[Route], known: list[Route]) -> list[Route]:
-        """Step 3: ``width`` paths chosen by the LLM, ``batch`` candidates per call, then once more
-        among the chosen when more than one batch was asked and more than ``width`` were chosen."""
+        """Step 3: while more than ``width`` paths remain, one ``path_selection`` call per ``batch``
+        of them chooses ``width`` (the released loop, 40 candidates a call)."""
         p = self.ctx.params
-        if len(routes) <= p.width:
-            return routes
-        batches = [routes[i : i + p.batch] for i in range(0, len(routes), p.batch)]
-        chosen = [r for b in batches for r in self.select(b, known)]
-        if len(batches) > 1 and len(chosen) > p.width:
-            chosen = self.select(chosen, known)
-        return chosen
+        while len(routes) > p.width:
+            batches = [routes[i : i + p.batch] for i in range(0, len(routes), p.batch)]
+            routes = [r for b in batches for r in self.select(b, known)]
+        return routes
 
     def select(self, routes: list[Route], known: list[Route]) -> list[Route]:
         """One ``path_selection`` call among ``routes``; nothing usable keeps the first ``width``."""
@@ -144,12 +148,32 @@ def branch_text(route: Route, first: bool, names: dict[str, str], shown: int) ->
     return f"... -> {route.hops[-1].label} -> {entity_set(route.end, names, shown)}"
 
 
-def calls(params: object, candidates: int) -> int:
+def calls(params: Any, candidates: int) -> int:
     """The most LLM calls one pruning of ``candidates`` paths makes (the call bound's P)."""
     p = params
     fuzzy_kept = min(candidates, p.fuzzy_width if p.selection != "fuzzy" else p.width)
-    branch = 2 if p.selection in ("full", "branch") and fuzzy_kept > p.branch_width else 0
-    if p.selection not in ("full", "precise") or fuzzy_kept <= p.width:
-        return branch
-    batches = math.ceil(fuzzy_kept / p.batch)
-    return branch + batches + (batches > 1)
+    target = p.branch_width if p.selection == "full" else p.width
+    branch = 2 if p.selection in ("full", "branch") and fuzzy_kept > target else 0
+    return branch + (most_precise_calls(p, fuzzy_kept) if p.selection in ("full", "precise") else 0)
+
+
+def narrow_calls(params: Any, candidates: int) -> int:
+    """The most LLM calls :meth:`Pruner.narrow` makes for ``candidates`` paths."""
+    p = params
+    return 0 if p.selection == "fuzzy" else most_precise_calls(p, min(candidates, p.fuzzy_width))
+
+
+def most_precise_calls(params: Any, candidates: int) -> int:
+    """The most calls a precise selection of up to ``candidates`` paths makes."""
+    return max(precise_calls(params, n) for n in range(candidates + 1))
+
+
+def precise_calls(params: Any, candidates: int) -> int:
+    """The calls of :meth:`Pruner.precise`: per round one per batch holding more than ``width``
+    paths, each keeping ``width``, until ``width`` remain."""
+    calls, n = 0, candidates
+    while n > params.width:
+        full, rest = divmod(n, params.batch)
+        calls += full + (rest > params.width)
+        n = full * params.width + min(rest, params.width)
+    return calls

@@ -32,7 +32,7 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-METHODS = ("lmp", "knowpath", "cgpe", "tog", "tog_r", "pog", "structgpt")
+METHODS = ("lmp", "knowpath", "cgpe", "tog", "tog_r", "pog", "structgpt", "paths_over_graph")
 DATASETS = ("webqsp", "cwq")
 SCOPES = ("question", "union")
 

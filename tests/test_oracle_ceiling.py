@@ -19,7 +19,7 @@ import pytest
 from kgx.run.execute import execute
 from kgx.run.spec import to_run_spec
 
-METHODS = ("lmp", "knowpath", "tog", "tog_r", "cgpe", "pog", "structgpt")
+METHODS = ("lmp", "knowpath", "tog", "tog_r", "cgpe", "pog", "structgpt", "paths_over_graph")
 
 # A city KB whose values are written as a KG prints them, not as the gold does.
 VALUES_KB = """\

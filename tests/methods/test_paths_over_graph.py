@@ -4,9 +4,11 @@ oracle's reading of listed paths, fallbacks and the config."""
 
 from __future__ import annotations
 
+import csv
 import json
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -521,3 +523,37 @@ def test_the_method_composes_with_the_papers_defaults(compose_cfg):
         "full",
         True,
     )
+
+
+# --------------------------------------------------------------------------- the paper's table
+
+PUBLISHED = Path(__file__).parents[2] / "kgx" / "report" / "published" / "paths_over_graph.csv"
+# Table 1 of arXiv:2410.14211v4 (p. 7), as checked before they shipped: PoG and PoG-E, GPT-3.5 and GPT-4.
+TABLE1 = {
+    ("w/ GPT-3.5-Turbo", "PoG"): [74.7, 93.9, 91.6, 80.8, 81.8],
+    ("w/ GPT-3.5-Turbo", "PoG-E"): [71.9, 90.9, 87.6, 78.3, 76.9],
+    ("w/ GPT-4", "PoG"): [81.4, 96.7, 94.4, 84.0, 84.6],
+    ("w/ GPT-4", "PoG-E"): [78.5, 95.4, 91.4, 81.2, 82.0],
+}
+
+
+def test_the_published_figures_are_table_1_and_each_is_a_cell_of_the_sweep():
+    from tests.test_paper_tables import composed
+
+    lines = list(csv.DictReader(PUBLISHED.open(encoding="utf-8")))
+    figures = {}
+    for line in lines:
+        figures.setdefault((line["group"], line["row"]), []).append(float(line["value"]))
+    assert figures == TABLE1
+    jobs = [params for _, params in composed("paths_over_graph_table1")]
+    assert len(jobs) == 20
+    for line in lines:
+        wanted = {
+            "method.name": "paths_over_graph",
+            "llm.name": line["backbone"],
+            **dict([line["kgx_column"].split("=")]),
+        }
+        wanted["dataset.name"] = wanted.pop("dataset")
+        edges = "one" if "method.edges=one" in line["kgx_row"] else "all"
+        made = [j for j in jobs if all(j.get(k) == v for k, v in wanted.items()) and j["method.edges"] == edges]
+        assert len(made) == 1, line

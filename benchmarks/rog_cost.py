@@ -28,40 +28,13 @@ METHODS = ("tog", "paths_over_graph")
 
 
 def run(method: str, dataset: str, limit: int, work: Path):
-    """One run in process, as ``python -m kgx`` would make it; returns its spec and records."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
+    """One scripted run in process on the sample file, question scope; returns its spec and records."""
+    from rog_oracle import spec
 
-    from kgx.core.paths import CONF_DIR
-    from kgx.run.compose import register_schemas
     from kgx.run.execute import execute
-    from kgx.run.spec import to_run_spec
 
-    register_schemas()
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-        cfg = compose(
-            config_name="config",
-            overrides=[
-                f"method={method}",
-                "llm=scripted",
-                "llm.cache=false",
-                f"dataset={dataset}_rog",
-                f"dataset.path=rog_sample/{dataset}-test-sample.parquet",
-                f"dataset.limit={limit}",
-                "kg=subgraph",
-                "kg.scope=question",
-                "run.progress=false",
-                "run.traces=off",
-                "run.explain=0",
-                "run.concurrency=1",
-                f"run.cache_dir={work / 'cache'}",
-                f"run.output_dir={work / 'runs' / f'{method}-{dataset}'}",
-                f"run.tracking_uri=sqlite:///{work / 'mlflow.db'}",
-            ],
-        )
-    spec = to_run_spec(cfg)
-    return spec, execute(spec, work).records
+    chosen = spec(method, dataset, "question", limit, work, 1, llm="scripted")
+    return chosen, execute(chosen, work).records
 
 
 def bound(spec) -> str:

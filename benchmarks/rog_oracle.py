@@ -37,14 +37,13 @@ DATASETS = ("webqsp", "cwq")
 SCOPES = ("question", "union")
 
 
-def run(method: str, dataset: str, scope: str, limit: int | None, work: Path, concurrency: int):
-    """One run in process, as ``python -m kgx`` would make it; returns its summary."""
+def spec(method: str, dataset: str, scope: str, limit: int | None, work: Path, concurrency: int, llm: str = "oracle"):
+    """The run spec of one run on a sample file, as ``python -m kgx`` would compose it."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
     from kgx.core.paths import CONF_DIR
     from kgx.run.compose import register_schemas
-    from kgx.run.execute import execute
     from kgx.run.spec import to_run_spec
 
     register_schemas()
@@ -54,7 +53,8 @@ def run(method: str, dataset: str, scope: str, limit: int | None, work: Path, co
             config_name="config",
             overrides=[
                 f"method={method}",
-                "llm=oracle",
+                f"llm={llm}",
+                "llm.cache=false",
                 f"dataset={dataset}_rog",
                 f"dataset.path=rog_sample/{dataset}-test-sample.parquet",
                 f"dataset.limit={limit or 'null'}",
@@ -65,11 +65,18 @@ def run(method: str, dataset: str, scope: str, limit: int | None, work: Path, co
                 "run.explain=0",
                 f"run.concurrency={concurrency}",
                 f"run.cache_dir={work / 'cache'}",
-                f"run.output_dir={work / 'runs' / f'{method}-{dataset}-{scope}'}",
+                f"run.output_dir={work / 'runs' / f'{method}-{dataset}-{scope}-{llm}'}",
                 f"run.tracking_uri=sqlite:///{work / 'mlflow.db'}",
             ],
         )
-    return execute(to_run_spec(cfg), work).summary
+    return to_run_spec(cfg)
+
+
+def run(method: str, dataset: str, scope: str, limit: int | None, work: Path, concurrency: int):
+    """One oracle run in process; returns its summary."""
+    from kgx.run.execute import execute
+
+    return execute(spec(method, dataset, scope, limit, work, concurrency), work).summary
 
 
 def in_subgraph(dataset: str, limit: int | None) -> tuple[int, int]:

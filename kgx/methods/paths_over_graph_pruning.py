@@ -16,6 +16,7 @@ the few the LLM reasons over, in up to three steps (the released ``Beam_search``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
@@ -41,7 +42,7 @@ class Pruner:
     def text(self, route: Route) -> str:
         return route.text(self.names, self.ctx.params.max_shown)
 
-    def prune(self, routes: list[Route], known: list[Route] = ()) -> list[Route]:
+    def prune(self, routes: list[Route], known: Sequence[Route] = ()) -> list[Route]:
         """The paths kept of ``routes`` (``known``: paths found before, shown for context)."""
         p = self.ctx.params
         routes = self.fuzzy(routes, p.fuzzy_width if p.selection != "fuzzy" else p.width)

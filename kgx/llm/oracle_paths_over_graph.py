@@ -14,13 +14,24 @@ order. Without a lead it makes the scripted choice, as at any other choice.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional, Protocol
 
 from kgx.diagnose.gold_path import Step, fold
+from kgx.llm.oracle_evidence import GoldTexts
 from kgx.llm.scripted import rank
 
-if TYPE_CHECKING:
-    from kgx.llm.oracle import Judge
+
+class Judge(Protocol):
+    """What the path reading uses of the oracle's view of a request (:class:`kgx.llm.oracle.Judge`)."""
+
+    question: str
+    directed: bool
+    relations: set[Step]
+    chains: list[list[Step]]
+    texts: GoldTexts
+
+    def gold_names(self, text: str) -> list[str]: ...
+
 
 LINE = re.compile(r"^(Path|Branch) (\d+): (.+)$", flags=re.M)
 ARROW = " -> "
@@ -50,7 +61,7 @@ def flipped(steps: list[Step]) -> list[Step]:
     return [(r, "in" if d == "out" else "out") for r, d in reversed(steps)]
 
 
-def score(judge: "Judge", text: str) -> tuple[int, int, int, int]:
+def score(judge: Judge, text: str) -> tuple[int, int, int, int]:
     """(shows a gold answer, longest run of gold steps, gold steps, gold entities shown): the
     oracle's order of leads."""
     parts = text.split(ARROW)
@@ -75,7 +86,7 @@ def score(judge: "Judge", text: str) -> tuple[int, int, int, int]:
     return int(answer), max(runs, default=0), golds, len(judge.gold_names(" | ".join(shown)))
 
 
-def pick(judge: "Judge", options: list[Any], paths: dict[str, str], low: int, high: Optional[int]) -> list[Any]:
+def pick(judge: Judge, options: list[Any], paths: dict[str, str], low: int, high: Optional[int]) -> list[Any]:
     """The leads in the oracle's order, at most ``high``, topped up to ``low`` in the scripted order."""
     ranked = rank(options, judge.question)
     scored = {o: score(judge, paths[str(o)]) for o in ranked}

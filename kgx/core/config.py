@@ -40,11 +40,11 @@ class RunConfig:
     force: bool = execution(False)  # recompute questions that already have a prediction
     progress: bool = execution(True)
     explain: int = execution(3)  # questions per run whose explanation (text + PNG/SVG) is logged
-    # Questions whose trace file (traces/<id>.json: every LLM and KG call) is written and logged:
-    # all, off, or N = the first N questions in dataset order.
+    # Questions whose trace (every LLM and KG call, in the run's traces/ shards) is written and
+    # logged: all, off, or N = the first N questions in dataset order.
     traces: str = execution("all")
-    # Questions whose transcript (an MLflow trace built from the trace file, kgx.track.transcripts)
-    # is logged: all, off, or N; unset = the questions run.traces names.
+    # Questions whose transcript (an MLflow trace built from the trace, kgx.track.transcripts) is
+    # logged: all, off, or N; unset = the first 100 of those run.traces names (others on demand).
     transcripts: Optional[str] = execution()
     # Stop early when this many questions in a row fail the same way (an outage); 0 = never.
     max_consecutive_errors: int = execution(5)
@@ -73,7 +73,7 @@ class RunConfig:
             self.transcripts = question_share("run.transcripts", self.transcripts)
             if share_size(self.transcripts) > share_size(self.traces):
                 raise ConfigError(
-                    f"run.transcripts={self.transcripts}: a transcript is built from the question's trace file, "
+                    f"run.transcripts={self.transcripts}: a transcript is built from the question's trace, "
                     f"and run.traces={self.traces} writes {'none' if self.traces == 'off' else 'fewer'}; "
                     f"set run.traces={self.transcripts} too, or leave run.transcripts unset (it follows run.traces)"
                 )

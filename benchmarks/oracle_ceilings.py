@@ -36,7 +36,7 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-METHODS = ("lmp", "knowpath", "tog", "tog_r", "cgpe", "pog", "structgpt")
+METHODS = ("lmp", "knowpath", "tog", "tog_r", "cgpe", "pog", "structgpt", "paths_over_graph")
 SETS = {  # set -> (dataset, kg)
     "metaqa_2hop": ("metaqa_2hop", "metaqa"),
     "metaqa_3hop": ("metaqa_3hop", "metaqa"),
@@ -104,7 +104,7 @@ def main() -> None:
     args.heldout = args.heldout or args.fresh
     if args.heldout and args.sets == parser.get_default("sets"):
         args.sets = ",".join(FRESH_SETS if args.fresh else HELDOUT_SETS)
-    print(f"{'method':<10}{'set':<13}{'n':>4}{'reach':>6}{'right':>6}{'ceiling%':>9}{'s':>6}  misses", flush=True)
+    print(f"{'method':<18}{'set':<13}{'n':>4}{'reach':>6}{'right':>6}{'ceiling%':>9}{'s':>6}  misses", flush=True)
     for name in args.sets.split(","):
         dataset, kg = SETS.get(name, ("", ""))
         ids = [] if args.heldout else pick(name, dataset, args.questions, args.seed)
@@ -117,7 +117,7 @@ def main() -> None:
             misses = Counter(r.breakdown for r in records if r.breakdown != "correct")
             ceiling = 100.0 * len(right) / len(reach) if reach else float("nan")
             print(
-                f"{method:<10}{name:<13}{len(records):>4}{len(reach):>6}{len(right):>6}{ceiling:>9.1f}"
+                f"{method:<18}{name:<13}{len(records):>4}{len(reach):>6}{len(right):>6}{ceiling:>9.1f}"
                 f"{time.perf_counter() - start:>6.0f}  {dict(sorted(misses.items()))}",
                 flush=True,
             )

@@ -4,7 +4,7 @@
     KGX_DATA_DIR=... python benchmarks/rog_oracle.py --limit 50 --methods lmp,tog   # a quicker look
     KGX_DATA_DIR=... python benchmarks/rog_oracle.py --scopes question              # the papers' setting only
 
-Runs lmp, knowpath, cgpe, tog, tog_r, pog and structgpt with ``kg=subgraph`` on ``rog_sample``'s
+Runs lmp, knowpath, cgpe, tog, tog_r, pog, structgpt, fidelis and paths_over_graph with ``kg=subgraph`` on ``rog_sample``'s
 WebQSP and CWQ files (the exact schema of HF rmanluo/RoG-webqsp and RoG-cwq; graphs from the replay
 KG, so these are not accuracy figures) in both scopes, ``llm=oracle``, and prints per method,
 dataset and scope: errors (must be 0), Hits@1 (the oracle's ceiling for the method's search),
@@ -17,7 +17,7 @@ gold answer that only another question's subgraph holds is a node, so a few more
 reachable) than in question scope.
 
 On 2 shared cores a method takes 10 s to about 2 minutes per scope and 400 questions (CGPE the
-longest: its name searches scan every name of the KG a question sees); all 28 runs ~25 minutes.
+longest: its name searches scan every name of the KG a question sees); all 32 runs ~35 minutes.
 ``--limit`` keeps the whole table short.
 """
 
@@ -32,20 +32,18 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-METHODS = ("lmp", "knowpath", "cgpe", "tog", "tog_r", "pog", "structgpt")
+METHODS = ("lmp", "knowpath", "cgpe", "tog", "tog_r", "pog", "structgpt", "fidelis", "paths_over_graph")
 DATASETS = ("webqsp", "cwq")
 SCOPES = ("question", "union")
 
 
-def run(method: str, dataset: str, scope: str, limit: int | None, work: Path, concurrency: int, llm: str = "oracle"):
-    """One run in process, as ``python -m kgx`` would make it (``llm=oracle`` unless ``llm`` says
-    otherwise); returns its summary."""
+def spec(method: str, dataset: str, scope: str, limit: int | None, work: Path, concurrency: int, llm: str = "oracle"):
+    """The run spec of one run on a sample file, as ``python -m kgx`` would compose it."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
     from kgx.core.paths import CONF_DIR
     from kgx.run.compose import register_schemas
-    from kgx.run.execute import execute
     from kgx.run.spec import to_run_spec
 
     register_schemas()
@@ -56,6 +54,7 @@ def run(method: str, dataset: str, scope: str, limit: int | None, work: Path, co
             overrides=[
                 f"method={method}",
                 f"llm={llm}",
+                "llm.cache=false",
                 f"dataset={dataset}_rog",
                 f"dataset.path=rog_sample/{dataset}-test-sample.parquet",
                 f"dataset.limit={limit or 'null'}",
@@ -66,11 +65,18 @@ def run(method: str, dataset: str, scope: str, limit: int | None, work: Path, co
                 "run.explain=0",
                 f"run.concurrency={concurrency}",
                 f"run.cache_dir={work / 'cache'}",
-                f"run.output_dir={work / 'runs' / f'{method}-{dataset}-{scope}'}",
+                f"run.output_dir={work / 'runs' / f'{method}-{dataset}-{scope}-{llm}'}",
                 f"run.tracking_uri=sqlite:///{work / 'mlflow.db'}",
             ],
         )
-    return execute(to_run_spec(cfg), work).summary
+    return to_run_spec(cfg)
+
+
+def run(method: str, dataset: str, scope: str, limit: int | None, work: Path, concurrency: int, llm: str = "oracle"):
+    """One run in process (``llm=oracle`` unless ``llm`` says otherwise); returns its summary."""
+    from kgx.run.execute import execute
+
+    return execute(spec(method, dataset, scope, limit, work, concurrency, llm), work).summary
 
 
 def in_subgraph(dataset: str, limit: int | None) -> tuple[int, int]:
@@ -95,13 +101,13 @@ def main() -> None:
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="kgx-rog-oracle."))
     print(
-        f"{'method':<10}{'dataset':<8}{'scope':<10}{'n':>5}{'errors':>8}{'hits@1':>8}{'coverage':>10}{'s':>7}",
+        f"{'method':<18}{'dataset':<8}{'scope':<10}{'n':>5}{'errors':>8}{'hits@1':>8}{'coverage':>10}{'s':>7}",
         flush=True,
     )
     for dataset in DATASETS:
         hits, n = in_subgraph(dataset, args.limit)
         print(
-            f"{'(file)':<10}{dataset:<8}{'question':<10}{n:>5}{'':>8}{'':>8}{100 * hits / n:>10.1f}"
+            f"{'(file)':<18}{dataset:<8}{'question':<10}{n:>5}{'':>8}{'':>8}{100 * hits / n:>10.1f}"
             "  a_entity in the question's own subgraph",
             flush=True,
         )
@@ -110,7 +116,7 @@ def main() -> None:
                 start = time.perf_counter()
                 s = run(method, dataset, scope, args.limit, work, args.concurrency)
                 print(
-                    f"{method:<10}{dataset:<8}{scope:<10}{int(s['n_questions']):>5}{int(s['errors']):>8}"
+                    f"{method:<18}{dataset:<8}{scope:<10}{int(s['n_questions']):>5}{int(s['errors']):>8}"
                     f"{s['hits1']:>8.1f}{s.get('reachable', float('nan')):>10.1f}"
                     f"{time.perf_counter() - start:>7.0f}",
                     flush=True,

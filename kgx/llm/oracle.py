@@ -34,7 +34,9 @@ How candidates are read, as the methods render them:
 - a relation is ``r`` (walked forwards) or ``r (reverse)``; where no message of the request
   mentions ``(reverse)`` (KnowPath lists bare relations, one per id) either direction matches;
 - an entity is its name, numbered ``[2]`` or ``#2`` when names repeat;
-- CGPE's pairs ``(relation, type)`` and ``(type, name)`` are read part by part.
+- CGPE's pairs ``(relation, type)`` and ``(type, name)`` are read part by part;
+- Paths-over-Graph's whole paths, listed as ``Path N: ...`` and chosen by label
+  (:mod:`kgx.llm.oracle_paths_over_graph`).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from litellm.llms.custom_llm import CustomLLMError
 from kgx.core.metrics import normalize
 from kgx.core.values import GoldValues, parse, values_in
 from kgx.diagnose.gold_path import GoldHint, fold
-from kgx.llm import oracle_clues, oracle_fidelis, scripted
+from kgx.llm import oracle_clues, oracle_fidelis, oracle_paths_over_graph, scripted
 from kgx.llm.errors import LLMError
 from kgx.llm.oracle_evidence import GoldTexts
 from kgx.llm.scripted import ScriptedLLM, question_of, rank
@@ -197,7 +199,11 @@ class Judge:
         scripted order), topped up to ``low`` with the scripted order's others. Without any: the
         scripted choice, or only ``low`` of it when a sibling choice of the same reply has gold
         candidates (``focused``: the others are no lead), or none in a filter that may keep none
-        (CGPE's matchings, ``FILTERS``)."""
+        (CGPE's matchings, ``FILTERS``). Whole paths listed by label are read by
+        :mod:`kgx.llm.oracle_paths_over_graph`."""
+        paths = oracle_paths_over_graph.listed(self.prompt, options)
+        if paths:
+            return oracle_paths_over_graph.pick(self, options, paths, low, high)
         ranked = rank(options, self.question)
         here = self.at(options)
         gold = sorted((o for o in ranked if self.on_path(o)), key=lambda o: self.order(o, here))

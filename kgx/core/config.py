@@ -152,8 +152,17 @@ class KGConfig:
     max_candidates: Optional[int] = None  # cap on relations/neighbours returned per call
     filters: list[str] = field(default_factory=lambda: list(DEFAULT_FILTERS))  # relation globs dropped
     noise: NoiseConfig = field(default_factory=NoiseConfig)
+    # GoG's incomplete KGs (Xu et al., EMNLP 2024, Sec. 4.2): each crucial triple of a question (an
+    # edge of its gold path, every relation between the two entities) is removed with this
+    # probability, per question (kgx.diagnose.drop); seeded by drop_seed, or by run.seed when null.
+    drop: float = 0.0
+    drop_seed: Optional[int] = None
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.drop <= 1.0:
+            raise ConfigError(
+                f"kg.drop={self.drop}: must lie in [0, 1] (the share of each question's gold-path triples removed)"
+            )
         if self.backend not in ("embedded", "endpoint"):
             raise ConfigError(f"kg.backend={self.backend}: use 'embedded' or 'endpoint'")
         if self.backend == "endpoint" and not self.endpoint:

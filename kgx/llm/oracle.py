@@ -46,7 +46,7 @@ from litellm.llms.custom_llm import CustomLLMError
 from kgx.core.metrics import normalize
 from kgx.core.values import GoldValues, parse, values_in
 from kgx.diagnose.gold_path import GoldHint, fold
-from kgx.llm import oracle_clues, scripted
+from kgx.llm import oracle_clues, oracle_gog, scripted
 from kgx.llm.errors import LLMError
 from kgx.llm.oracle_evidence import GoldTexts
 from kgx.llm.scripted import ScriptedLLM, question_of, rank
@@ -217,6 +217,8 @@ class Judge:
     def value(self, schema: dict[str, Any], name: str = "", focused: bool = False) -> Any:
         """A value of ``schema``: the gold decides choices, verdicts and answers; the scripted
         model the rest."""
+        if (gog := oracle_gog.reply(self, schema, name)) is not None:  # Generate-on-Graph's own requests
+            return gog
         if "enum" in schema:
             return self.pick(list(schema["enum"]), 1, 1, False)[0]
         kind = schema.get("type")

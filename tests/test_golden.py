@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 GOLDEN = Path(__file__).parent / "golden"
-DEMO_METHODS = ["io", "cot", "sc", "lmp", "knowpath", "cgpe", "tog", "tog_r", "pog", "structgpt"]
+DEMO_METHODS = ["io", "cot", "sc", "lmp", "knowpath", "cgpe", "tog", "tog_r", "pog", "structgpt", "gog"]
 # Variants the paper tables run, each its own file: ToG as its released code runs it.
 DEMO_VARIANTS = {"tog_released": ["method=tog", "method.fallback=cot", "method.score_per=relation"]}
 METAQA_METHODS = {
@@ -31,6 +31,7 @@ METAQA_METHODS = {
     "tog_r": [],
     "pog": [],
     "structgpt": [],
+    "gog": [],
 }
 
 

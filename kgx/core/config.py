@@ -16,7 +16,7 @@ from typing import Any, Optional
 from kgx.core.config_checks import ConfigError, check_choice, check_extra, check_temperature, question_share, share_size
 from kgx.core.masking import masked_url
 from kgx.core.paper_settings import SettingsSource
-from kgx.core.run_identity import execution
+from kgx.core.run_identity import execution, unless_default
 from kgx.core.types import Horizon
 
 # Schema and bookkeeping relations that carry no answer (ToG, LMP and KnowPath drop them too).
@@ -155,8 +155,8 @@ class KGConfig:
     # GoG's incomplete KGs (Xu et al., EMNLP 2024, Sec. 4.2): each crucial triple of a question (an
     # edge of its gold path, every relation between the two entities) is removed with this
     # probability, per question (kgx.diagnose.drop); seeded by drop_seed, or by run.seed when null.
-    drop: float = 0.0
-    drop_seed: Optional[int] = None
+    drop: float = unless_default(0.0)
+    drop_seed: Optional[int] = unless_default(None)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.drop <= 1.0:

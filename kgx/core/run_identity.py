@@ -29,10 +29,24 @@ def execution(default: Any = None, default_factory: Any = None) -> Any:
     return field(default=default, metadata={"result": False})
 
 
+def unless_default(default: Any) -> Any:
+    """A result field added after runs were logged: it enters the identity only when set to another
+    value than ``default``, so that every run from before it (which computed with the default) keeps
+    its config hash and is resumed or skipped as before."""
+    return field(default=default, metadata={"unless_default": True})
+
+
+def counts(obj: Any, f: Any) -> bool:
+    """Whether field ``f`` of ``obj`` enters the identity."""
+    if not f.metadata.get("result", True):
+        return False
+    return not (f.metadata.get("unless_default") and getattr(obj, f.name) == f.default)
+
+
 def identity(obj: Any) -> Any:
     """A schema instance as plain data without its execution fields: what a run's results depend on."""
     if is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: identity(getattr(obj, f.name)) for f in fields(obj) if f.metadata.get("result", True)}
+        return {f.name: identity(getattr(obj, f.name)) for f in fields(obj) if counts(obj, f)}
     if isinstance(obj, dict):
         return {k: identity(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

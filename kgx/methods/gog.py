@@ -115,7 +115,8 @@ def think(question: Question, memory: Memory, step: int, ctx: Context) -> Option
     searchable = kit.cap(ctx, "think", memory.searchable(), p.max_candidates, "entities offered to Search")
     actions = [a for a in ACTIONS if (a != "Search" or searchable) and (a != "Generate" or p.generate)]
     topics = [memory.label(t) for t in memory.topics]
-    prompt = think_prompt(question.text, topics, memory.history(), searchable, step)
+    # numbered after the steps in the history, as the released code numbers them (a roll back renumbers)
+    prompt = think_prompt(question.text, topics, memory.history(), searchable, len(memory.steps) + 1)
 
     def valid(reply: dict[str, Any]) -> dict[str, Any]:
         entities = kit.pick(ctx, "think", reply.get("entities", []), searchable, "not an entity to search")

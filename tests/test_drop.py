@@ -1,0 +1,201 @@
+"""kg.drop, GoG's incomplete KGs for every method: the crucial pairs of a question's gold path, the
+seeded draw, the view without them (relations, neighbours, edges, CVT labels), the refusals, and a
+run's record of it: the params and metrics it logs, the oracle's knowledge from the whole KG and the
+failure labels from the view."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kgx.core.config import ConfigError, KGConfig
+from kgx.core.trace import Trace
+from kgx.core.types import Question
+from kgx.diagnose import drop
+from kgx.kg import open_kg
+from kgx.kg.metered import KGUsage
+from kgx.kg.noise import Noise, pair
+from tests.films import DIRECTORS, HEAT, LUMET, MANN, PACINO, SERPICO, films_config, write_kb
+from tests.helpers import mlflow_run
+from tests.inprocess import kgx_main
+
+CRUCIAL = sorted([pair(PACINO, HEAT), pair(PACINO, SERPICO), pair(HEAT, MANN), pair(SERPICO, LUMET)])
+
+
+@pytest.fixture(scope="module")
+def films(tmp_path_factory) -> Path:
+    return write_kb(tmp_path_factory.mktemp("films"))
+
+
+@pytest.fixture(scope="module")
+def kg(films):
+    return open_kg(config(films), films.parent / "cache")
+
+
+config = films_config
+
+
+def test_the_crucial_pairs_are_the_gold_chain_walked_to_the_gold_answers(kg):
+    assert drop.crucial_pairs(DIRECTORS, kg, "metaqa") == CRUCIAL
+    no_chain = Question("q2", "what is Heat", {HEAT: "Heat"}, [["1995"]])
+    assert drop.crucial_pairs(no_chain, kg, "metaqa") == []
+
+
+def test_a_view_without_pairs_loses_every_edge_between_them_and_only_there(kg):
+    view = kg.without(frozenset([pair(PACINO, HEAT), pair(HEAT, MANN)]))
+    assert view.neighbors(PACINO, "film.film.starring", "in") == [SERPICO]
+    assert kg.neighbors(PACINO, "film.film.starring", "in") == sorted([HEAT, SERPICO])  # the whole KG is intact
+    assert "film.film.directed_by" not in view.relations(HEAT, "out")
+    assert view.relations(HEAT, "out") == ["film.film.release_year", "film.film.starring"]
+    assert "film.film.directed_by" in kg.relations(HEAT, "out")
+    assert (HEAT, "film.film.directed_by", MANN) not in view.edges([HEAT], "out")
+    assert view.view != kg.view and view.without(frozenset()) is view
+
+
+def test_every_pair_dropped_at_one_and_none_at_zero(kg, films):
+    whole = drop.cut(DIRECTORS, kg, config(films, drop=1.0), run_seed=0)
+    assert whole.removed == tuple(CRUCIAL) and whole.crucial == 4 and whole.triples == 4
+    assert whole.kg.relations(PACINO, "in") == []  # no film of his is left
+    nothing = drop.cut(DIRECTORS, kg, config(films), run_seed=0)
+    assert nothing.kg is kg and nothing.crucial == 0 and not nothing.removed
+
+
+def test_the_draw_is_seeded_by_drop_seed_else_the_run_seed(kg, films):
+    def removed(seed, run_seed=0, share=0.5):
+        return drop.cut(DIRECTORS, kg, config(films, drop=share, drop_seed=seed), run_seed).removed
+
+    draws = {seed: removed(seed) for seed in range(12)}
+    assert removed(3) == draws[3] and len(set(draws.values())) > 1  # the seed decides, and decides again alike
+    assert removed(None, run_seed=5) == draws[5] and removed(5, run_seed=7) == draws[5]
+    assert all(set(r) <= set(CRUCIAL) for r in draws.values())
+    shares = [len(removed(seed, share=0.25)) for seed in range(200)]
+    assert 0.2 < sum(shares) / (4 * len(shares)) < 0.3  # each pair with probability kg.drop
+
+
+def test_the_noise_cut_leaves_random_noise_as_it_was():
+    noisy = Noise(drop_relations=0.3, seed=1)
+    assert not Noise().cuts_edges and noisy.cuts_edges and Noise(cut=frozenset([("a", "b")])).cuts_edges
+    assert Noise(cut=frozenset([("a", "b")])).drops_edge("b", "r", "a")
+    edges = [("s", "r", str(i)) for i in range(50)]
+    assert [noisy.drops_edge(*e) for e in edges] == [
+        Noise(drop_relations=0.3, seed=1, cut=frozenset()).drops_edge(*e) for e in edges
+    ]
+
+
+def test_what_was_dropped_is_counted_and_noted(kg, films):
+    cut, usage, trace = drop.cut(DIRECTORS, kg, config(films, drop=1.0), 0), KGUsage(), Trace()
+    drop.record(cut, usage, trace)
+    assert (usage.crucial, usage.cut, usage.dropped) == (4, 4, 4)
+    assert [n.message for n in trace.notes("kg")] == ["kg.drop: 4 of 4 crucial entity pairs removed (4 triples)"]
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.5])
+def test_a_share_outside_zero_to_one_is_refused(share):
+    with pytest.raises(ConfigError, match=rf"kg.drop={share}: must lie in \[0, 1\]"):
+        KGConfig(drop=share)
+
+
+def test_a_dataset_without_gold_paths_is_refused_with_the_reason(films):
+    no_chain = Question("q2", "what is Heat", {HEAT: "Heat"}, [["1995"]])
+    drop.check(config(films, drop=0.4), "films", [DIRECTORS])  # a gold chain: accepted
+    drop.check(config(films), "films", [no_chain])  # no drop: nothing to check
+    with pytest.raises(ConfigError, match=r"kg.drop=0.4: 1 of 2 questions of dataset 'films' have no gold path.*q2"):
+        drop.check(config(films, drop=0.4), "films", [DIRECTORS, no_chain])
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@pytest.fixture(scope="module")
+def questions(films) -> Path:
+    path = films.parent / "questions.jsonl"
+    rows = [
+        {
+            "id": "q1",
+            "question": DIRECTORS.text,
+            "topic_entities": ["Al Pacino"],
+            "answers": DIRECTORS.answers,
+            "meta": {"qtype": "actor_to_movie_to_director"},
+        },
+        {
+            "id": "q2",
+            "question": "who directed the films Robert De Niro starred in",
+            "topic_entities": ["Robert De Niro"],
+            "answers": [["Michael Mann"], ["John Frankenheimer"]],
+            "meta": {"qtype": "actor_to_movie_to_director"},
+        },
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def films_run(tmp_path: Path, films: Path, questions: Path, *overrides: str):
+    done = kgx_main(
+        tmp_path,
+        "llm=oracle",
+        "dataset=custom",
+        f"dataset.path={questions}",
+        "dataset.name=films",
+        "kg=metaqa",
+        "kg.name=films",
+        f"kg.sources=[{films}]",
+        f"run.cache_dir={tmp_path / 'cache'}",
+        "run.progress=false",
+        *overrides,
+    )
+    return done
+
+
+def records(tmp_path: Path) -> list[dict]:
+    (path,) = tmp_path.glob("outputs/runs/*/predictions.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_run_logs_the_share_and_what_it_removed(tmp_path, films, questions):
+    done = films_run(tmp_path, films, questions, "method=tog", "kg.drop=1.0", "kg.drop_seed=3")
+    assert done.returncode == 0, done.stderr
+    run_id = done.stdout.split("mlflow run ")[1].split()[0]
+    run = mlflow_run(tmp_path, run_id)
+    assert run.data.params["kg.drop"] == "1.0" and run.data.params["kg.drop_seed"] == "3"
+    assert run.data.metrics["kg_dropped_share"] == 100.0 and run.data.metrics["kg_dropped_per_q"] == 4.0
+    assert run.data.metrics["hits1"] == 0.0  # ToG reads only the KG: every gold film is cut off
+    for record in records(tmp_path):
+        # the failure labels come from the KG the method read: no gold answer is reachable there
+        assert record["kg"]["cut"] == 4 and record["reach"]["reachable"] is False
+        assert record["breakdown"] == "fallback" and record["prediction"]["answers"] == ["unknown"]
+
+
+def test_without_a_drop_nothing_is_logged_of_it(tmp_path, films, questions):
+    done = films_run(tmp_path, films, questions, "method=tog")
+    assert done.returncode == 0, done.stderr
+    run = mlflow_run(tmp_path, done.stdout.split("mlflow run ")[1].split()[0])
+    assert "kg_dropped_per_q" not in run.data.metrics and run.data.metrics["hits1"] == 100.0
+
+
+def test_a_drop_on_a_dataset_without_gold_paths_stops_before_any_question(tmp_path):
+    done = kgx_main(tmp_path, "method=tog", "llm=scripted", "kg.drop=0.4", f"run.cache_dir={tmp_path / 'cache'}")
+    assert done.returncode != 0
+    line = done.stderr.strip().splitlines()[-1]
+    assert "kg.drop=0.4" in line and "have no gold path" in line and "Traceback" not in done.stderr
+    assert not list(tmp_path.glob("outputs/runs/*/predictions.jsonl"))
+
+
+def test_a_share_outside_zero_to_one_stops_the_run_with_one_line(tmp_path):
+    done = kgx_main(tmp_path, "method=tog", "llm=scripted", "kg.drop=1.5")
+    assert done.returncode != 0 and "kg.drop=1.5: must lie in [0, 1]" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_runs_on_the_whole_kg_keep_their_config_hash(compose_cfg):
+    """kg.drop enters a run's identity only when set: every run from before it keeps its hash."""
+    from kgx.run.lifecycle import config_hash
+    from kgx.run.spec import to_run_spec
+
+    whole = to_run_spec(compose_cfg("llm=scripted"))
+    assert not {"drop", "drop_seed"} & set(whole.identity()["kg"])
+    dropped = to_run_spec(compose_cfg("llm=scripted", "kg.drop=0.4"))
+    seeded = to_run_spec(compose_cfg("llm=scripted", "kg.drop=0.4", "kg.drop_seed=1"))
+    assert dropped.identity()["kg"]["drop"] == 0.4 and seeded.identity()["kg"]["drop_seed"] == 1
+    assert len({config_hash(whole), config_hash(dropped), config_hash(seeded)}) == 3

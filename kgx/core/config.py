@@ -154,7 +154,7 @@ class KGConfig:
     noise: NoiseConfig = field(default_factory=NoiseConfig)
     # GoG's incomplete KGs (Xu et al., EMNLP 2024, Sec. 4.2): each crucial triple of a question (an
     # edge of its gold path, every relation between the two entities) is removed with this
-    # probability, per question (kgx.diagnose.drop); seeded by drop_seed, or by run.seed when null.
+    # probability, per question (kgx.diagnose.crucial); seeded by drop_seed, or by run.seed when null.
     drop: float = unless_default(0.0)
     drop_seed: Optional[int] = unless_default(None)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 class Noise:
     """Seeded damage for robustness studies (LMP Table 3): the same seed drops the same edges.
     ``cut`` removes every edge between given pairs of entities: a question's crucial triples under
-    ``kg.drop`` (GoG's incomplete KGs, kgx.diagnose.drop), both directions and every relation, as
+    ``kg.drop`` (GoG's incomplete KGs, kgx.diagnose.crucial), both directions and every relation, as
     GoG drops them."""
 
     drop_relations: float = 0.0  # share of edges removed

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from kgx.core.cli import plain
+from kgx.report import drop
 from kgx.report.compare import compare_labels, compare_runs, describe
 from kgx.report.failure_table import failure_table, listing, plot_failures
 from kgx.report.paper_layout import FORMATS as PAPER_FORMATS
@@ -99,6 +100,7 @@ def parser() -> argparse.ArgumentParser:
     paper.add_argument("--backbone", default=None, help="lay out runs of this LLM config in every cell's place")
     paper.add_argument("--format", choices=sorted(PAPER_FORMATS), default="text")
     paper.add_argument("--out", type=Path, default=None, help="write here instead of stdout")
+    drop.add_command(commands, _runs_command)
     return top
 
 
@@ -177,7 +179,7 @@ def paper_command(args: argparse.Namespace) -> str:
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     try:
-        sys.stdout.write(run(args))
+        sys.stdout.write(getattr(args, "report", run)(args))  # a command of its own module (drop)
     except ReportError as exc:
         print(f"kgx.report: error: {exc.wording(cli=True)}", file=sys.stderr)
         raise SystemExit(2) from None

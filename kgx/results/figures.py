@@ -134,7 +134,7 @@ def name_figures(kg: KGUsage, n: int) -> dict[str, float]:
 
 
 def drop_figures(kg: KGUsage, n: int) -> dict[str, float]:
-    """Under ``kg.drop`` (kgx.diagnose.drop): the triples removed per question (GoG Table 6's
+    """Under ``kg.drop`` (kgx.diagnose.crucial): the triples removed per question (GoG Table 6's
     figure) and the share of the crucial pairs removed, pooled (the drop share achieved); nothing
     for a run on the whole KG."""
     if not kg.crucial:

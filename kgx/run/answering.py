@@ -23,7 +23,7 @@ from kgx.core.faults import Failure, classify
 from kgx.core.paths import file_name
 from kgx.core.trace import Trace
 from kgx.core.types import Prediction, Question
-from kgx.diagnose import breakdown, drop, gold_path
+from kgx.diagnose import breakdown, crucial, gold_path
 from kgx.diagnose.gold_path import gold_hint
 from kgx.diagnose.reach import Reacher
 from kgx.kg import open_kg, unnamed_possible
@@ -64,12 +64,12 @@ def answer_one(
     gold = gold_hint(question, reach, spec.kg.format, kg) if client.wants_gold() else None
     # kg.drop: the method reads the KG without the question's dropped gold-path triples; the oracle's
     # gold (above) is the whole KG's, the reach behind the failure labels the KG the method reads.
-    cut = drop.cut(question, kg, spec.kg, spec.run.seed) if horizon is not None else drop.Cut(kg)
+    cut = crucial.cut(question, kg, spec.kg, spec.run.seed) if horizon is not None else crucial.Cut(kg)
     if cut.removed and reach is not None:
         reach = reacher.check(question, horizon, cut.kg)
     reach_cpu = time.thread_time() - cpu
     metered_kg = MeteredKG(cut.kg, trace, spec.kg.max_candidates)
-    drop.record(cut, metered_kg.usage, trace)
+    crucial.record(cut, metered_kg.usage, trace)
     seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
     from kgx.llm.question import QuestionLLM  # with litellm: imported once input is known good
 

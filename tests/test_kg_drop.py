@@ -13,7 +13,7 @@ import pytest
 from kgx.core.config import ConfigError, KGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
-from kgx.diagnose import drop
+from kgx.diagnose import crucial
 from kgx.kg import open_kg
 from kgx.kg.metered import KGUsage
 from kgx.kg.noise import Noise, pair
@@ -38,9 +38,9 @@ config = films_config
 
 
 def test_the_crucial_pairs_are_the_gold_chain_walked_to_the_gold_answers(kg):
-    assert drop.crucial_pairs(DIRECTORS, kg, "metaqa") == CRUCIAL
+    assert crucial.crucial_pairs(DIRECTORS, kg, "metaqa") == CRUCIAL
     no_chain = Question("q2", "what is Heat", {HEAT: "Heat"}, [["1995"]])
-    assert drop.crucial_pairs(no_chain, kg, "metaqa") == []
+    assert crucial.crucial_pairs(no_chain, kg, "metaqa") == []
 
 
 def test_a_view_without_pairs_loses_every_edge_between_them_and_only_there(kg):
@@ -55,16 +55,16 @@ def test_a_view_without_pairs_loses_every_edge_between_them_and_only_there(kg):
 
 
 def test_every_pair_dropped_at_one_and_none_at_zero(kg, films):
-    whole = drop.cut(DIRECTORS, kg, config(films, drop=1.0), run_seed=0)
+    whole = crucial.cut(DIRECTORS, kg, config(films, drop=1.0), run_seed=0)
     assert whole.removed == tuple(CRUCIAL) and whole.crucial == 4 and whole.triples == 4
     assert whole.kg.relations(PACINO, "in") == []  # no film of his is left
-    nothing = drop.cut(DIRECTORS, kg, config(films), run_seed=0)
+    nothing = crucial.cut(DIRECTORS, kg, config(films), run_seed=0)
     assert nothing.kg is kg and nothing.crucial == 0 and not nothing.removed
 
 
 def test_the_draw_is_seeded_by_drop_seed_else_the_run_seed(kg, films):
     def removed(seed, run_seed=0, share=0.5):
-        return drop.cut(DIRECTORS, kg, config(films, drop=share, drop_seed=seed), run_seed).removed
+        return crucial.cut(DIRECTORS, kg, config(films, drop=share, drop_seed=seed), run_seed).removed
 
     draws = {seed: removed(seed) for seed in range(12)}
     assert removed(3) == draws[3] and len(set(draws.values())) > 1  # the seed decides, and decides again alike
@@ -85,8 +85,8 @@ def test_the_noise_cut_leaves_random_noise_as_it_was():
 
 
 def test_what_was_dropped_is_counted_and_noted(kg, films):
-    cut, usage, trace = drop.cut(DIRECTORS, kg, config(films, drop=1.0), 0), KGUsage(), Trace()
-    drop.record(cut, usage, trace)
+    cut, usage, trace = crucial.cut(DIRECTORS, kg, config(films, drop=1.0), 0), KGUsage(), Trace()
+    crucial.record(cut, usage, trace)
     assert (usage.crucial, usage.cut, usage.dropped) == (4, 4, 4)
     assert [n.message for n in trace.notes("kg")] == ["kg.drop: 4 of 4 crucial entity pairs removed (4 triples)"]
 
@@ -99,10 +99,10 @@ def test_a_share_outside_zero_to_one_is_refused(share):
 
 def test_a_dataset_without_gold_paths_is_refused_with_the_reason(films):
     no_chain = Question("q2", "what is Heat", {HEAT: "Heat"}, [["1995"]])
-    drop.check(config(films, drop=0.4), "films", [DIRECTORS])  # a gold chain: accepted
-    drop.check(config(films), "films", [no_chain])  # no drop: nothing to check
+    crucial.check(config(films, drop=0.4), "films", [DIRECTORS])  # a gold chain: accepted
+    crucial.check(config(films), "films", [no_chain])  # no drop: nothing to check
     with pytest.raises(ConfigError, match=r"kg.drop=0.4: 1 of 2 questions of dataset 'films' have no gold path.*q2"):
-        drop.check(config(films, drop=0.4), "films", [DIRECTORS, no_chain])
+        crucial.check(config(films, drop=0.4), "films", [DIRECTORS, no_chain])
 
 
 # --------------------------------------------------------------------------- runs

@@ -110,10 +110,16 @@ def next_steps(judge: Judge, depth: int) -> list[tuple[str, str]]:
 
 
 def deeper(judge: Judge, depth: int, last: bool) -> list[str]:
-    """The gold entities one hop past ``depth`` by name: the gold answers after a chain's last step."""
+    """The gold entities one hop past ``depth`` by name (no unnamed node: no KG names one, so none is
+    linked), the gold answers after a chain's last step."""
     if last:
         return [group[0] for group in judge.gold.answers if group]
-    return sorted(n for n, d in judge.gold.depths.items() if d == depth + 1 and not NODE.match(n))
+    return sorted(n for n, d in judge.gold.depths.items() if d == depth + 1 and named(n))
+
+
+def named(label: str) -> bool:
+    """A gold entity a generated triple can name: not an id, nor an unnamed (CVT) node's attributes."""
+    return not NODE.match(label) and not (label.startswith("(") and label.endswith(")"))
 
 
 def missing(judge: Judge, subject: str, depth: int) -> list[tuple[str, str, str]]:
@@ -141,7 +147,15 @@ def generated(judge: Judge, high: Optional[int]) -> list[dict[str, str]]:
 
 
 def verified(judge: Judge, options: list[str], high: Optional[int]) -> list[str]:
-    """The generated triples on the gold path: a gold relation joining gold names."""
-    relations = {r for r, _ in judge.relations}
-    kept = [o for o in options if any(f", {r}, " in o for r in relations) and judge.gold_names(o)]
+    """The generated triples on the gold path: ``(subject, relation, object)`` with a gold relation
+    between two gold names (topic entities, gold-path entities, gold answers)."""
+    gold = {normalize(n) for n in [*judge.gold.topics, *judge.gold.entities, *judge.gold.shown]}
+    gold |= {normalize(a) for group in judge.gold.answers for a in group}
+    kept = []
+    for option in options:
+        for relation, _ in sorted(judge.relations):
+            subject, found, obj = option[1:-1].partition(f", {relation}, ")
+            if found and normalize(subject) in gold and normalize(obj) in gold:
+                kept.append(option)
+                break
     return kept[:high]

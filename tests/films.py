@@ -3,6 +3,7 @@ questions (actor -> film -> director) are walked by kg.drop's tests and GoG's.""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from kgx.core.config import KGConfig
@@ -39,3 +40,42 @@ def write_kb(folder: Path) -> Path:
 
 def films_config(kb: Path, **fields) -> KGConfig:
     return KGConfig(name="films", sources=[str(kb)], format="metaqa", **fields)
+
+
+def write_questions(folder: Path, de_niro: list[list[str]]) -> Path:
+    """Two questions as a dataset file (``dataset=custom``): Al Pacino's directors, and Robert De
+    Niro's with the gold ``de_niro`` (one the KG lacks makes a question no search can answer)."""
+    rows = [
+        ("q1", DIRECTORS.text, "Al Pacino", DIRECTORS.answers),
+        ("q2", "who directed the films Robert De Niro starred in", "Robert De Niro", de_niro),
+    ]
+    path = folder / "questions.jsonl"
+    meta = {"qtype": "actor_to_movie_to_director"}
+    path.write_text(
+        "".join(
+            json.dumps({"id": i, "question": q, "topic_entities": [t], "answers": a, "meta": meta}) + "\n"
+            for i, q, t, a in rows
+        )
+    )
+    return path
+
+
+def oracle_overrides(kb: Path, questions: Path, cache: Path) -> list[str]:
+    """``python -m kgx`` overrides of an oracle run on the films KB and questions."""
+    return [
+        "llm=oracle",
+        "dataset=custom",
+        f"dataset.path={questions}",
+        "dataset.name=films",
+        "kg=metaqa",
+        "kg.name=films",
+        f"kg.sources=[{kb}]",
+        f"run.cache_dir={cache}",
+        "run.progress=false",
+    ]
+
+
+def records(launch: Path) -> dict[str, dict]:
+    """The records of the one run started in ``launch``, by question id."""
+    (path,) = launch.glob("outputs/runs/*/predictions.jsonl")
+    return {r["id"]: r for r in map(json.loads, path.read_text().splitlines())}

@@ -5,7 +5,6 @@ failure labels from the view."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -17,54 +16,62 @@ from kgx.diagnose import crucial
 from kgx.kg import open_kg
 from kgx.kg.metered import KGUsage
 from kgx.kg.noise import Noise, pair
-from tests.films import DIRECTORS, HEAT, LUMET, MANN, PACINO, SERPICO, films_config, write_kb
+from tests.films import (
+    DIRECTORS,
+    HEAT,
+    LUMET,
+    MANN,
+    PACINO,
+    SERPICO,
+    films_config,
+    oracle_overrides,
+    records,
+    write_questions,
+)
 from tests.helpers import mlflow_run
 from tests.inprocess import kgx_main
 
 CRUCIAL = sorted([pair(PACINO, HEAT), pair(PACINO, SERPICO), pair(HEAT, MANN), pair(SERPICO, LUMET)])
 
 
-@pytest.fixture(scope="module")
-def films(tmp_path_factory) -> Path:
-    return write_kb(tmp_path_factory.mktemp("films"))
-
-
-@pytest.fixture(scope="module")
-def kg(films):
-    return open_kg(config(films), films.parent / "cache")
-
-
 config = films_config
 
 
-def test_the_crucial_pairs_are_the_gold_chain_walked_to_the_gold_answers(kg):
-    assert crucial.crucial_pairs(DIRECTORS, kg, "metaqa") == CRUCIAL
+def test_the_crucial_pairs_are_the_gold_chain_walked_to_the_gold_answers(films_kg):
+    assert crucial.crucial_pairs(DIRECTORS, films_kg, "metaqa") == CRUCIAL
     no_chain = Question("q2", "what is Heat", {HEAT: "Heat"}, [["1995"]])
-    assert crucial.crucial_pairs(no_chain, kg, "metaqa") == []
+    assert crucial.crucial_pairs(no_chain, films_kg, "metaqa") == []
 
 
-def test_a_view_without_pairs_loses_every_edge_between_them_and_only_there(kg):
-    view = kg.without(frozenset([pair(PACINO, HEAT), pair(HEAT, MANN)]))
+def test_a_view_without_pairs_loses_every_edge_between_them_and_only_there(films_kg):
+    view = films_kg.without(frozenset([pair(PACINO, HEAT), pair(HEAT, MANN)]))
     assert view.neighbors(PACINO, "film.film.starring", "in") == [SERPICO]
-    assert kg.neighbors(PACINO, "film.film.starring", "in") == sorted([HEAT, SERPICO])  # the whole KG is intact
+    assert films_kg.neighbors(PACINO, "film.film.starring", "in") == sorted([HEAT, SERPICO])  # the whole KG is intact
     assert "film.film.directed_by" not in view.relations(HEAT, "out")
     assert view.relations(HEAT, "out") == ["film.film.release_year", "film.film.starring"]
-    assert "film.film.directed_by" in kg.relations(HEAT, "out")
+    assert "film.film.directed_by" in films_kg.relations(HEAT, "out")
     assert (HEAT, "film.film.directed_by", MANN) not in view.edges([HEAT], "out")
-    assert view.view != kg.view and view.without(frozenset()) is view
+    assert view.view != films_kg.view and view.without(frozenset()) is view
 
 
-def test_every_pair_dropped_at_one_and_none_at_zero(kg, films):
-    whole = crucial.cut(DIRECTORS, kg, config(films, drop=1.0), run_seed=0)
+def test_an_unnamed_node_is_not_described_by_a_neighbour_cut_from_it(tmp_path):
+    demo = open_kg(KGConfig(), tmp_path)
+    rfk, office = "m.08qesu", "m.0irs7"  # Robert F. Kennedy and one of his positions held (a CVT)
+    assert "office_holder: Robert F. Kennedy" in demo.names([office])[office]
+    assert "Robert F. Kennedy" not in demo.without(frozenset([pair(rfk, office)])).names([office])[office]
+
+
+def test_every_pair_dropped_at_one_and_none_at_zero(films_kg, films_kb):
+    whole = crucial.cut(DIRECTORS, films_kg, config(films_kb, drop=1.0), run_seed=0)
     assert whole.removed == tuple(CRUCIAL) and whole.crucial == 4 and whole.triples == 4
     assert whole.kg.relations(PACINO, "in") == []  # no film of his is left
-    nothing = crucial.cut(DIRECTORS, kg, config(films), run_seed=0)
-    assert nothing.kg is kg and nothing.crucial == 0 and not nothing.removed
+    nothing = crucial.cut(DIRECTORS, films_kg, config(films_kb), run_seed=0)
+    assert nothing.kg is films_kg and nothing.crucial == 0 and not nothing.removed
 
 
-def test_the_draw_is_seeded_by_drop_seed_else_the_run_seed(kg, films):
+def test_the_draw_is_seeded_by_drop_seed_else_the_run_seed(films_kg, films_kb):
     def removed(seed, run_seed=0, share=0.5):
-        return crucial.cut(DIRECTORS, kg, config(films, drop=share, drop_seed=seed), run_seed).removed
+        return crucial.cut(DIRECTORS, films_kg, config(films_kb, drop=share, drop_seed=seed), run_seed).removed
 
     draws = {seed: removed(seed) for seed in range(12)}
     assert removed(3) == draws[3] and len(set(draws.values())) > 1  # the seed decides, and decides again alike
@@ -84,8 +91,8 @@ def test_the_noise_cut_leaves_random_noise_as_it_was():
     ]
 
 
-def test_what_was_dropped_is_counted_and_noted(kg, films):
-    cut, usage, trace = crucial.cut(DIRECTORS, kg, config(films, drop=1.0), 0), KGUsage(), Trace()
+def test_what_was_dropped_is_counted_and_noted(films_kg, films_kb):
+    cut, usage, trace = crucial.cut(DIRECTORS, films_kg, config(films_kb, drop=1.0), 0), KGUsage(), Trace()
     crucial.record(cut, usage, trace)
     assert (usage.crucial, usage.cut, usage.dropped) == (4, 4, 4)
     assert [n.message for n in trace.notes("kg")] == ["kg.drop: 4 of 4 crucial entity pairs removed (4 triples)"]
@@ -97,78 +104,42 @@ def test_a_share_outside_zero_to_one_is_refused(share):
         KGConfig(drop=share)
 
 
-def test_a_dataset_without_gold_paths_is_refused_with_the_reason(films):
+def test_a_dataset_without_gold_paths_is_refused_with_the_reason(films_kb):
     no_chain = Question("q2", "what is Heat", {HEAT: "Heat"}, [["1995"]])
-    crucial.check(config(films, drop=0.4), "films", [DIRECTORS])  # a gold chain: accepted
-    crucial.check(config(films), "films", [no_chain])  # no drop: nothing to check
+    crucial.check(config(films_kb, drop=0.4), "films", [DIRECTORS])  # a gold chain: accepted
+    crucial.check(config(films_kb), "films", [no_chain])  # no drop: nothing to check
     with pytest.raises(ConfigError, match=r"kg.drop=0.4: 1 of 2 questions of dataset 'films' have no gold path.*q2"):
-        crucial.check(config(films, drop=0.4), "films", [DIRECTORS, no_chain])
+        crucial.check(config(films_kb, drop=0.4), "films", [DIRECTORS, no_chain])
 
 
 # --------------------------------------------------------------------------- runs
 
 
 @pytest.fixture(scope="module")
-def questions(films) -> Path:
-    path = films.parent / "questions.jsonl"
-    rows = [
-        {
-            "id": "q1",
-            "question": DIRECTORS.text,
-            "topic_entities": ["Al Pacino"],
-            "answers": DIRECTORS.answers,
-            "meta": {"qtype": "actor_to_movie_to_director"},
-        },
-        {
-            "id": "q2",
-            "question": "who directed the films Robert De Niro starred in",
-            "topic_entities": ["Robert De Niro"],
-            "answers": [["Michael Mann"], ["John Frankenheimer"]],
-            "meta": {"qtype": "actor_to_movie_to_director"},
-        },
-    ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
+def questions(films_kb) -> Path:
+    return write_questions(films_kb.parent, [["Michael Mann"], ["John Frankenheimer"]])
 
 
-def films_run(tmp_path: Path, films: Path, questions: Path, *overrides: str):
-    done = kgx_main(
-        tmp_path,
-        "llm=oracle",
-        "dataset=custom",
-        f"dataset.path={questions}",
-        "dataset.name=films",
-        "kg=metaqa",
-        "kg.name=films",
-        f"kg.sources=[{films}]",
-        f"run.cache_dir={tmp_path / 'cache'}",
-        "run.progress=false",
-        *overrides,
-    )
-    return done
+def films_run(tmp_path: Path, films_kb: Path, questions: Path, *overrides: str):
+    return kgx_main(tmp_path, *oracle_overrides(films_kb, questions, tmp_path / "cache"), *overrides)
 
 
-def records(tmp_path: Path) -> list[dict]:
-    (path,) = tmp_path.glob("outputs/runs/*/predictions.jsonl")
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-def test_a_run_logs_the_share_and_what_it_removed(tmp_path, films, questions):
-    done = films_run(tmp_path, films, questions, "method=tog", "kg.drop=1.0", "kg.drop_seed=3")
+def test_a_run_logs_the_share_and_what_it_removed(tmp_path, films_kb, questions):
+    done = films_run(tmp_path, films_kb, questions, "method=tog", "kg.drop=1.0", "kg.drop_seed=3")
     assert done.returncode == 0, done.stderr
     run_id = done.stdout.split("mlflow run ")[1].split()[0]
     run = mlflow_run(tmp_path, run_id)
     assert run.data.params["kg.drop"] == "1.0" and run.data.params["kg.drop_seed"] == "3"
     assert run.data.metrics["kg_dropped_share"] == 100.0 and run.data.metrics["kg_dropped_per_q"] == 4.0
     assert run.data.metrics["hits1"] == 0.0  # ToG reads only the KG: every gold film is cut off
-    for record in records(tmp_path):
+    for record in records(tmp_path).values():
         # the failure labels come from the KG the method read: no gold answer is reachable there
         assert record["kg"]["cut"] == 4 and record["reach"]["reachable"] is False
         assert record["breakdown"] == "fallback" and record["prediction"]["answers"] == ["unknown"]
 
 
-def test_without_a_drop_nothing_is_logged_of_it(tmp_path, films, questions):
-    done = films_run(tmp_path, films, questions, "method=tog")
+def test_without_a_drop_nothing_is_logged_of_it(tmp_path, films_kb, questions):
+    done = films_run(tmp_path, films_kb, questions, "method=tog")
     assert done.returncode == 0, done.stderr
     run = mlflow_run(tmp_path, done.stdout.split("mlflow run ")[1].split()[0])
     assert "kg_dropped_per_q" not in run.data.metrics and run.data.metrics["hits1"] == 100.0

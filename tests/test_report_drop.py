@@ -6,14 +6,13 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
-import json
 
 import polars as pl
 import pytest
 
 from kgx.report.__main__ import main
 from kgx.report.drop import with_drop
-from tests.films import write_kb
+from tests.films import oracle_overrides, write_kb, write_questions
 from tests.inprocess import kgx_main
 
 
@@ -21,41 +20,9 @@ from tests.inprocess import kgx_main
 def sweep(tmp_path_factory):
     here = tmp_path_factory.mktemp("sweep")
     kb = write_kb(here)
-    questions = here / "questions.jsonl"
-    rows = [
-        ("q1", "who directed the films Al Pacino starred in", "Al Pacino", [["Michael Mann"], ["Sidney Lumet"]]),
-        ("q2", "who directed the films Robert De Niro starred in", "Robert De Niro", [["John Frankenheimer"]]),
-    ]
-    questions.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "id": i,
-                    "question": q,
-                    "topic_entities": [t],
-                    "answers": a,
-                    "meta": {"qtype": "actor_to_movie_to_director"},
-                }
-            )
-            + "\n"
-            for i, q, t, a in rows
-        )
-    )
-    done = kgx_main(
-        here,
-        "-m",
-        "method=tog,gog",
-        "kg.drop=0,1.0",
-        "llm=oracle",
-        "dataset=custom",
-        f"dataset.path={questions}",
-        "dataset.name=films",
-        "kg=metaqa",
-        "kg.name=films",
-        f"kg.sources=[{kb}]",
-        f"run.cache_dir={here / 'cache'}",
-        "run.progress=false",
-    )
+    questions = write_questions(here, [["John Frankenheimer"]])
+    overrides = oracle_overrides(kb, questions, here / "cache")
+    done = kgx_main(here, "-m", "method=tog,gog", "kg.drop=0,1.0", *overrides)
     assert done.returncode == 0, done.stderr
     return here
 

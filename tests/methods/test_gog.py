@@ -5,48 +5,35 @@ and the oracle playing every stage (it generates only what the whole KG's gold p
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
 import pytest
 
 from kgx import datasets
-from kgx.core.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
+from kgx.core.config import ConfigError, DatasetConfig, KGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.kg.noise import pair
-from kgx.llm.client import LLMClient
-from kgx.llm.question import QuestionLLM
-from kgx.llm.usage import Meter
 from kgx.methods import Context, get, gog
 from kgx.methods.gog import GoGConfig
 from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
-from tests.films import DIRECTORS, HEAT, LUMET, MANN, SERPICO, films_config, write_kb
+from tests.films import (
+    DIRECTORS,
+    HEAT,
+    LUMET,
+    MANN,
+    SERPICO,
+    oracle_overrides,
+    records,
+    write_questions,
+)
 from tests.inprocess import kgx_main
 
 DEMO = {q.id: q for q in datasets.load(DatasetConfig())}
-SCRIPTED = LLMConfig(
-    name="scripted",
-    model="kgx-scripted/overlap",
-    structured_output=True,
-    input_cost_per_token=0.0,
-    output_cost_per_token=0.0,
-    backoff_s=0.0,
-)
-
-
-@pytest.fixture(scope="module")
-def films(tmp_path_factory) -> Path:
-    return write_kb(tmp_path_factory.mktemp("films"))
-
-
-@pytest.fixture(scope="module")
-def kg(films):
-    return open_kg(films_config(films), films.parent / "cache")
 
 
 @pytest.fixture(scope="module")
@@ -54,12 +41,10 @@ def demo_kg(tmp_path_factory):
     return open_kg(KGConfig(), tmp_path_factory.mktemp("demo"))
 
 
-def run(kg, question: Question, llm, params: GoGConfig = GoGConfig()):
-    trace, meter = Trace(), Meter()
-    if llm is None:
-        llm = QuestionLLM(LLMClient(SCRIPTED, {}, None, sleep=lambda s: None), meter, trace)
+def run(kg, question: Question, llm: FakeLLM, params: GoGConfig = GoGConfig()):
+    trace = Trace()
     ctx = Context(llm=llm, params=params, rng=random.Random(0), trace=trace, kg=MeteredKG(kg, trace))
-    return get("gog")(question, ctx), trace, meter
+    return get("gog")(question, ctx), trace
 
 
 def offered(call) -> list[str]:
@@ -96,11 +81,11 @@ def directors(thoughts: list[dict]):
 # --------------------------------------------------------------------------- the loop
 
 
-def test_search_then_finish_in_the_papers_order_with_its_prompts(kg):
+def test_search_then_finish_in_the_papers_order_with_its_prompts(films_kg):
     llm = directors(
         [act("Search", ["Al Pacino"]), act("Search", ["Heat", "Serpico"]), act("Finish", answers=["Michael Mann"])]
     )
-    p, trace, _ = run(kg, DIRECTORS, llm)
+    p, trace = run(films_kg, DIRECTORS, llm)
     # Al Pacino has a single relation (starred in, reversed): read without a filter call
     assert llm.stages() == ["think", "think", "filter", "filter", "think"]
     first, second, third = (c for c in llm.calls if c.stage == "think")
@@ -119,8 +104,8 @@ def test_search_then_finish_in_the_papers_order_with_its_prompts(kg):
     assert trace.explanation["nodes"]
 
 
-def test_generate_chooses_known_triples_generates_n_times_verifies_and_links(kg):
-    view = kg.without(frozenset([pair(HEAT, MANN), pair(SERPICO, LUMET)]))  # no director is left
+def test_generate_chooses_known_triples_generates_n_times_verifies_and_links(films_kg):
+    view = films_kg.without(frozenset([pair(HEAT, MANN), pair(SERPICO, LUMET)]))  # no director is left
     llm = directors(
         [
             act("Search", ["Al Pacino"]),
@@ -129,7 +114,7 @@ def test_generate_chooses_known_triples_generates_n_times_verifies_and_links(kg)
             act("Finish", answers=["Michael Mann"]),
         ]
     )
-    p, trace, _ = run(view, DIRECTORS, llm)
+    p, trace = run(view, DIRECTORS, llm)
     # Heat and Serpico have two relations left each: a filter call each, which keeps neither
     assert llm.stages() == ["think", "think", "filter", "filter", "think", *["generate"] * 3, "verify", "think"]
     generate = next(c for c in llm.calls if c.stage == "generate")
@@ -149,28 +134,28 @@ def test_generate_chooses_known_triples_generates_n_times_verifies_and_links(kg)
     assert "generated: (Heat, film.film.directed_by, Michael Mann)" in trace.explanation["side"]
 
 
-def test_an_unknown_finish_rolls_back_and_searches_one_hop_further(kg):
+def test_an_unknown_finish_rolls_back_and_searches_one_hop_further(films_kg):
     thoughts = [
-        act("Search", ["Al Pacino"], thought="Find his films."),
+        act("Search", ["Al Pacino"], thought="Find his films_kb."),
         act("Generate", thought="Guess the directors."),
         act("Finish", answers=["unknown"]),
         act("Finish", answers=["Sidney Lumet"]),
     ]
     llm = directors(thoughts)
-    p, trace, _ = run(kg, DIRECTORS, llm)
+    p, trace = run(films_kg, DIRECTORS, llm)
     assert llm.stages()[-3:] == ["filter", "filter", "think"]  # the expansion reads Heat and Serpico
     last = llm.calls[-1].prompt
     assert "Generate[" not in last  # rolled back
-    assert "Thought 2: Find his films.\nAction 2: Search[" in last and last.endswith("Thought 3:")
+    assert "Thought 2: Find his films_kb.\nAction 2: Search[" in last and last.endswith("Thought 3:")
     assert [n.message for n in trace.notes("think")] == [
         "Finish[unknown] at step 3: one hop further from the last search"
     ]
     assert p.answers == ["Sidney Lumet"] and p.reason == "Finish at step 4"
 
 
-def test_without_expansions_left_the_model_answers_without_the_kg(kg):
+def test_without_expansions_left_the_model_answers_without_the_kg(films_kg):
     llm = directors([act("Search", ["Al Pacino"]), act("Finish", answers=["unknown"])])
-    p, _, _ = run(kg, DIRECTORS, llm, GoGConfig(max_expansions=0))
+    p, _ = run(films_kg, DIRECTORS, llm, GoGConfig(max_expansions=0))
     assert llm.stages() == ["think", "think", "answer"]
     answer = llm.calls[-1].prompt
     assert answer == "Topic entities: [Al Pacino]\nQuestion: who directed the films Al Pacino starred in"
@@ -178,28 +163,28 @@ def test_without_expansions_left_the_model_answers_without_the_kg(kg):
     assert p.reason == "Finish[unknown] at step 2: answered without the KG"
 
 
-def test_steps_that_never_finish_end_in_the_answer_without_the_kg(kg):
+def test_steps_that_never_finish_end_in_the_answer_without_the_kg(films_kg):
     llm = directors([act("Generate") for _ in range(2)])
-    p, _, _ = run(kg, DIRECTORS, llm, GoGConfig(max_steps=2, samples=1))
+    p, _ = run(films_kg, DIRECTORS, llm, GoGConfig(max_steps=2, samples=1))
     assert llm.stages() == ["think", "generate", "verify", "think", "generate", "verify", "answer"]
     assert p.reason == "no Finish in 2 steps: answered without the KG"
 
 
-def test_a_search_of_an_entity_not_offered_is_discarded_and_asked_again(kg):
+def test_a_search_of_an_entity_not_offered_is_discarded_and_asked_again(films_kg):
     """As a prompted backbone may name one: the schema's enum is not enforced there."""
     llm = directors(
         [act("Search", ["Marlon Brando"]), act("Search", ["Al Pacino"]), act("Finish", answers=["Sidney Lumet"])]
     )
     llm.check_schema = False
-    p, _, _ = run(kg, DIRECTORS, llm)
+    p, _ = run(films_kg, DIRECTORS, llm)
     assert [c.attempt for c in llm.calls if c.stage == "think"] == [0, 1, 0]
     assert llm.discards == [("think", "not an entity to search", {"choice": "Marlon Brando"})]
     assert p.answers == ["Sidney Lumet"]
 
 
-def test_generation_without_gog_offers_no_generate_action(kg):
+def test_generation_without_gog_offers_no_generate_action(films_kg):
     llm = directors([act("Search", ["Al Pacino"]), act("Finish", answers=["Sidney Lumet"])])
-    run(kg, DIRECTORS, llm, GoGConfig(generate=False))
+    run(films_kg, DIRECTORS, llm, GoGConfig(generate=False))
     assert llm.calls[0].schema["properties"]["action"]["enum"] == ["Search", "Finish"]
 
 
@@ -276,19 +261,9 @@ def greedy(call):
 def test_calls_stay_within_the_bound_on_every_demo_question(demo_kg, params):
     for question in DEMO.values():
         llm = FakeLLM(default=greedy)
-        p, _, _ = run(demo_kg, question, llm, params)
+        p, _ = run(demo_kg, question, llm, params)
         assert len(llm.calls) <= gog.call_bound(params), question.id
         assert p.status == "fallback" and llm.stages()[-1] == "answer"
-
-
-def test_the_scripted_backbone_runs_every_demo_question_within_the_bound(demo_kg):
-    seen = set()
-    for question in DEMO.values():
-        p, _, meter = run(demo_kg, question, None)
-        assert meter.total().calls <= gog.call_bound(GoGConfig()) and p.status in ("ok", "fallback")
-        seen.update(meter.stages)
-        assert run(demo_kg, question, None)[0] == p  # deterministic
-    assert {"think", "filter", "answer"} <= seen
 
 
 @pytest.mark.parametrize(
@@ -322,60 +297,29 @@ def test_the_method_composes_with_the_released_defaults(compose_cfg):
 
 
 @pytest.fixture(scope="module")
-def questions(films) -> Path:
-    path = films.parent / "questions.jsonl"
-    rows = [
-        {
-            "id": "q1",
-            "question": DIRECTORS.text,
-            "topic_entities": ["Al Pacino"],
-            "answers": DIRECTORS.answers,
-            "meta": {"qtype": "actor_to_movie_to_director"},
-        },
-        {  # no gold answer in the KG: the oracle must not make one up
-            "id": "q2",
-            "question": "who directed the films Robert De Niro starred in",
-            "topic_entities": ["Robert De Niro"],
-            "answers": [["Martin Scorsese"]],
-            "meta": {"qtype": "actor_to_movie_to_director"},
-        },
-    ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
+def questions(films_kb) -> Path:
+    return write_questions(films_kb.parent, [["Martin Scorsese"]])  # q2: no gold answer in the KG
 
 
-def oracle_run(tmp_path: Path, films: Path, questions: Path, method: str, share: float) -> dict[str, dict]:
+def oracle_run(tmp_path: Path, films_kb: Path, questions: Path, method: str, share: float) -> dict[str, dict]:
     tmp_path.mkdir(exist_ok=True)
-    done = kgx_main(
-        tmp_path,
-        f"method={method}",
-        "llm=oracle",
-        "dataset=custom",
-        f"dataset.path={questions}",
-        "dataset.name=films",
-        "kg=metaqa",
-        "kg.name=films",
-        f"kg.sources=[{films}]",
-        f"kg.drop={share}",
-        f"run.cache_dir={tmp_path / 'cache'}",
-        "run.progress=false",
-    )
+    overrides = [f"method={method}", f"kg.drop={share}", *oracle_overrides(films_kb, questions, tmp_path / "cache")]
+    done = kgx_main(tmp_path, *overrides)
     assert done.returncode == 0, done.stderr
-    (path,) = tmp_path.glob("outputs/runs/*/predictions.jsonl")
-    return {r["id"]: r for r in map(json.loads, path.read_text().splitlines())}
+    return records(tmp_path)
 
 
-def test_the_oracle_searches_its_way_to_the_gold_on_the_whole_kg(tmp_path, films, questions):
-    got = oracle_run(tmp_path, films, questions, "gog", 0.0)
+def test_the_oracle_searches_its_way_to_the_gold_on_the_whole_kg(tmp_path, films_kb, questions):
+    got = oracle_run(tmp_path, films_kb, questions, "gog", 0.0)
     assert got["q1"]["scores"]["hits1"] == 1.0 and got["q1"]["prediction"]["stats"]["generate_used"] == 0.0
     assert set(got["q1"]["stages"]) == {"think", "filter"}
 
 
-def test_the_oracle_generates_what_the_drop_removed_and_tog_cannot(tmp_path, films, questions):
-    got = oracle_run(tmp_path / "gog", films, questions, "gog", 1.0)
+def test_the_oracle_generates_what_the_drop_removed_and_tog_cannot(tmp_path, films_kb, questions):
+    got = oracle_run(tmp_path / "gog", films_kb, questions, "gog", 1.0)
     assert got["q1"]["scores"]["hits1"] == 1.0 and got["q1"]["kg"]["cut"] == 4
     assert got["q1"]["prediction"]["stats"]["generate_used"] == 1.0 and "verify" in got["q1"]["stages"]
     # q2's gold answer is not in the whole KG: nothing is generated for it, its answer is no gold
     assert got["q2"]["prediction"]["stats"]["generate_used"] == 0.0 and got["q2"]["scores"]["hits1"] == 0.0
-    tog = oracle_run(tmp_path / "tog", films, questions, "tog", 1.0)
+    tog = oracle_run(tmp_path / "tog", films_kb, questions, "tog", 1.0)
     assert tog["q1"]["scores"]["hits1"] == 0.0

@@ -63,11 +63,14 @@ def answers(out_dir: Path) -> dict[str, list[str]]:
 
 def kg_ms(out_dir: Path) -> list[float]:
     """Milliseconds of every KG call the run's traces recorded."""
+    from kgx.core.trace_store import SUFFIX, shard_lines
+
     found = []
-    for trace in (out_dir / "traces").glob("*.json"):
-        for event in json.loads(trace.read_text())["events"]:
-            if "operation" in event and not event.get("error"):
-                found.append(1000 * event["latency_s"])
+    for shard in (out_dir / "traces").glob(f"*{SUFFIX}"):
+        for line in shard_lines(shard.read_bytes()).values():
+            for event in json.loads(line)["events"]:
+                if "operation" in event and not event.get("error"):
+                    found.append(1000 * event["latency_s"])
     return found
 
 

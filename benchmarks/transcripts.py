@@ -82,7 +82,7 @@ def live(work: Path) -> str:
     from kgx.track import transcripts
 
     records = list(PredictionLog(next(work.glob("outputs/runs/*/predictions.jsonl"))).read().latest.values())
-    trees = list(transcripts.trees(records, [], next(work.glob("outputs/runs/*"))))
+    trees = list(transcripts.trees(records, next(work.glob("outputs/runs/*"))))
     mlflow.set_tracking_uri(f"sqlite:///{work / 'live.db'}")
     client = MlflowClient()
     experiment = client.create_experiment("live")

@@ -142,3 +142,12 @@ def start_mlflow_server(home: Path, port: int) -> subprocess.Popen:
         stderr=(home / "server.log").open("ab"),
         start_new_session=True,
     )  # a file: a server must never block on a full pipe
+
+
+def trace_of(out_dir: Path, record) -> dict:
+    """A record's trace, from the run folder's trace shards (kgx.core.trace_store)."""
+    from kgx.core.trace_store import TraceReader
+
+    data = TraceReader(out_dir).get(record.id, record.trace)
+    assert data is not None, f"no trace of {record.id} in {out_dir / record.trace}"
+    return data

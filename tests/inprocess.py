@@ -93,3 +93,16 @@ def compose_fresh(*overrides: str) -> DictConfig:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
         return compose(config_name="config", overrides=list(overrides))
+
+
+def paper_sweep(cwd: Path, table: str, *args: str) -> Done:
+    """``python -m kgx -m +paper=TABLE llm=scripted ARGS`` in ``cwd``, on the data in ``cwd/data``."""
+    return kgx_main(
+        cwd,
+        "-m",
+        f"+paper={table}",
+        "llm=scripted",
+        "run.progress=false",
+        *args,
+        env={"KGX_DATA_DIR": str(cwd / "data")},
+    )

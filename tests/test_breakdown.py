@@ -16,7 +16,7 @@ from kgx.diagnose.reach import NO_GOLD_NODE, Reach, Step
 from kgx.llm.usage import Usage
 from kgx.results.figures import shares
 from kgx.results.record import Record
-from tests.helpers import mlflow_run, swap_method
+from tests.helpers import mlflow_run, swap_method, trace_of
 
 REACHABLE, UNREACHABLE, UNKNOWN = Reach(True, 2, 1), Reach(False, 2), Reach(None, 2, reason="frontier cap")
 ABSENT = Reach(None, 2, reason=NO_GOLD_NODE)  # no gold in the KG the question sees: the data's gap
@@ -205,7 +205,7 @@ def test_a_run_logs_reachability_and_the_breakdown_per_question_and_in_mlflow(ru
         "failure.fallback": 16.67,
         "failure.error": 16.67,
     }
-    trace = json.loads((outcome.out_dir / by_id["demo-005"].trace).read_text())
+    trace = trace_of(outcome.out_dir, by_id["demo-005"])
     notes = {e["stage"]: e for e in trace["events"] if e["kind"] == "note"}
     assert notes["reach"]["message"].startswith("a gold answer is 1 hop(s)") and notes["reach"]["data"]["paths"]
     assert notes["failure"]["message"].startswith("left the gold path at depth 1")

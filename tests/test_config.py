@@ -196,8 +196,20 @@ def test_the_oracles_behaviour_version_enters_oracle_runs_only(compose_cfg, monk
     monkeypatch.setattr(run_identity, "BEHAVIOURS", {"kgx-oracle/": 5})
     assert not before & {config_hash(oracle), config_hash(staged)}
     monkeypatch.setattr(run_identity, "BEHAVIOURS", {})
-    # the hash it had before versions existed, with ToG's result fields of today (score_per, topics, max_calls)
-    assert config_hash(oracle) == "c902be0f2eba"
+    # the hash it had before versions existed (ToG's settings added since keep their defaults: left out)
+    assert config_hash(oracle) == "8b50a424852b"
+
+
+def test_a_setting_added_later_keeps_the_hash_of_configs_at_its_default(compose_cfg):
+    """kgx.core.run_identity.added: ToG's score_per came after runs were recorded."""
+    from kgx.run.lifecycle import config_hash
+
+    plain = to_run_spec(compose_cfg("method=tog", "llm=scripted"))
+    assert (
+        "score_per" not in plain.identity()["method"] and config_hash(plain) == "60c94ab55429"
+    )  # as before score_per existed
+    released = to_run_spec(compose_cfg("method=tog", "llm=scripted", "method.score_per=relation"))
+    assert released.identity()["method"]["score_per"] == "relation" and config_hash(released) != config_hash(plain)
 
 
 def test_a_new_method_needs_only_its_own_file(in_tmp, compose_cfg, monkeypatch):

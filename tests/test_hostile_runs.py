@@ -5,14 +5,14 @@ and no file the run writes holds the API key the server echoes back."""
 from __future__ import annotations
 
 import base64
-import json
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from kgx.core.boundary import SECRETS
-from tests.helpers import mlflow_run
+from kgx.core.trace_store import readable
+from tests.helpers import mlflow_run, trace_of
 from tests.inprocess import Done, kgx_main
 from tests.llm.fake_server import FakeServer, misbehaving
 from tests.test_golden import DEMO_METHODS
@@ -77,14 +77,14 @@ def test_no_file_the_run_writes_holds_the_echoed_key(hostile, in_tmp):
     forms = [KEY.encode(), base64.b64encode(KEY.encode()).rstrip(b"=")]
     files = [p for p in Path(in_tmp).rglob("*") if p.is_file()]
     assert len(files) > 10  # outputs, traces, the MLflow db and artifacts, the response cache
-    found = {str(p.relative_to(in_tmp)): n for p in files if (n := sum(p.read_bytes().count(f) for f in forms))}
+    found = {str(p.relative_to(in_tmp)): n for p in files if (n := sum(readable(p).count(f) for f in forms))}
     assert found == {}
 
 
 def test_a_huge_reply_is_cut_and_recorded(hostile):
     outcome = hostile("huge", "dataset.limit=1", "llm.parse_retries=0", "llm.max_reply_chars=1000")
     assert outcome.status == "FINISHED" and outcome.summary["replies_cut"] == 1
-    trace = json.loads((outcome.out_dir / outcome.records[0].trace).read_text())
+    trace = trace_of(outcome.out_dir, outcome.records[0])
     assert any(e.get("message", "").startswith("reply cut at llm.max_reply_chars=1000") for e in trace["events"])
     assert sum(p.stat().st_size for p in outcome.out_dir.rglob("*") if p.is_file()) < 200_000
 
@@ -116,7 +116,7 @@ def test_a_credential_on_the_command_line_is_in_no_file_a_run_or_sweep_writes(tm
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "overrides.yaml" for p in files) and any(p.name == "multirun.yaml" for p in files)
     forms = [s.encode() for s in (token, password)] + [base64.b64encode(token.encode()).rstrip(b"=")]
-    found = {str(p.relative_to(tmp_path)): n for p in files if (n := sum(p.read_bytes().count(f) for f in forms))}
+    found = {str(p.relative_to(tmp_path)): n for p in files if (n := sum(readable(p).count(f) for f in forms))}
     assert found == {}
     overrides = next(p for p in files if p.name == "overrides.yaml").read_text()
     assert "[secret llm.extra.hf_token]" in overrides

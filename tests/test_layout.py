@@ -30,7 +30,8 @@ LAYERS = [
     "estimate",
     "entry",
 ]
-ENTRY_POINTS = {"kgx", "kgx.__main__", "kgx.score", "kgx.ui"}  # `python -m kgx`, `-m kgx.score`, `-m kgx.ui`
+# `python -m kgx`, `-m kgx.score`, `-m kgx.ui`, and the Python API (`kgx.run_experiment`, `kgx.run_sweep`, `kgx.load_runs`)
+ENTRY_POINTS = {"kgx", "kgx.__main__", "kgx.score", "kgx.ui", "kgx.api"}
 MAX_LINES = 350
 
 

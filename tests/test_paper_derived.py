@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from kgx.report.__main__ import main as report_main
-from kgx.report.paper_cells import Comparison
+from kgx.report.paper_cells import Comparison, Inputs
 from kgx.report.paper_derived import DERIVED, compare_all, derive, relative_gain
 from kgx.report.paper_layout import render_paper
 from kgx.report.paper_published import PublishedError, paper_table, read_file
@@ -59,7 +59,7 @@ RUNS = [
 @pytest.fixture(scope="module")
 def compared() -> dict[tuple[str, str, str], Comparison]:
     _, cells = paper_table("lmp_table2")
-    comparisons, standing = compare_all(cells, pl.from_dicts(RUNS, infer_schema_length=None))
+    comparisons, standing = compare_all(cells, Inputs(pl.from_dicts(RUNS, infer_schema_length=None)))
     assert standing is None
     return {(c.published.group, c.published.row, c.published.column): c for c in comparisons}
 
@@ -136,8 +136,16 @@ def lmp_table2(tmp_path_factory, _mlflow_template) -> Path:
 
 
 def test_a_paper_table_run_end_to_end_prints_kgx_derived_rows(lmp_table2, capsys):
+    """The demo KG serves no WebQSP question: its runs fill LMP's and ToG's cells only when the
+    reader asks for them (--kg demo), and then each says so; CoT reads no KG and fills its cells."""
     uri = f"sqlite:///{lmp_table2 / 'mlruns' / 'mlflow.db'}"
-    report_main(["paper", "lmp_table2", "--parent", "lmp_table2", "--format", "markdown", "--tracking-uri", uri])
+    args = ["paper", "lmp_table2", "--parent", "lmp_table2", "--format", "markdown", "--tracking-uri", uri]
+    report_main(args)
+    rows = markdown_rows(capsys.readouterr().out)
+    lmp = next(rows[i + 1] for i, row in enumerate(rows) if row[0] == "LMP")
+    cot = next(rows[i + 1] for i, row in enumerate(rows) if row[0] == "CoT")
+    assert lmp[rows[0].index("ChatGPT WebQSP")] == "not run" and cot[rows[0].index("ChatGPT WebQSP")] != "not run"
+    report_main([*args, "--kg", "demo"])
     text = capsys.readouterr().out
     rows = markdown_rows(text)
     columns = rows[0][2:]
@@ -158,12 +166,17 @@ def test_a_paper_table_run_end_to_end_prints_kgx_derived_rows(lmp_table2, capsys
     assert "LMP Gain [with knowledge graph] (Llama-2-70B CWQ, " in text
     assert ": LMP and ToG not run: no gain without all its inputs" in text
     assert "backbone scripted stands in for the paper's" in text
+    assert "on kg demo, which does not serve webqsp (asked for with --kg demo): no accuracy claim" in text
+    lmp = next(rows[i + 1] for i, row in enumerate(rows) if row[0] == "LMP")
+    assert lmp[columns.index("ChatGPT WebQSP") + 2] == "100.0 [34.2, 100.0] 1×2q (kg demo)"
 
 
 def test_a_derived_line_kgx_has_no_rule_for_is_named(tmp_path):
     path = tmp_path / "knowpath.csv"
-    head = "table,group,row,column,value,metric,backbone,rule,kgx_row,kgx_column,note\n"
-    path.write_text(head + "knowpath_table2,,Average,CWQ,+5.0%,gain_pct,deepseek_v3,gain,,dataset=cwq,\n")
+    head = (
+        "table,group,row,column,value,metric,backbone,rule,kgx_row,kgx_column,provenance,quoted_from,figure_of,note\n"
+    )
+    path.write_text(head + "knowpath_table2,,Average,CWQ,+5.0%,gain_pct,deepseek_v3,gain,,dataset=cwq,derived,,,\n")
     (cell,) = read_file(path)
     with pytest.raises(PublishedError, match=rf"^{path}:2: a derived cell \(Average\) kgx has no rule for"):
         derive([Comparison(cell)])

@@ -21,9 +21,10 @@ from mlflow.tracking import MlflowClient
 
 from kgx.core.paths import CONF_DIR
 from kgx.report.__main__ import main as report_main
-from kgx.report.paper_cells import compare, wilson
-from kgx.report.paper_layout import paper_report
+from kgx.report.paper_cells import Inputs, compare, wilson
+from kgx.report.paper_layout import paper_text
 from kgx.report.paper_published import TABLES, PublishedError, load_published, paper_table, read_file
+from kgx.report.paper_report import paper_report
 from kgx.report.runs import ReportError
 from kgx.report.sweep_summary import html_report
 from kgx.run.compose import register_schemas
@@ -41,7 +42,13 @@ COUNTS = {
     "lmp_table3": 12,
     "lmp_table4": 12,
     "lmp_table5": 10,
+    "lmp_table6": 4,
+    "lmp_table8": 12,
     "lmp_table9": 12,
+    "lmp_table10": 12,
+    "lmp_table11": 12,
+    "lmp_table12": 8,
+    "lmp_figure4": 24,
     "cgpe_table1": 56,
     "cgpe_table2": 18,
     "cgpe_table3": 8,
@@ -160,12 +167,20 @@ def test_every_cell_of_a_table_composes_and_every_published_cell_kgx_can_make_is
             "total_tokens_per_q",
             "input_tokens_per_q",
             "latency_s_per_q",
+            "parse_failures",
+            "f1",
         )
     )
     _, cells = paper_table(name)
-    comparisons, standing = compare(cells, frame)
+    comparisons, standing = compare(cells, Inputs(frame))
     assert standing is None  # the jobs run the paper's own backbones
-    makes = {(c.group, c.row, c.column): c.selector != {} and c.backbone.split()[0] in KGX_BACKBONES for c in cells}
+    # A cell split by a question field needs the runs' records: tests/test_paper_questions.py makes those.
+    makes = {
+        (c.group, c.row, c.column): c.selector != {}
+        and c.backbone.split()[0] in KGX_BACKBONES
+        and not any(k.startswith("question.") for k in c.selector)
+        for c in cells
+    }
     made = {(c.published.group, c.published.row, c.published.column): c.state == "run" for c in comparisons}
     printed = {(c.group, c.row, c.column) for c in cells if c.value is not None}  # where the paper prints "-": either
     assert {k: made[k] for k in printed} == {k: makes[k] for k in printed}
@@ -277,31 +292,56 @@ def test_the_published_files_hold_every_cell_of_every_table():
     }
 
 
-GOOD = "knowpath_table2,,KnowPath,CWQ,73.5,hits1_tog,deepseek_v3,tog,method=knowpath,dataset=cwq,"
+HEADER = "table,group,row,column,value,metric,backbone,rule,kgx_row,kgx_column,provenance,quoted_from,figure_of,note"
+GOOD = "knowpath_table2,,KnowPath,CWQ,73.5,hits1_tog,deepseek_v3,tog,method=knowpath,dataset=cwq,reproduced,,,"
 
 
 @pytest.mark.parametrize(
     "line, says",
     [
         (
-            "knowpath_table2,,Base,CWQ,39.2 percent,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,",
+            "knowpath_table2,,Base,CWQ,39.2 percent,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,reproduced,,,",
             "value '39.2 percent'",
         ),
-        ("knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io", "9 fields, expected 11"),
-        ("knowpath_table9,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,", "table 'knowpath_table9'"),
-        ("knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,strict,method=io,dataset=cwq,", "rule 'strict'"),
-        ("knowpath_table2,,Base,CWQ,39.2,accuracy,deepseek_v3,tog,method=io,dataset=cwq,", "metric 'accuracy'"),
-        ("knowpath_table2,,Base,CWQ,39.2,hits1_tog,DeepSeek-V3,tog,method=io,dataset=cwq,", "backbone 'DeepSeek-V3'"),
+        ("knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io", "9 fields, expected 14"),
         (
-            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method io,dataset=cwq,",
+            "knowpath_table9,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,reproduced,,,",
+            "table 'knowpath_table9'",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,strict,method=io,dataset=cwq,reproduced,,,",
+            "rule 'strict'",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,accuracy,deepseek_v3,tog,method=io,dataset=cwq,reproduced,,,",
+            "metric 'accuracy'",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,DeepSeek-V3,tog,method=io,dataset=cwq,reproduced,,,",
+            "backbone 'DeepSeek-V3'",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method io,dataset=cwq,reproduced,,,",
             "'method' is not key=value",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,copied,,,",
+            "provenance 'copied' is none of reproduced, quoted, derived",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,quoted,,,",
+            "quoted_from '' goes with provenance 'quoted' only, which must name the paper it quotes",
+        ),
+        (
+            "knowpath_table2,,Base,CWQ,39.2,hits1_tog,deepseek_v3,tog,method=io,dataset=cwq,derived,,,",
+            "provenance 'derived' goes with rule 'gain' and only with it",
         ),
         (GOOD, "the cell knowpath_table2 /  / KnowPath / CWQ is given again (first at"),
     ],
 )
 def test_a_malformed_line_is_named_with_its_file_and_line(tmp_path, line, says):
     path = tmp_path / "knowpath.csv"
-    path.write_text(f"table,group,row,column,value,metric,backbone,rule,kgx_row,kgx_column,note\n{GOOD}\n{line}\n")
+    path.write_text(f"{HEADER}\n{GOOD}\n{line}\n")
     with pytest.raises(PublishedError) as exc:
         read_file(path)
     assert str(exc.value).startswith(f"{path}:3: ") and says in str(exc.value)
@@ -348,6 +388,9 @@ def test_the_sweep_is_named_and_tabled_by_its_table_and_rows(swept):
     assert parent.data.tags["paper"] == "tog_table1"
     page = Path(client.download_artifacts(parent.info.run_id, "report/index.html", str(cwd))).read_text()
     assert "<h2>Paper table: tog_table1</h2>" in page and "<caption>tog_table1: ToG (Sun et al.)" in page
+    # Every note of the table is on the sweep's own page too: the rules, each cell's notes, the stand-in.
+    assert '<p class="note">Rules: tog: ToG&#x27;s exact match' in page
+    assert "backbone scripted stands in for the paper&#x27;s" in page and "as LMP Table 1 quotes it</p>" in page
 
 
 def test_the_report_lays_the_sweep_out_as_the_paper_with_every_published_figure(swept, capsys):
@@ -357,7 +400,7 @@ def test_the_report_lays_the_sweep_out_as_the_paper_with_every_published_figure(
     _, cells = paper_table("tog_table1")
     assert rows[0][2:] == ["CWQ", "WebQSP", "GrailQA", "Simple Questions", "WebQuestions"]
     shown = [value for row in rows[2:] if row[1] == "paper" for value in row[2:]]
-    assert shown == [c.text for c in cells]  # the published column complete, in the paper's order
+    assert shown == [paper_text(c) for c in cells]  # the published column complete, in the paper's order
     kgx_lines = [row[2:] for row in rows if row[1] == "kgx"]
     assert kgx_lines[0] == ["0.0 [0.0, 65.8] 1×2q", "not run", "not run", "not run", "not run"]  # IO prompt
     assert kgx_lines[1][0] == "0.0 [0.0, 65.8] 1×2q" and kgx_lines[2] == ["not run"] * 5  # CoT ran, SC did not
@@ -376,11 +419,17 @@ def test_every_table_prints_its_layout_from_the_sweep_with_the_published_column_
     text = paper_report(name, fmt="markdown", uri=f"sqlite:///{cwd / 'mlruns' / 'mlflow.db'}")
     rows = markdown_rows(text)
     _, cells = paper_table(name)
-    assert [value for row in rows[2:] if row[1] == "paper" for value in row[2:]] == [c.text for c in cells]
+    assert [value for row in rows[2:] if row[1] == "paper" for value in row[2:]] == [paper_text(c) for c in cells]
     kgx_cells = [value for row in rows[2:] if row[1] == "kgx" for value in row[2:]]
-    made = [c for c in cells if c.selector.get("method.name") in ("io", "cot") and c.selector["dataset.name"] == "cwq"]
-    assert sum(v.startswith("0.0 [0.0, 65.8] 1×2q") for v in kgx_cells) == len(made)
-    assert all(v in ("not run", "not in kgx") for v in kgx_cells if not v.startswith("0.0 [") and v != "-")
+    made = [
+        c
+        for c in cells
+        if c.selector.get("method.name") in ("io", "cot")
+        and c.selector["dataset.name"] == "cwq"
+        and not any(k.startswith("question.") for k in c.selector)  # these questions have no such field
+    ]
+    assert sum(v.startswith("0.0 ") and v.endswith(" 1×2q") for v in kgx_cells) == len(made)
+    assert all(v in ("not run", "not in kgx") for v in kgx_cells if not v.startswith("0.0 ") and v != "-")
     derived = [v for row in rows[2:] if row[1] == "kgx" for v in row[2:] if v == "-"]
     assert len(derived) == sum(c.derived for c in cells)  # LMP's gains: LMP did not run, so none is derived
 
@@ -450,7 +499,9 @@ def test_the_shared_released_outputs_fill_their_cells_of_every_table_with_the_pu
         text = paper_report(name, fmt="markdown", released=True)
         rows = markdown_rows(text)
         _, cells = paper_table(name)
-        assert [value for row in rows[2:] if row[1] == "paper" for value in row[2:]] == [c.text for c in cells], name
+        assert [value for row in rows[2:] if row[1] == "paper" for value in row[2:]] == [
+            paper_text(c) for c in cells
+        ], name
         frame = pl.read_csv(paper_report(name, fmt="csv", released=True).encode(), infer_schema_length=None)
         ran = frame.filter(pl.col("state") == "run").select("group", "row", "column", "kgx_mean", "questions")
         filled[name] = {(group, row, column): (round(mean, 1), n) for group, row, column, mean, n in ran.rows()}
@@ -486,3 +537,45 @@ def test_a_table_stops_before_anything_runs_when_its_data_is_missing(tmp_path):
 def test_a_table_without_multirun_is_refused(tmp_path):
     done = kgx(tmp_path, tmp_path, "+paper=tog_table1", "llm=scripted")
     assert done.returncode != 0 and "+paper=tog_table1 is the grid of a paper's table: run it with -m" in done.stderr
+
+
+def test_provenance_is_data_and_the_papers_own_figures_bear_it_out():
+    """Each quoted or borrowed figure the issue names, as the files record it, and the figure itself
+    equal to the one it is said to be (LMP Table 1 quotes ToG's and ToG-R's)."""
+    published = load_published()
+    cell = {(c.table, c.group, c.row, c.column): c for cells in published.values() for c in cells}
+    lmp1 = {(c.row, c.column): c.value for c in published["lmp_table1"]}
+    kp = {(c.group, c.row, c.column): c for c in published["knowpath_table1"]}
+    columns = {"CWQ": "CWQ", "WebQSP": "WebQSP", "Simple Questions": "Simple Questions", "WebQuestions": "WebQuestions"}
+    for row, theirs in (("IO prompt", "IO + ChatGPT"), ("SC", "SC + ChatGPT"), ("COT", "CoT + ChatGPT")):
+        for column in columns if row != "COT" else ("CWQ", "WebQSP"):
+            c = kp["LLM only", row, column]
+            assert (c.provenance, c.quoted_from, c.value) == ("quoted", "ToG (Sun et al., 2024)", lmp1[theirs, column])
+    assert kp["LLM only", "COT", "WebQuestions"].provenance == "reproduced"  # 49.1, ToG's is 48.5
+    for column in columns:
+        tog = kp["Prompting KG Enhanced LLM with GPT3.5", "ToG", column]
+        assert (tog.provenance, tog.quoted_from) == ("quoted", "ToG (Sun et al., 2024)")
+    for column in ("CWQ", "WebQSP"):
+        assert kp["Prompting KG Enhanced LLM with GPT3.5", "PoG", column].quoted_from == "PoG (Chen et al., 2024)"
+    for column in ("WebQSP", "WebQuestions"):
+        ds = kp["Prompting KG Enhanced LLM with DeepSeek-V3", "ToG", column]
+        assert ds.figure_of.startswith("ToG + GPT-4") and ds.value == lmp1["ToG + GPT-4", column]
+    gpt4 = cell["lmp_table2", "with knowledge graph", "ToG", "GPT-4 CWQ"]
+    assert gpt4.figure_of.startswith("ToG-R + GPT-4") and gpt4.value == lmp1["ToG-R + GPT-4", "CWQ"] == 72.5
+    baselines = [c for c in published["lmp_table1"] if not c.row.startswith("LMP")]
+    assert {c.provenance for c in baselines} == {"quoted"} and all(c.quoted_from for c in baselines)
+    assert {c.provenance for c in published["lmp_table1"] if c.row.startswith("LMP")} == {"reproduced"}
+    assert {c.provenance for cells in published.values() for c in cells if c.derived} == {"derived"}
+
+
+def test_the_report_marks_provenance_in_every_format(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'none.db'}"
+    text = paper_report("lmp_table2", uri=uri)
+    assert " 72.5*† " in text and "*: quoted from another paper (named below)" in text
+    assert "ToG (GPT-4 CWQ): the figure printed is another row's: ToG-R + GPT-4 (LMP Table 1" in text
+    page = paper_report("lmp_table2", fmt="html", uri=uri)
+    assert '<td class="num">72.5*†</td>' in page
+    frame = pl.read_csv(paper_report("lmp_table2", fmt="csv", uri=uri).encode(), infer_schema_length=None)
+    tog = frame.filter((pl.col("row") == "ToG") & (pl.col("column") == "GPT-4 CWQ")).to_dicts()[0]
+    assert (tog["provenance"], tog["quoted_from"]) == ("quoted", "ToG (Sun et al., 2024)")
+    assert tog["figure_of"].startswith("ToG-R + GPT-4") and "quoted from ToG (Sun et al., 2024)" in tog["notes"]

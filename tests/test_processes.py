@@ -20,7 +20,7 @@ from kgx.run.answering import answerer
 from kgx.run.processes import WorkerLost, split
 from kgx.run.spec import auto_processes, to_run_spec
 from tests import process_doubles
-from tests.helpers import kgx_env
+from tests.helpers import kgx_env, trace_of
 from tests.orphans import kill_and_count, marked, marker, wait_for
 
 TIMED = (
@@ -49,6 +49,7 @@ def per_question(outcome) -> dict[str, dict]:
         data = record.to_dict()
         for timed in ("latency_s", "cpu_s", "reach_s", "reach_cpu_s"):
             data.pop(timed)
+        data.pop("trace")  # the shard of the process that answered it
         data["usage"].pop("latency_s", None)
         data["kg"].pop("latency_s")
         if data.get("reach"):
@@ -77,6 +78,12 @@ def assert_same_run(run, tmp: Path, *overrides: str) -> None:
     assert one.billed_calls == two.billed_calls and one.summary["billed_tokens"] == two.summary["billed_tokens"]
     lines = (two.out_dir / "predictions.jsonl").read_text().splitlines()
     assert sorted(json.loads(line)["id"] for line in lines) == sorted(r.id for r in two.records)  # one line each
+    assert len({r.trace for r in two.records}) == 2  # each worker process appends to a trace shard of its own
+
+    def prompts(outcome) -> list:
+        return [[e.get("messages") for e in trace_of(outcome.out_dir, r)["events"]] for r in outcome.records]
+
+    assert prompts(one) == prompts(two)
 
 
 @pytest.mark.parametrize("method", ["io", "tog", "lmp"])

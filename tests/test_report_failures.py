@@ -98,9 +98,17 @@ def test_cli_lists_the_questions_of_a_category_with_where_they_left_the_gold_pat
     assert expected
     main(["failures", "--tracking-uri", uri, "--parent", parent, "--list", "not_retrieved"])
     head, *lines = capsys.readouterr().out.splitlines()
+    lines, shown = lines[: len(expected)], lines[len(expected) :]
     assert head == f"{len(expected)} questions not_retrieved"
     assert [tuple(line.split("\t")[:2]) for line in lines] == expected
     assert all("left the gold path" in line or "followed the gold path" in line for line in lines)
+    assert shown == [
+        "a question's transcript in MLflow's trace view:",
+        *(
+            f"  {label}: python -m kgx.report transcript {runs[key].run_id} --tracking-uri {uri} QUESTION_ID"
+            for label, key in (("tog (run.seed=0)", "tog0"), ("tog (run.seed=1)", "tog1"))
+        ),
+    ]
     with pytest.raises(SystemExit):
         main(["failures", "--tracking-uri", uri, "--list", "wrong"])
     assert "unknown category 'wrong'" in capsys.readouterr().err

@@ -73,7 +73,9 @@ def test_every_run_logs_its_page(store):
     assert f'<td class="num">{cell_text(cell, "±")}</td>' in text
     assert '<select name="status">' in text and 'data-status="ok"' in text
     first = details(text)["demo-001"][0]
-    assert '<a href="../traces/demo-001.json">traces/demo-001.json</a>' in first
+    shard = outcome.records[0].trace
+    assert shard.endswith(".jsonl.gz") and f'<a href="../{shard}">{shard}</a>' in first
+    assert f"<code>python -m kgx.report transcript {outcome.run_id} demo-001</code>" in first
     assert '<a href="../explanations/demo-001.png">' in first and 'src="data:image/png;base64,' in first
     assert "<script src" not in text and "<link" not in text  # self-contained
 
@@ -117,22 +119,31 @@ def test_cli_html_for_a_sweep_named_by_its_name(store, capsys, tmp_path):
     assert "tog     1" in capsys.readouterr().out
 
 
-def test_an_ambiguous_or_unknown_sweep_name_is_an_error_that_lists_sweeps(store, capsys):
-    twins = [
-        r
-        for r in MlflowClient(store.uri).search_runs(
+def test_a_sweep_name_two_sweeps_share_takes_the_latest_and_an_unknown_one_lists_sweeps(store, capsys):
+    """Of two sweeps named 'twice' (no finished run in either) the latest is taken, and stderr says
+    so, naming the other with its counts; a name no sweep has is one line listing the sweeps."""
+    twins = sorted(
+        MlflowClient(store.uri).search_runs(
             [MlflowClient(store.uri).get_experiment_by_name("kgx").experiment_id], "tags.sweep = 'twice'"
-        )
-    ]
+        ),
+        key=lambda r: r.info.start_time,
+    )
     for args in (["table", "--parent", "twice"], ["html", "--parent", "twice"]):
         with pytest.raises(SystemExit) as stop:
             main([*args, "--tracking-uri", store.uri])
         err = capsys.readouterr().err
-        assert stop.value.code == 2 and "2 sweeps of experiment 'kgx' are named 'twice'" in err
-        assert all(f"{r.info.run_id} (twice, started 20" in err for r in twins)
+        assert stop.value.code == 2
+        assert (
+            f"kgx.report: 2 sweeps are named 'twice': shown is the latest (none has finished runs), {twins[1].info.run_id}"
+            in err
+        )
+        assert f"the others: {twins[0].info.run_id} (twice: overrides '', 0 finished, 0 failed, started 20" in err
+        assert f"error: sweep parent run {twins[1].info.run_id} (twice) has no FINISHED runs" in err
     with pytest.raises(SystemExit):
         main(["table", "--parent", "nope", "--tracking-uri", store.uri])
-    assert re.search(rf"no run id or sweep name 'nope'.*recent sweeps there: .*{SWEEP} \(20", capsys.readouterr().err)
+    err = capsys.readouterr().err
+    assert re.search(rf"no run id or sweep named 'nope'.*sweeps there \(latest first\): .*\({SWEEP}: ", err)
+    assert err.count("\n") == 1
 
 
 def test_compare_labels_runs_by_method_and_what_differs(store, capsys):

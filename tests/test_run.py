@@ -10,7 +10,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from kgx.core.types import Prediction
-from tests.helpers import mlflow_run, swap_method
+from kgx.results.record import Record
+from tests.helpers import mlflow_run, swap_method, trace_of
 from tests.test_metrics import RUN_METRICS
 
 
@@ -27,7 +28,7 @@ def test_a_run_writes_predictions_and_one_mlflow_run_with_every_metric(run, in_t
         first
     )
     assert first["calls"] == 1 and first["tokens"] == first["usage"]["input_tokens"] + first["usage"]["output_tokens"]
-    trace = json.loads((out.out_dir / first["trace"]).read_text())
+    trace = trace_of(out.out_dir, Record.from_dict(first))
     assert trace["events"][0]["stage"] == "answer" and trace["events"][0]["messages"]
 
     logged = mlflow_run(in_tmp, out.run_id)
@@ -88,7 +89,7 @@ def test_a_question_that_raises_is_an_error_in_the_denominator(run, monkeypatch)
     out = run("dataset.limit=4")
     by_id = {r.id: r for r in out.records}
     assert by_id["demo-002"].status == "error" and "boom" in by_id["demo-002"].prediction.reason
-    trace = json.loads((out.out_dir / by_id["demo-002"].trace).read_text())
+    trace = trace_of(out.out_dir, by_id["demo-002"])
     assert "RuntimeError: boom" in trace["error"]
     assert out.summary["errors"] == 1 and out.summary["n_questions"] == 4
     assert out.summary["hits1"] == 75.0

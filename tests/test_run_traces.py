@@ -1,5 +1,6 @@
-"""``run.traces`` decides which questions get a trace file (and an artifact); ``run.transcripts``
-which of them become MLflow transcripts, following ``run.traces`` when unset."""
+"""``run.traces`` decides which questions get a trace (in the run's trace shards, logged as
+artifacts); ``run.transcripts`` which of them become MLflow transcripts: when unset, the first
+hundred of those ``run.traces`` names."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kgx.core.config import ConfigError
+from kgx.core.trace_store import shard_lines
 from tests.test_transcripts import question_ids, traces
 
 
@@ -28,19 +30,22 @@ def test_traces_off_writes_and_logs_no_file_per_question(run, in_tmp):
     assert question_ids(traces(in_tmp, out.run_id, spans=False)) == []
 
 
-def test_a_number_of_traces_writes_that_many_files_and_transcripts(run, in_tmp):
+def test_a_number_of_traces_writes_that_many_traces_and_transcripts(run, in_tmp):
     out = run("method=tog", "dataset.limit=5", "run.traces=2", "run.explain=5")
-    assert sorted(p.name for p in (out.out_dir / "traces").iterdir()) == ["demo-001.json", "demo-002.json"]
-    assert [r.trace for r in out.records] == ["traces/demo-001.json", "traces/demo-002.json", "", "", ""]
+    [shard] = (out.out_dir / "traces").iterdir()
+    assert shard.name.startswith("001-") and shard.name.endswith(".jsonl.gz")
+    assert [r.trace for r in out.records] == [f"traces/{shard.name}"] * 2 + [""] * 3
+    assert sorted(shard_lines(shard.read_bytes())) == ["demo-001", "demo-002"]
     logged = artifacts(in_tmp, out.run_id)
-    assert [a for a in logged if a.startswith("traces/")] == ["traces/demo-001.json", "traces/demo-002.json"]
+    assert [a for a in logged if a.startswith("traces/")] == [f"traces/{shard.name}"]
     assert len([a for a in logged if a.startswith("explanations/") and a.endswith(".txt")]) == 2
     assert question_ids(traces(in_tmp, out.run_id, spans=False)) == ["demo-001", "demo-002"]
 
 
-def test_transcripts_off_keeps_the_trace_files(run, in_tmp):
+def test_transcripts_off_keeps_the_traces(run, in_tmp):
     out = run("dataset.limit=3", "run.transcripts=off")
-    assert len(list((out.out_dir / "traces").iterdir())) == 3
+    [shard] = (out.out_dir / "traces").iterdir()
+    assert sorted(shard_lines(shard.read_bytes())) == ["demo-001", "demo-002", "demo-003"]
     assert question_ids(traces(in_tmp, out.run_id, spans=False)) == []
     fewer = run("dataset.limit=3", "run.traces=all", "run.transcripts=1", "run.force=true")
     assert question_ids(traces(in_tmp, fewer.run_id, spans=False)) == ["demo-001"]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kgx.core.masking import masked_text, masked_url, url_secrets
+from kgx.core.trace_store import readable
 from tests.helpers import kgx_env
 from tests.inprocess import kgx_main
 
@@ -51,11 +52,12 @@ def test_text_masks_urls_and_credential_lines_but_not_their_neighbours():
 
 
 def files_holding(root: Path, *secrets: str) -> list[str]:
-    """Every file under ``root`` (sqlite databases included, read as bytes) that holds a secret."""
+    """Every file under ``root`` (sqlite databases included, read as bytes; trace shards
+    decompressed) that holds a secret."""
     found = []
     for path in root.rglob("*"):
         if path.is_file():
-            data = path.read_bytes()
+            data = readable(path)
             if any(s.encode() in data for s in secrets):
                 found.append(str(path.relative_to(root)))
     return found

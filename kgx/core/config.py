@@ -16,7 +16,7 @@ from typing import Any, Optional
 from kgx.core.config_checks import ConfigError, check_choice, check_extra, check_temperature, question_share, share_size
 from kgx.core.masking import masked_url
 from kgx.core.paper_settings import SettingsSource
-from kgx.core.run_identity import execution, unless_default
+from kgx.core.run_identity import added, execution
 from kgx.core.types import Horizon
 
 # Schema and bookkeeping relations that carry no answer (ToG, LMP and KnowPath drop them too).
@@ -40,11 +40,11 @@ class RunConfig:
     force: bool = execution(False)  # recompute questions that already have a prediction
     progress: bool = execution(True)
     explain: int = execution(3)  # questions per run whose explanation (text + PNG/SVG) is logged
-    # Questions whose trace file (traces/<id>.json: every LLM and KG call) is written and logged:
-    # all, off, or N = the first N questions in dataset order.
+    # Questions whose trace (every LLM and KG call, in the run's traces/ shards) is written and
+    # logged: all, off, or N = the first N questions in dataset order.
     traces: str = execution("all")
-    # Questions whose transcript (an MLflow trace built from the trace file, kgx.track.transcripts)
-    # is logged: all, off, or N; unset = the questions run.traces names.
+    # Questions whose transcript (an MLflow trace built from the trace, kgx.track.transcripts) is
+    # logged: all, off, or N; unset = the first 100 of those run.traces names (others on demand).
     transcripts: Optional[str] = execution()
     # Stop early when this many questions in a row fail the same way (an outage); 0 = never.
     max_consecutive_errors: int = execution(5)
@@ -73,7 +73,7 @@ class RunConfig:
             self.transcripts = question_share("run.transcripts", self.transcripts)
             if share_size(self.transcripts) > share_size(self.traces):
                 raise ConfigError(
-                    f"run.transcripts={self.transcripts}: a transcript is built from the question's trace file, "
+                    f"run.transcripts={self.transcripts}: a transcript is built from the question's trace, "
                     f"and run.traces={self.traces} writes {'none' if self.traces == 'off' else 'fewer'}; "
                     f"set run.traces={self.transcripts} too, or leave run.transcripts unset (it follows run.traces)"
                 )
@@ -155,8 +155,8 @@ class KGConfig:
     # GoG's incomplete KGs (Xu et al., EMNLP 2024, Sec. 4.2): each crucial triple of a question (an
     # edge of its gold path, every relation between the two entities) is removed with this
     # probability, per question (kgx.diagnose.crucial); seeded by drop_seed, or by run.seed when null.
-    drop: float = unless_default(0.0)
-    drop_seed: Optional[int] = unless_default(None)
+    drop: float = added(0.0)
+    drop_seed: Optional[int] = added(None)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.drop <= 1.0:

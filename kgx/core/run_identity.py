@@ -4,6 +4,10 @@ A field made with :func:`execution` says where or how a run executes (a timeout,
 a folder), not what it computes: it is logged but left out of the run's identity, so changing it
 resumes the same run instead of starting a new one.
 
+A field made with :func:`added` came after runs were recorded: at its default it is left out of
+the identity, so a config that keeps the default keeps its hash (and its finished runs) across the
+kgx release that added the setting; a config that sets it is a new config.
+
 A test double's behaviour version (:data:`BEHAVIOURS`) says what its replies are: a run on a double
 whose replies changed while its config did not must be redone, not resumed or skipped. It enters
 the identity of the runs that use that double only, so no other run's hash moves.
@@ -29,24 +33,21 @@ def execution(default: Any = None, default_factory: Any = None) -> Any:
     return field(default=default, metadata={"result": False})
 
 
-def unless_default(default: Any) -> Any:
-    """A result field added after runs were logged: it enters the identity only when set to another
-    value than ``default``, so that every run from before it (which computed with the default) keeps
-    its config hash and is resumed or skipped as before."""
-    return field(default=default, metadata={"unless_default": True})
-
-
-def counts(obj: Any, f: Any) -> bool:
-    """Whether field ``f`` of ``obj`` enters the identity."""
-    if not f.metadata.get("result", True):
-        return False
-    return not (f.metadata.get("unless_default") and getattr(obj, f.name) == f.default)
+def added(default: Any = None) -> Any:
+    """A setting added after runs were recorded: left out of the identity while at ``default``
+    (a default reproduces what runs did before the setting existed)."""
+    return field(default=default, metadata={"added": True})
 
 
 def identity(obj: Any) -> Any:
-    """A schema instance as plain data without its execution fields: what a run's results depend on."""
+    """A schema instance as plain data without its execution fields, nor settings added later
+    that keep their defaults: what a run's results depend on."""
     if is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: identity(getattr(obj, f.name)) for f in fields(obj) if counts(obj, f)}
+        return {
+            f.name: identity(getattr(obj, f.name))
+            for f in fields(obj)
+            if f.metadata.get("result", True) and not (f.metadata.get("added") and getattr(obj, f.name) == f.default)
+        }
     if isinstance(obj, dict):
         return {k: identity(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -7,10 +7,8 @@ metric looks wrong, so it keeps prompts and responses verbatim, including failed
 from __future__ import annotations
 
 import json
-import os
 import threading
 from dataclasses import asdict, dataclass, field, is_dataclass
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 
@@ -80,40 +78,25 @@ class Trace:
         with self._lock:
             return [asdict(e) for e in self.events]
 
-    def write(self, path: Path) -> None:
-        """One event per line: readable in an editor, and written by json's C encoder (an
-        indented dump goes through its Python one, a third of a fast question's time)."""
+    def line(self, question_id: str, topic_entities: dict[str, str], end_ns: int) -> bytes:
+        """The trace as one JSON line of a trace shard (kgx.core.trace_store), its question's id
+        first: written by json's C encoder from each event's own fields, shallow (an indented dump
+        went through json's Python encoder, and asdict's deep copy took a tenth of a question)."""
         try:
-            blob = self._dump(ensure_ascii=False).encode("utf-8")
+            return self._dump(question_id, topic_entities, end_ns, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate in model or question text: keep it escaped
-            blob = self._dump(ensure_ascii=True).encode("ascii")
-        try:
-            _write(path, blob)
-        except FileNotFoundError:  # the first trace of a run: its folder is made once, not per question
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _write(path, blob)
+            return self._dump(question_id, topic_entities, end_ns, ensure_ascii=True).encode("ascii")
 
-    def _dump(self, ensure_ascii: bool) -> str:
+    def _dump(self, question_id: str, topic_entities: dict[str, str], end_ns: int, ensure_ascii: bool) -> str:
         def dump(value: Any) -> str:
             return json.dumps(value, ensure_ascii=ensure_ascii, default=_plain)
 
-        with self._lock:  # an event's own fields, shallow: asdict's deep copy took a tenth of a question
-            events = ",\n ".join(dump(vars(event)) for event in self.events)
+        with self._lock:
+            events = ", ".join(dump(vars(event)) for event in self.events)
         return (
-            f'{{"events": [\n {events}\n],\n"error": {dump(self.error)},\n"explanation": {dump(self.explanation)}}}\n'
+            f'{{"id": {dump(question_id)}, "end_ns": {end_ns}, "topic_entities": {dump(topic_entities)}, '
+            f'"events": [{events}], "error": {dump(self.error)}, "explanation": {dump(self.explanation)}}}\n'
         )
-
-
-def _write(path: Path, blob: bytes) -> None:
-    """The file, in three system calls: a buffered file object cost half as much again, and a
-    trace is written per question."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(blob)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
 
 
 def _plain(value: Any) -> Any:

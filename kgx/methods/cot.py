@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgx.core.config import ConfigError, MethodConfig, check_choice
+from kgx.core.run_identity import added
 from kgx.core.types import Prediction, Question
 from kgx.llm.messages import Messages
 from kgx.methods.answers import answers_schema, clean_answers, conclusion
@@ -94,7 +95,7 @@ def check_shots(shots: int, exemplars: str) -> None:
 class CoTConfig(MethodConfig):
     name: str = "cot"
     shots: int = 3  # few-shot multi-hop exemplars in the prompt
-    exemplars: str = "kgx"  # kgx: 3 written for kgx | tog: 6 in the form of ToG's released CoT prompt
+    exemplars: str = added("kgx")  # kgx: 3 written for kgx | tog: 6 in the form of ToG's released CoT prompt
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kgx.core.config import MethodConfig
+from kgx.core.run_identity import added
 from kgx.core.types import Prediction, Question
 from kgx.llm.messages import Messages
 from kgx.methods.answers import answers_schema, braces, clean_answers
@@ -28,8 +29,8 @@ SCHEMA = {"type": "object", "properties": {"answers": answers_schema()}, "requir
 @dataclass
 class IOConfig(MethodConfig):
     name: str = "io"
-    shots: int = 0  # input-output pairs before the question (LMP App. B.1; ToG's released IO prompt: 6)
-    exemplars: str = "kgx"  # whose exemplar questions: kgx (3) | tog (6), as for CoT
+    shots: int = added(0)  # input-output pairs before the question (LMP App. B.1; ToG's released IO prompt: 6)
+    exemplars: str = added("kgx")  # whose exemplar questions: kgx (3) | tog (6), as for CoT
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from kgx.core.config import ConfigError, MethodConfig, check_temperature
+from kgx.core.run_identity import added
 from kgx.core.types import Horizon, Prediction, Question
 from kgx.kg.freebase import DIRECTIONS
 from kgx.llm.errors import OutputError
@@ -45,7 +46,7 @@ class KnowPathConfig(MethodConfig):
     entity_width: int = 5  # entities asked for per subgraph and round (Sec. 2.3 entity exploration, App. F.4)
     # The reply's list length per subgraph, where the prompts' answer format states one apart from
     # the count they ask for (App. F.3/F.4: "up to 7 ... (length up to 5)"); null: the count asked for.
-    list_length: Optional[int] = None
+    list_length: Optional[int] = added(None)
     triples: int = 15  # knowledge triples listed by inference paths generation (Sec. 2.2, App. F.2; Fig. 5a)
     temperature_explore: float = 0.4  # relation and entity selection (Sec. 4.4, Fig. 5a)
     temperature_answer: float = 0.0  # inference paths generation and evaluation-based answering (Sec. 2.4)

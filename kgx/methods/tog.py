@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from kgx.core.config import ConfigError, MethodConfig, check_choice, check_temperature
+from kgx.core.run_identity import added
 from kgx.core.types import Horizon, Prediction, Question
 from kgx.methods import cot, kit
 from kgx.methods.answers import answer_schema, sufficiency_schema
@@ -66,9 +67,10 @@ class ToGConfig(MethodConfig):
     max_relations: int = 100  # KG cap on candidate relations per entity and direction; cuts are recorded
     score_tolerance: float = 0.05  # relation scores off 1 by more are normalised and noted (stat.scores_normalised)
     fallback: str = "paths"  # at max depth, answer from the paths (CGPE's TOG*) | cot: without them (released code)
-    score_per: str = "entity"  # one entity_score call per frontier entity | relation: per kept relation (released)
-    topics: str = "gold"  # the dataset's topic entities | clues: found by CGPE's clue extraction (CGPE Sec. 4.1)
-    max_calls: Optional[int] = None  # stop exploring after this many LLM calls, answer from the paths (CGPE: 30)
+    # one entity_score call per frontier entity | relation: per kept relation (the released code)
+    score_per: str = added("entity")
+    topics: str = added("gold")  # the dataset's topic entities | clues: found by CGPE's clue extraction (CGPE Sec. 4.1)
+    max_calls: Optional[int] = added(None)  # stop exploring after this many LLM calls, answer from the paths (CGPE: 30)
     exemplars: bool = True  # one worked example per stage, as the published prompts have (False: zero-shot)
     max_answers: int = 5
 

@@ -4,7 +4,8 @@ For a notebook: ``load_runs`` gives a polars frame of runs; ``metric_table``/``c
 (and ``failure_table``, the failure breakdown)
 lay it out as a ``Grid`` that ``render`` prints; ``plot_*`` write PNGs; ``compare_runs``
 pairs two runs by question; ``log_summary`` puts a sweep's summary on its parent run;
-``html_report`` is one HTML page of runs (``log_run_report`` logs a run's own).
+``html_report`` is one HTML page of runs (``log_run_report`` logs a run's own);
+``breakdown_table`` splits a metric by a question field (``QuestionFields`` reads the questions).
 """
 
 from kgx.report.compare import (
@@ -16,6 +17,7 @@ from kgx.report.compare import (
 )
 from kgx.report.failure_table import failure_table, plot_failures
 from kgx.report.plots import plot_cost_accuracy, plot_param
+from kgx.report.questions import QuestionFields, breakdown_table
 from kgx.report.render import render
 from kgx.report.runs import ReportError, load_runs
 from kgx.report.sweep_summary import (
@@ -29,7 +31,9 @@ from kgx.report.tables import Grid, cost_table, metric_table
 __all__ = [
     "Comparison",
     "Grid",
+    "QuestionFields",
     "ReportError",
+    "breakdown_table",
     "compare_runs",
     "compare_scores",
     "cost_table",

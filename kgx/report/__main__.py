@@ -1,17 +1,20 @@
-"""``python -m kgx.report {table,cost,failures,plot,html,compare,paper}``: kgx runs from MLflow as tables and figures.
+"""``python -m kgx.report {table,cost,failures,breakdown,plot,html,compare,paper,transcript}``: reports of kgx runs.
 
     python -m kgx.report table --rows method --cols dataset --metric hits1 --format md
     python -m kgx.report cost --rows method,dataset
     python -m kgx.report failures --rows method,dataset     # why questions were missed, and failures.png
     python -m kgx.report failures --parent SWEEP --list not_retrieved  # those questions, with where they left
+    python -m kgx.report breakdown --by compositionality_type --metric hits1  # a metric per question type
     python -m kgx.report plot --cost total_tokens_per_q --param method.depth
     python -m kgx.report html --parent my_sweep --out report.html
     python -m kgx.report compare RUN_A RUN_B --metric hits1 --show 10
     python -m kgx.report paper knowpath_table1 --parent SWEEP   # a paper's table, kgx beside it
     python -m kgx.report paper lmp_table1 --released            # the authors' released outputs instead
+    python -m kgx.report transcript RUN_ID demo-002             # one question's transcript in MLflow's trace view
 
 Runs are every FINISHED run of ``--experiment``, or the runs of one sweep with ``--parent`` (its
-run id or its name), or for ``html`` one run with ``--run``.
+run id or its name: of several sweeps of one name, the latest with finished runs, said on
+stderr), or for ``html`` one run with ``--run``.
 """
 
 from __future__ import annotations
@@ -25,15 +28,18 @@ from kgx.report import drop
 from kgx.report.compare import compare_labels, compare_runs, describe
 from kgx.report.failure_table import failure_table, listing, plot_failures
 from kgx.report.paper_layout import FORMATS as PAPER_FORMATS
-from kgx.report.paper_layout import paper_report
 from kgx.report.paper_published import TABLES, load_published
 from kgx.report.paper_released import RELEASED, score_all
 from kgx.report.paper_released import listing as released_listing
+from kgx.report.paper_report import paper_report
 from kgx.report.plots import plot_cost_accuracy, plot_param
+from kgx.report.questions import DATASET_FIELDS, RECORD_FIELDS, QuestionFields, breakdown_table
 from kgx.report.render import FORMATS, render
-from kgx.report.runs import SHORT_KEYS, ReportError, load_runs
+from kgx.report.runs import SHORT_KEYS, ReportError, client, load_runs
 from kgx.report.sweep_summary import html_report
+from kgx.report.sweeps import choose
 from kgx.report.tables import cost_table, metric_table
+from kgx.report.transcript import LOCAL_UI, transcript
 
 KEYS_HELP = f"config keys, comma-separated: {', '.join(f'{k} ({v})' for k, v in SHORT_KEYS.items())} or any param"
 
@@ -71,6 +77,16 @@ def parser() -> argparse.ArgumentParser:
     )
     _output(failures)
 
+    breakdown = _runs_command(commands, "breakdown", "a metric by rows x the values of a question field")
+    breakdown.add_argument(
+        "--by",
+        required=True,
+        help=f"a question field: {', '.join(DATASET_FIELDS)} (the dataset's); {', '.join(RECORD_FIELDS)} (the run's)",
+    )
+    breakdown.add_argument("--rows", type=keys, default=["method", "dataset"], help=KEYS_HELP)
+    breakdown.add_argument("--metric", default="hits1")
+    _output(breakdown)
+
     plot = _runs_command(commands, "plot", "PNGs: metric against cost, and against swept parameters")
     plot.add_argument("--metric", default="hits1")
     plot.add_argument("--cost", choices=["total_tokens_per_q", "cost_usd"], default="total_tokens_per_q")
@@ -98,8 +114,24 @@ def parser() -> argparse.ArgumentParser:
     paper.add_argument("table", nargs="?", help=f"one of: {', '.join(TABLES)}; none: list them")
     paper.add_argument("--released", action="store_true", help="kgx's cells from the authors' released outputs")
     paper.add_argument("--backbone", default=None, help="lay out runs of this LLM config in every cell's place")
+    paper.add_argument(
+        "--kg",
+        default=None,
+        metavar="NAME",
+        help="cells from runs on this KG (replay, demo, subgraph, ...), said in each cell; default: a KG that "
+        "serves the dataset (its own, an endpoint, or RoG's subgraphs for webqsp_rog and cwq_rog)",
+    )
     paper.add_argument("--format", choices=sorted(PAPER_FORMATS), default="text")
     paper.add_argument("--out", type=Path, default=None, help="write here instead of stdout")
+
+    shown = commands.add_parser(
+        "transcript",
+        help="one question's transcript in MLflow's trace view: logged now if the run has none, and its address",
+    )
+    shown.add_argument("run_id")
+    shown.add_argument("question_id")
+    shown.add_argument("--tracking-uri", default=None)
+    shown.add_argument("--ui", default=None, help=f"the MLflow UI's address (default: a server's own, else {LOCAL_UI})")
     drop.add_command(commands, _runs_command)
     return top
 
@@ -130,6 +162,10 @@ def run(args: argparse.Namespace) -> str:
         return f"A = {label_a}, run {args.run_a}\nB = {label_b}, run {args.run_b}\n" + describe(result, args.show)
     if args.command == "paper":
         return paper_command(args)
+    if args.command == "transcript":
+        return transcript(args.run_id, args.question_id, args.tracking_uri, args.ui)
+    if args.parent:
+        said_of_parent(args)
     if args.command == "html":
         text = html_report(args.experiment, args.tracking_uri, args.parent, args.run, args.metric)
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -142,7 +178,9 @@ def run(args: argparse.Namespace) -> str:
         paths = [plot_cost_accuracy(frame, args.out_dir, args.metric, args.cost, args.by)]
         paths += [plot_param(frame, args.out_dir, p, args.metric, args.by) for p in args.param]
         return "".join(f"{p}\n" for p in paths)
-    if args.command == "table":
+    if args.command == "breakdown":
+        grid = breakdown_table(frame, QuestionFields(client(args.tracking_uri)), args.rows, args.by, args.metric)
+    elif args.command == "table":
         grid = metric_table(frame, args.rows, args.cols, args.metric)
     elif args.command == "failures":
         grid = failure_table(frame, args.rows)
@@ -152,6 +190,13 @@ def run(args: argparse.Namespace) -> str:
     if args.command == "failures":
         text += f"{plot_failures(frame, args.out_dir, args.rows)}\n"
     return deliver(text, args.out)
+
+
+def said_of_parent(args: argparse.Namespace) -> None:
+    """On stderr, which sweep ``--parent NAME`` took when several have that name."""
+    note = choose(client(args.tracking_uri), args.experiment, args.parent).note
+    if note:
+        print(f"kgx.report: {note}", file=sys.stderr)
 
 
 def deliver(text: str, out: Path | None) -> str:
@@ -171,7 +216,7 @@ def paper_command(args: argparse.Namespace) -> str:
     if args.table is None:
         return "".join(f"{t.name:<16} {t.paper}, {t.source}: {t.title}\n" for t in TABLES.values())
     text = paper_report(
-        args.table, args.format, args.experiment, args.tracking_uri, args.parent, args.released, args.backbone
+        args.table, args.format, args.experiment, args.tracking_uri, args.parent, args.released, args.backbone, args.kg
     )
     return deliver(text, args.out)
 

@@ -28,6 +28,7 @@ from kgx.report.runs import (
     run_labels,
 )
 from kgx.report.tables import Grid, aggregate, check_replicates, labels, summary_cell
+from kgx.track.transcripts import command
 
 NOT_APPLICABLE = "reads no KG, so only correct and not_answered apply"
 # From good to bad, the stacking order of the chart; errors and fallbacks last, apart.
@@ -110,11 +111,12 @@ def plot_failures(frame: pl.DataFrame, out_dir: Path, rows: Sequence[str] = ("me
 def listing(frame: pl.DataFrame, category: str, uri: Optional[str] = None) -> str:
     """Every question of ``category`` in the runs of ``frame``, one line each: run, id, question,
     and why (reachability, and where exploration left the gold path) - the per-question list an
-    oracle run's ``not_retrieved`` questions are read from."""
+    oracle run's ``not_retrieved`` questions are read from - then, per run, the command that
+    shows a question's transcript (kgx.report.transcript)."""
     if category not in CATEGORIES:
         raise ReportError(f"unknown category '{category}'; categories: {', '.join(CATEGORIES)}")
     mlflow = client(uri)
-    lines = []
+    lines, runs = [], []
     for label, run_id in sorted(zip(run_labels(frame), frame["run_id"])):
         with tempfile.TemporaryDirectory() as tmp:
             records = [r for r in run_records(mlflow, run_id, tmp) if r.breakdown == category]
@@ -125,5 +127,8 @@ def listing(frame: pl.DataFrame, category: str, uri: Optional[str] = None) -> st
             elif r.prediction.reason:
                 why.append(r.prediction.reason)
             lines.append(f"{label}\t{r.id}\t{r.question}\t{'; '.join(why)}")
+        if any(r.trace for r in records):
+            runs.append(f"  {label}: {command(run_id, uri)} QUESTION_ID")
     head = f"{count(len(lines), 'question')} {category}"
-    return "\n".join([head, *lines]) + "\n"
+    shown = ["a question's transcript in MLflow's trace view:", *runs] if runs else []
+    return "\n".join([head, *lines, *shown]) + "\n"

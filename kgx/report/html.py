@@ -20,8 +20,9 @@ from typing import Optional, Sequence
 
 from kgx.core.paths import file_name
 from kgx.diagnose.breakdown import CATEGORIES, describe
-from kgx.report.render import html_table
+from kgx.report.render import NotedTable, html_table
 from kgx.results.record import Record
+from kgx.track.transcripts import command
 
 MAX_QUESTIONS = 2000
 MAX_PICTURES = 30
@@ -103,7 +104,12 @@ def page(
 
 
 def _table(grid: object) -> str:
-    return f'<p class="note">{esc(grid)}</p>' if isinstance(grid, str) else html_table(grid)
+    """A Grid or TextTable; a table with its notes (a paper's); or the reason there is none."""
+    if isinstance(grid, str):
+        return f'<p class="note">{esc(grid)}</p>'
+    if isinstance(grid, NotedTable):
+        return html_table(grid.table) + "".join(f'<p class="note">{esc(n)}</p>' for n in grid.notes)
+    return html_table(grid)
 
 
 def _figure(path: Path) -> str:
@@ -215,8 +221,9 @@ def _question(record: Record, run: RunQuestions, index: int, metric: str, severa
     )
     on_kg = f"; {kg.queries} KG calls{named}" if kg.queries else ""
     rows.append(("cost", esc(f"{record.calls} LLM calls, {record.tokens} tokens, {record.latency_s:.2f} s{on_kg}")))
-    if record.trace:
+    if record.trace:  # the shard that holds it, and the command that shows it in MLflow's trace view
         rows.append(("trace", _link(run.link, record.trace)))
+        rows.append(("transcript", f"<code>{esc(command(run.run_id))} {esc(record.id)}</code>"))
     if record.id in run.explained:
         rows.append(("explanation", _picture(record, run)))
     body = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in rows)

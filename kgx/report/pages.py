@@ -8,6 +8,7 @@ URIs when they are local files, the only kind a browser opens, and otherwise nam
 
 from __future__ import annotations
 
+import os
 import posixpath
 import tempfile
 import urllib.parse
@@ -25,7 +26,8 @@ from kgx.results.record import Record
 def from_folder(run_id: str, label: str, out_dir: Path, records: Sequence[Record]) -> RunQuestions:
     """A run's questions as its own ``report/index.html`` shows them: the pictures are the
     ones kgx.run.execute wrote beside the records, and links go up from ``report/``."""
-    explained = {r.id for r in records if (out_dir / explanation_path(r.id)).exists()}
+    drawn = set(os.listdir(out_dir / "explanations")) if (out_dir / "explanations").is_dir() else set()
+    explained = {r.id for r in records if posixpath.basename(explanation_path(r.id)) in drawn}  # no stat a question
     shown = [r.id for r in records if r.id in explained][:MAX_PICTURES]
     return RunQuestions(
         run_id,

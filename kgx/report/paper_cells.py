@@ -1,10 +1,15 @@
 """kgx's figure for each published cell: the runs that make it, their mean and 95% interval, and
 how the published figure stands against them.
 
-A cell's runs are the runs whose params equal the cell's (:attr:`Published.selector`) and whose
-backbone is the cell's. Runs that differ only in the ``run.`` group (the seed) are replicates;
-when runs of several configurations match (another ``dataset.sample``, say), the one with the
-most runs is shown, the latest on a tie, and the others are counted in the cell's note.
+A cell's runs are the runs whose params equal the cell's (:attr:`Published.selector`), whose
+backbone is the cell's and whose KG serves their dataset (kgx.report.paper_kg: RoG's subgraph
+files stand for their test sets; ``--kg NAME`` asks for another KG). Runs that differ only in the
+``run.`` group (the seed) and in execution settings are replicates; runs of several
+configurations (another KG, another ``dataset.sample``) fill no cell: its note says what differs.
+A cell no run made is ``failed`` when a sweep's job for it failed (with the reason), ``not run``
+otherwise, or ``no released output`` for ``--released``; the oracle on a method without a KG is
+``n/a``. A cell split by a question field (``question.<field>=<value>`` in its column, LMP
+Figure 4 and Table 12) is the metric over those questions of its runs (kgx.report.questions).
 
 The interval is over seeds, Student's t on the replicates, when there are two or more; a single
 run of a proportion (hits@1 and the other per-question hit rates) gets Wilson's interval over
@@ -25,8 +30,21 @@ from typing import Optional, Sequence
 
 import polars as pl
 
-from kgx.report.paper_published import Published
-from kgx.report.runs import REPLICATE_GROUP, metric_column
+from kgx.report.paper_kg import (
+    DATASET_COLUMN,
+    candidates,
+    differences,
+    is_oracle,
+    is_setting,
+    mixed_line,
+    reads_no_kg,
+    run_notes,
+    with_paper_columns,
+)
+from kgx.report.paper_published import PER_QUESTION, Published
+from kgx.report.questions import QuestionFields, subset_score
+from kgx.report.runs import metric_column
+from kgx.report.sweeps import FailedJob
 
 PROPORTIONS = frozenset({"hits1", "hits1_tog", "hit_any", "em", "partial_match", "complete_match"})
 Z95 = 1.959964
@@ -34,6 +52,7 @@ Z95 = 1.959964
 T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131)
 T95 += (2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
 STAGE_PREFIX = "params.llm_stages."
+QUESTION_PREFIX = "question."  # a selector key that splits a cell by a question field
 
 
 @dataclass(frozen=True)
@@ -46,18 +65,23 @@ class Comparison:
     high: Optional[float] = None
     runs: int = 0
     questions: Optional[int] = None
-    note: str = ""  # what a reader should know about kgx's figure (other configurations, missing inputs)
+    note: str = ""  # what a reader should know about kgx's figure (its KG, the runs left out, a failure)
     comparable: bool = True  # False: kgx's questions only stand in for the paper's
+    outcome: str = ""  # why no run fills a cell kgx can make: failed, mixed, n/a, no released output
+    on: str = ""  # in a few words, what the runs stand on where it is not the paper's (RoG subgraphs, oracle)
 
     @property
     def state(self) -> str:
-        """``run``, ``not run``, or ``not in kgx`` (a method kgx does not have); a derived cell
-        (kgx.report.paper_derived) is ``derived`` or, when an input is missing, ``not derived``."""
+        """``run``, ``not run``, ``failed``, ``mixed``, ``n/a``, ``no released output``, or ``not
+        in kgx`` (a method kgx does not have); a derived cell (kgx.report.paper_derived) is
+        ``derived`` or, when an input is missing, ``not derived``."""
         if self.published.derived:
             return "derived" if self.mean is not None else "not derived"
         if not self.published.selector:
             return "not in kgx"
-        return "run" if self.mean is not None else "not run"
+        if self.mean is not None:
+            return "run"
+        return self.outcome or "not run"
 
     @property
     def difference(self) -> Optional[float]:
@@ -125,11 +149,30 @@ def stand_in(frame: pl.DataFrame, cells: Sequence[Published], chosen: Optional[s
     return None
 
 
+@dataclass(frozen=True)
+class Inputs:
+    """What a table's cells are made from: ``frame``, runs as kgx.report.runs loads them or
+    released outputs as kgx.report.paper_released scores them (None: nothing ran); the backbone
+    and the KG the reader asked for; the runs' per-question fields (cells split by a question
+    field); the sweeps' failed jobs; whether the figures are the authors' released outputs."""
+
+    frame: Optional[pl.DataFrame]
+    backbone: Optional[str] = None
+    kg: Optional[str] = None
+    comparable: bool = True
+    fields: Optional[QuestionFields] = None
+    failed: Sequence[FailedJob] = ()
+    released: bool = False
+
+
 def matches(frame: pl.DataFrame, selector: dict[str, str], backbone: str) -> pl.DataFrame:
-    """The runs with every param of ``selector`` (numbers compared as numbers, text without case)."""
+    """The runs with every run param of ``selector`` (numbers compared as numbers, text without
+    case; the dataset as the paper's a run stands for, kgx.report.paper_kg)."""
     mask = pl.col("backbone") == backbone
     for key, wanted in selector.items():
-        column = f"params.{key}"
+        if key.startswith(QUESTION_PREFIX):
+            continue
+        column = DATASET_COLUMN if key == "dataset.name" else f"params.{key}"
         if column not in frame.columns:
             return frame.clear()
         mask &= pl.col(column).map_elements(lambda v, w=wanted: same(v, w), return_dtype=pl.Boolean).fill_null(False)
@@ -145,58 +188,141 @@ def same(value: Optional[str], wanted: str) -> bool:
         return value.lower() == wanted.lower()
 
 
-def compare(
-    cells: Sequence[Published], frame: Optional[pl.DataFrame], backbone: Optional[str] = None, comparable: bool = True
-) -> tuple[list[Comparison], Optional[str]]:
-    """kgx's figure beside every published cell, from ``frame`` (runs as kgx.report.runs loads them,
-    or released outputs as kgx.report.paper_released scores them; None: nothing has run), and the
-    backbone that stood in for the cells' own (:func:`stand_in`), if one did."""
-    if frame is None or frame.height == 0:
-        return [Comparison(c, comparable=comparable) for c in cells], None
-    frame = frame.with_columns(run_backbones(frame))
-    standing = stand_in(frame, cells, backbone)
+def with_per_question(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with the per-question figures kgx.report.paper_published.PER_QUESTION derives
+    from a run's totals (parse failures per question, LMP Table 6's retries)."""
+    out = frame
+    for name, (total, count) in PER_QUESTION.items():
+        if metric_column(total) in frame.columns and metric_column(count) in frame.columns:
+            out = out.with_columns(
+                (pl.col(metric_column(total)) / pl.col(metric_column(count))).alias(metric_column(name))
+            )
+    return out
+
+
+def prepared(frame: pl.DataFrame) -> pl.DataFrame:
+    return with_per_question(with_paper_columns(frame.with_columns(run_backbones(frame))))
+
+
+def compare(cells: Sequence[Published], inputs: Inputs) -> tuple[list[Comparison], Optional[str]]:
+    """kgx's figure beside every published cell, and the backbone that stood in for the cells'
+    own (:func:`stand_in`), if one did."""
+    frame = prepared(inputs.frame) if inputs.frame is not None and inputs.frame.height else None
+    failed = failed_frame(inputs.failed)
+    both = [f.select("backbone") for f in (frame, failed) if f is not None]
+    standing = stand_in(pl.concat(both), cells, inputs.backbone) if both else None
     out = []
     for cell in cells:
         if not cell.selector:
-            out.append(Comparison(cell, comparable=comparable))
+            out.append(Comparison(cell, comparable=inputs.comparable))
             continue
-        found = matches(frame, cell.selector, standing or backbone_key(cell.backbone))
-        out.append(figure(cell, found, comparable))
+        wanted = standing or backbone_key(cell.backbone)
+        made = figure(cell, matches(frame, cell.selector, wanted), inputs) if frame is not None else None
+        if made is None or made.state == "not run":
+            made = unmade(cell, failed, wanted, inputs, made)
+        out.append(made)
     return out, standing
 
 
-def figure(cell: Published, runs: pl.DataFrame, comparable: bool) -> Comparison:
-    """The cell from the runs that match it: the configuration with the most runs of the metric."""
+def unmade(
+    cell: Published, failed: Optional[pl.DataFrame], backbone: str, inputs: Inputs, made: Optional[Comparison]
+) -> Comparison:
+    """A cell no run made: ``failed`` with the reason when a sweep's job for it failed (the
+    latest), ``no released output`` from released outputs, else ``not run``."""
+    note = made.note if made else ""
+    if failed is not None:
+        jobs = candidates(matches(failed, cell.selector, backbone), cell.selector["method.name"], inputs.kg).runs
+        if jobs.height:
+            job = jobs.sort("start_time", descending=True).row(0, named=True)
+            why = f"failed: {job['reason']} (job {job['job']} of sweep {job['sweep']})"
+            return Comparison(cell, note=why, comparable=inputs.comparable, outcome="failed")
+    outcome = "no released output" if inputs.released else ""
+    return Comparison(cell, note=note, comparable=inputs.comparable, outcome=outcome)
+
+
+def failed_frame(jobs: Sequence[FailedJob]) -> Optional[pl.DataFrame]:
+    """The failed jobs whose params are known, as runs: matched to cells as runs are."""
+    rows = [
+        {f"params.{k}": v for k, v in job.params.items()}
+        | {"start_time": job.started, "reason": job.reason, "job": job.name, "sweep": job.sweep.name}
+        for job in jobs
+        if job.params
+    ]
+    return prepared(pl.from_dicts(rows, infer_schema_length=None)) if rows else None
+
+
+def figure(cell: Published, runs: pl.DataFrame, inputs: Inputs) -> Comparison:
+    """The cell from the runs that match it: on a KG that serves the dataset (or the one asked
+    for), one configuration, its replicates' mean and interval."""
+    method = cell.selector["method.name"]
     column = metric_column(cell.metric)
     if column not in runs.columns:
-        return Comparison(cell, comparable=comparable)
-    runs = runs.filter(pl.col(column).is_not_null())
-    if runs.height == 0:
-        return Comparison(cell, comparable=comparable)
-    keys = [c for c in runs.columns if c.startswith("params.") and not c.startswith(f"params.{REPLICATE_GROUP}")]
-    runs = runs.with_columns(pl.concat_str([pl.col(k).fill_null("\0") for k in keys], separator="\x1f").alias("config"))
-    groups = runs.group_by("config").agg(pl.len().alias("n"), pl.col("start_time").max().alias("latest"))
-    best = groups.sort(["n", "latest"], descending=True)["config"][0]
-    chosen = runs.filter(pl.col("config") == best)
-    values = chosen[column].to_list()
+        return Comparison(cell, comparable=inputs.comparable)
+    found = candidates(runs.filter(pl.col(column).is_not_null()), method, inputs.kg)
+    chosen = found.runs
+    if chosen.height == 0:
+        return Comparison(cell, note=found.left_out, comparable=inputs.comparable)
+    first = chosen.row(0, named=True)
+    if reads_no_kg(method) and is_oracle(first):
+        why = f"the oracle answers from a KG's gold paths, and {method} reads no KG: no figure"
+        return Comparison(cell, note=why, comparable=inputs.comparable, outcome="n/a")
+    keys = [c for c in chosen.columns if c.startswith("params.") and is_setting(c[len("params.") :], method)]
+    configs = chosen.select(pl.concat_str([pl.col(k).fill_null("\0") for k in keys], separator="\x1f")).n_unique()
+    if configs > 1:
+        line = mixed_line(differences(chosen, method), configs)
+        return Comparison(cell, note=line, comparable=inputs.comparable, outcome="mixed")
+    values, questions, split_note = measured(cell, chosen, column, inputs.fields)
+    if not values:
+        return Comparison(cell, note=split_note, comparable=inputs.comparable)
     notes = [n for n in chosen["tags.note"].to_list() if n] if "tags.note" in chosen.columns else []
-    if groups.height > 1:
-        notes.append(
-            f"{groups.height - 1} other configuration(s) of these params ran too; shown: the one with most runs"
-        )
-    questions = chosen[metric_column("n_questions")].min() if metric_column("n_questions") in chosen.columns else None
+    stands, on = run_notes(first, questions, method, inputs.kg)
+    notes += stands + [n for n in (found.left_out, split_note) if n]
     low = high = None
     if len(values) > 1:
         low, high = seed_interval(values)
     elif cell.metric in PROPORTIONS and questions:
-        low, high = wilson(values[0], int(questions))
+        low, high = wilson(values[0], questions)
     return Comparison(
         cell,
         mean=statistics.fmean(values),
         low=low,
         high=high,
         runs=len(values),
-        questions=int(questions) if questions else None,
+        questions=questions,
         note="; ".join(dict.fromkeys(notes)),
-        comparable=comparable,
+        comparable=inputs.comparable,
+        on=on,
     )
+
+
+def measured(
+    cell: Published, runs: pl.DataFrame, column: str, fields: Optional[QuestionFields]
+) -> tuple[list[float], Optional[int], str]:
+    """The figure of each replicate run, the questions it is over, and a note: the run's metric,
+    or for a cell split by a question field the metric over those of its questions."""
+    split = {k[len(QUESTION_PREFIX) :]: v for k, v in cell.selector.items() if k.startswith(QUESTION_PREFIX)}
+    if not split:
+        counts = runs[metric_column("n_questions")] if metric_column("n_questions") in runs.columns else None
+        questions = int(counts.min()) if counts is not None and counts.min() else None
+        return runs[column].to_list(), questions, ""
+    ((name, wanted),) = split.items()
+    if fields is None:
+        return [], None, f"split by question {name}: needs the runs' per-question records, which these have not"
+    values, sizes = [], []
+    rows = runs.to_dicts()
+    for row in rows:
+        peers = fields_peers(fields, row)
+        score, n = subset_score(fields.of_run(row["run_id"]), fields.values(row, name, peers), cell.metric, wanted)
+        if score is not None:
+            values.append(score)
+            sizes.append(n)
+    if not values:
+        return [], None, f"no question of these runs has {name} = {wanted}"
+    return values, min(sizes), ""
+
+
+def fields_peers(fields: QuestionFields, row: dict) -> list[dict]:
+    """Other runs on the same questions, whose measured distances a run without a KG borrows."""
+    return [
+        p for p in fields.peers if p["run_id"] != row["run_id"] and p.get(DATASET_COLUMN) == row.get(DATASET_COLUMN)
+    ]

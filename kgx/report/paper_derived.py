@@ -25,9 +25,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-import polars as pl
-
-from kgx.report.paper_cells import Comparison, compare
+from kgx.report.paper_cells import Comparison, Inputs, compare
 from kgx.report.paper_published import Published, PublishedError
 
 Row = tuple[str, str]  # (group, row) in the paper's words
@@ -83,22 +81,24 @@ def derived(cell: Comparison, by_cell: dict[tuple[str, str, str], Comparison]) -
     # A baseline kgx has no method for can never run: the gain is over the ones it has (rule_notes).
     baselines = [by_cell[(*row, column)] for row in rule.baselines if (*row, column) in by_cell]
     baselines = [c for c in baselines if c.state != "not in kgx"]
-    missing = [c.published.row for c in (target, *baselines) if c is not None and c.state != "run"]
+    missing: dict[str, list[str]] = {}  # state -> the inputs in it (not run, failed, mixed, ...)
+    for c in (target, *baselines):
+        if c is not None and c.state != "run":
+            missing.setdefault(c.state, []).append(c.published.row)
     if target is None or target.state == "not in kgx" or not baselines:
         return dataclasses.replace(cell, note="no figure of kgx's to derive it from")
     if missing:
-        return dataclasses.replace(cell, note=f"{' and '.join(missing)} not run: no gain without all its inputs")
+        said = "; ".join(f"{' and '.join(rows)} {state}" for state, rows in missing.items())
+        return dataclasses.replace(cell, note=f"{said}: no gain without all its inputs")
     gain = relative_gain(target.mean, [c.mean for c in baselines])
     if gain is None:
         return dataclasses.replace(cell, note=f"{' and '.join(c.published.row for c in baselines)} scored 0: no gain")
     return dataclasses.replace(cell, mean=gain)
 
 
-def compare_all(
-    cells: Sequence[Published], frame: Optional[pl.DataFrame], backbone: Optional[str] = None, comparable: bool = True
-) -> tuple[list[Comparison], Optional[str]]:
+def compare_all(cells: Sequence[Published], inputs: Inputs) -> tuple[list[Comparison], Optional[str]]:
     """:func:`kgx.report.paper_cells.compare`, then the derived cells from the compared ones."""
-    comparisons, standing = compare(cells, frame, backbone, comparable)
+    comparisons, standing = compare(cells, inputs)
     return derive(comparisons), standing
 
 

@@ -2,8 +2,8 @@
 
 A line is one cell of one of the papers' tables, its value copied as printed::
 
-    table,group,row,column,value,metric,backbone,rule,kgx_row,kgx_column,note
-    knowpath_table1,LLM only,IO prompt,CWQ,37.6 ± 0.8,hits1_tog,gpt35,tog,method=io,dataset=cwq,...
+    table,group,row,column,value,metric,backbone,rule,kgx_row,kgx_column,provenance,quoted_from,...
+    knowpath_table1,LLM only,IO prompt,CWQ,37.6 ± 0.8,hits1_tog,gpt35,tog,method=io,dataset=cwq,quoted,ToG...
 
 * ``value`` as printed: ``37.6 ± 0.8``, ``9``, ``+46.9%``, or ``-`` where the paper has no figure.
 * ``metric``: the kgx metric that implements the paper's ``rule`` (see :data:`RULES`), or a figure
@@ -32,7 +32,27 @@ from kgx.core.metrics import QUESTION_METRICS
 from kgx.report.runs import ReportError, full_key
 
 PUBLISHED_DIR = Path(__file__).resolve().parent / "published"
-FIELDS = ("table", "group", "row", "column", "value", "metric", "backbone", "rule", "kgx_row", "kgx_column", "note")
+FIELDS = (
+    "table",
+    "group",
+    "row",
+    "column",
+    "value",
+    "metric",
+    "backbone",
+    "rule",
+    "kgx_row",
+    "kgx_column",
+    "provenance",
+    "quoted_from",
+    "figure_of",
+    "note",
+)
+PROVENANCE = {
+    "reproduced": "the paper's authors' own run, as far as the papers show",
+    "quoted": "copied from another paper, named",
+    "derived": "computed from other cells of the table",
+}
 
 # The papers' evaluation rules, and the kgx metric of each where kgx has one.
 RULES = {
@@ -42,11 +62,17 @@ RULES = {
     "human": "CGPE's Judge sets: each answer judged by people (kgx: hits1 on its stand-in)",
     "partial": "CGPE's partial match: one or more gold answers among the answers (partial_match)",
     "complete": "CGPE's complete match: every gold answer among the answers (complete_match)",
-    "mean": "a mean per question (LLM calls, tokens, seconds)",
+    "mean": "a mean per question (LLM calls, tokens, seconds, retries)",
+    "f1": "F1 of the answers against the gold answers (f1)",
+    "share": "a share of the questions, in percent",
     "gain": "a relative gain in percent, derived from other cells of the table (kgx's from kgx's cells)",
 }
 COST_METRICS = ("llm_calls_per_q", "total_tokens_per_q", "input_tokens_per_q", "latency_s_per_q")
-KGX_METRICS = frozenset(QUESTION_METRICS) | frozenset(COST_METRICS)
+# Figures per question the report derives from a run's totals: name -> (total, count). A parse
+# failure is an output that did not parse or validate; kgx asks again, warmer (llm.parse_retries,
+# llm.retry_temperature_step), which is LMP's retry (its Appendix A.7, Table 6).
+PER_QUESTION = {"parse_failures_per_q": ("parse_failures", "n_questions")}
+KGX_METRICS = frozenset(QUESTION_METRICS) | frozenset(COST_METRICS) | frozenset(PER_QUESTION)
 VALUE = re.compile(r"^(?P<num>[+-]?\d+(?:\.\d+)?)(?P<pct>%)?(?:\s*±\s*(?P<spread>\d+(?:\.\d+)?))?$")
 NAME = re.compile(r"^[a-z0-9_]+$")
 SETTING = re.compile(r"^[A-Za-z0-9_.+/-]+=[^\s=]+$")
@@ -87,7 +113,15 @@ TABLES = {
         PaperTable("lmp_table3", "LMP (Wan et al.)", "Table 3", "accuracy (%) under noise in the KG"),
         PaperTable("lmp_table4", "LMP (Wan et al.)", "Table 4", "LLM calls and tokens per question (ChatGPT)"),
         PaperTable("lmp_table5", "LMP (Wan et al.)", "Table 5", "accuracy (%) of LMP's variants (ChatGPT)"),
+        PaperTable("lmp_table6", "LMP (Wan et al.)", "Table 6", "retries per question (Llama-3)"),
+        PaperTable("lmp_table8", "LMP (Wan et al.)", "Table 8", "F1 (%) of the models"),
         PaperTable("lmp_table9", "LMP (Wan et al.)", "Table 9", "accuracy (%) by relation sampling method"),
+        PaperTable(
+            "lmp_table10", "LMP (Wan et al.)", "Table 10", "questions (%) with all/partial/no correct relations"
+        ),
+        PaperTable("lmp_table11", "LMP (Wan et al.)", "Table 11", "facts' accuracy (%) by correct relations sampled"),
+        PaperTable("lmp_table12", "LMP (Wan et al.)", "Table 12", "final accuracy (%) with and without correct facts"),
+        PaperTable("lmp_figure4", "LMP (Wan et al.)", "Figure 4", "CWQ by question type (a) and depth (b), ChatGPT"),
         PaperTable("cgpe_table1", "CGPE (Tao et al.)", "Table 1", "results on the question sets", CGPE_STAND_IN),
         PaperTable("cgpe_table2", "CGPE (Tao et al.)", "Table 2", "LLM calls per question", CGPE_STAND_IN),
         PaperTable("cgpe_table3", "CGPE (Tao et al.)", "Table 3", "ablations on the 1-hop Judge set", CGPE_STAND_IN),
@@ -115,6 +149,9 @@ class Published:
     rule: str
     kgx_row: dict[str, str]
     kgx_column: dict[str, str]
+    provenance: str  # reproduced, quoted or derived (PROVENANCE)
+    quoted_from: str  # the paper a quoted figure comes from
+    figure_of: str  # whose figure it is, where it is another row's
     note: str
     where: str  # file:line
 
@@ -150,6 +187,21 @@ def check_backbone(text: str, where: str) -> None:
         )
 
 
+def check_provenance(fields: dict[str, str], where: str) -> None:
+    """A figure's provenance is one of PROVENANCE; a quoted one names its paper, and a derived
+    one is exactly a figure of the ``gain`` rule."""
+    kind = fields["provenance"]
+    if kind not in PROVENANCE:
+        raise PublishedError(f"{where}: provenance '{kind}' is none of {', '.join(PROVENANCE)}")
+    if (kind == "quoted") != bool(fields["quoted_from"].strip()):
+        raise PublishedError(
+            f"{where}: quoted_from '{fields['quoted_from']}' goes with provenance 'quoted' only, which must name "
+            "the paper it quotes"
+        )
+    if (kind == "derived") != (fields["rule"] == "gain"):
+        raise PublishedError(f"{where}: provenance 'derived' goes with rule 'gain' and only with it")
+
+
 def parse(fields: dict[str, str], where: str) -> Published:
     """One line of a published-figures file, checked field by field."""
     if fields["table"] not in TABLES:
@@ -173,6 +225,7 @@ def parse(fields: dict[str, str], where: str) -> Published:
             f"{where}: metric '{fields['metric']}' is no kgx metric ({', '.join(sorted(KGX_METRICS))}); a cell "
             "kgx cannot make has an empty kgx_row"
         )
+    check_provenance(fields, where)
     if kgx_row and not fields["backbone"]:
         raise PublishedError(f"{where}: a cell kgx makes (kgx_row '{fields['kgx_row']}') needs its backbone")
     return Published(
@@ -188,6 +241,9 @@ def parse(fields: dict[str, str], where: str) -> Published:
         rule=fields["rule"],
         kgx_row=kgx_row,
         kgx_column=kgx_column,
+        provenance=fields["provenance"],
+        quoted_from=fields["quoted_from"],
+        figure_of=fields["figure_of"],
         note=fields["note"],
         where=where,
     )

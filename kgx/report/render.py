@@ -12,14 +12,50 @@ import csv
 import html
 import io
 import math
-import re
+import unicodedata
 from dataclasses import dataclass
-from typing import Callable, Optional, Union
+from typing import Callable, Optional, Sequence, Union
 
 from kgx.report.tables import Cell, Grid
 
 MISSING_TEXT = "-"
-LATEX_SPECIAL = {"\\": r"\textbackslash{}"}  # the others are escaped by a backslash
+# What pdflatex reads as commands or cannot set in its default font: spelt in LaTeX's own words, so
+# that a table compiles in any document with no package (the base of Debian's texlive-latex-base),
+# and with no text symbol of the TS1 encoding (\textdagger and the like), whose fonts are built on
+# first use.
+LATEX_SPECIAL = {
+    "\\": r"$\backslash$",
+    "~": r"$\sim$",
+    "^": r"\^{}",
+    "<": r"$<$",
+    ">": r"$>$",
+    "|": r"$|$",
+    "$": r"$\$$",
+    **{c: "\\" + c for c in "&%#_{}"},
+}
+LATEX_UNICODE = {
+    "±": r"$\pm$",
+    "×": r"$\times$",
+    "Δ": r"$\Delta$",
+    "−": r"$-$",
+    "–": "--",
+    "—": "---",
+    "‘": "`",
+    "’": "'",
+    "“": "``",
+    "”": "''",
+    "…": r"\ldots{}",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "≈": r"$\approx$",
+    "→": r"$\rightarrow$",
+    "·": r"$\cdot$",
+    "†": r"$\dagger$",
+    "‡": r"$\ddagger$",
+    "§": r"$\S$",
+    "°": r"$^\circ$",
+    "\u00a0": "~",
+}
 
 
 def decimals(x: float) -> int:
@@ -46,6 +82,14 @@ class TextTable:
     header: list[str]
     body: list[list[str]]
     labels: int
+
+
+@dataclass(frozen=True)
+class NotedTable:
+    """A table in words and the notes that go with it (a paper's table on a sweep's page)."""
+
+    table: TextTable
+    notes: Sequence[str]
 
 
 def as_text(grid: Grid, text: Callable[[Cell], str]) -> TextTable:
@@ -108,8 +152,23 @@ def latex_text(table: TextTable) -> str:
 
 
 def escape(text: str) -> str:
-    """LaTeX's special characters in labels (method names like ``knowpath_v2``)."""
-    return re.sub(r"[\\&%$#_{}]", lambda m: LATEX_SPECIAL.get(m.group(), "\\" + m.group()), text)
+    """Text as LaTeX: its special characters escaped (method names like ``knowpath_v2``), the
+    symbols reports print (±, ×, Δ, −, †) as LaTeX's, accented letters as their accents; any
+    other character pdflatex's default font lacks becomes its plain-letter form, or ``?``."""
+    return "".join(LATEX_SPECIAL.get(c) or LATEX_UNICODE.get(c) or _plain(c) for c in text)
+
+
+ACCENTS = {"\u0301": "'", "\u0300": "`", "\u0302": "^", "\u0308": '"', "\u0303": "~", "\u0327": "c", "\u030c": "v"}
+
+
+def _plain(char: str) -> str:
+    """A character pdflatex sets as it is (ASCII), with its accent (é), or as close as ASCII gets."""
+    if char.isascii():
+        return char
+    base, *marks = unicodedata.normalize("NFD", char)
+    if base.isascii() and len(marks) == 1 and marks[0] in ACCENTS:
+        return f"\\{ACCENTS[marks[0]]}{{{base}}}"
+    return unicodedata.normalize("NFKD", char).encode("ascii", "ignore").decode() or "?"
 
 
 def csv_long(grid: Grid) -> str:

@@ -7,18 +7,16 @@ frame only, so a notebook can filter it with polars before handing it to a table
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import re
-import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import polars as pl
 
-from kgx.core.config import RunConfig
-from kgx.track.tracker import PARENT_TAG, REUSED_TAG, tracking_uri
+from kgx.report.store import ReportError, client, search
+from kgx.report.sweeps import choose
 
 # Short names for the keys a table is usually laid out by; any full param key works as well.
 SHORT_KEYS = {"method": "method.name", "dataset": "dataset.name", "llm": "llm.name", "seed": "run.seed"}
@@ -30,31 +28,6 @@ REPLICATE_GROUP = "run."
 
 # Every kgx run carries its config hash (kgx.run.lifecycle); sweep parents and foreign runs do not.
 IDENTITY_TAG = "config_hash"
-# kgx.run.sweep tags a sweep's parent run with the sweep's name.
-SWEEP_TAG = "sweep"
-
-
-class ReportError(Exception):
-    """Nothing to report, or a request the runs cannot answer; the message says which.
-
-    A message that tells the reader what to change names a command-line option to a shell user
-    and a keyword argument to a notebook, so it is a template with one ``{fix}`` per ``fixes``
-    entry, a (command line, Python) pair. ``str()`` is the Python wording; the CLI asks for its own.
-    """
-
-    def __init__(self, message: str, **fixes: tuple[str, str]) -> None:
-        self.template, self.fixes = message, fixes
-        super().__init__(self.wording(cli=False))
-
-    def wording(self, cli: bool) -> str:
-        """The message for a shell user (``cli``) or a Python caller. Only the ``fixes``
-        placeholders are replaced, so braces in run names or paths stay as they are."""
-
-        def fix(match: re.Match) -> str:
-            pair = self.fixes.get(match.group(1))
-            return match.group(0) if pair is None else pair[0 if cli else 1]
-
-        return re.sub(r"\{(\w+)\}", fix, self.template)
 
 
 def full_key(key: str) -> str:
@@ -67,27 +40,6 @@ def param_column(key: str) -> str:
 
 def metric_column(name: str) -> str:
     return f"metrics.{name}"
-
-
-def default_uri() -> str:
-    """Where ``python -m kgx`` launched from this directory logs (kgx.track.tracker's rule)."""
-    return tracking_uri(RunConfig(), Path.cwd())
-
-
-def client(uri: Optional[str] = None) -> Any:
-    """An MlflowClient on an existing store. A missing sqlite file is an error here rather
-    than an empty store MLflow would silently create."""
-    from mlflow.tracking import MlflowClient
-
-    uri = uri or default_uri()
-    if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///") :]).exists():
-        raise ReportError(
-            f"no MLflow store at {uri[len('sqlite:///') :]} (tracking URI {uri}); run an experiment first or {{uri}}",
-            uri=("pass --tracking-uri", "set KGX_TRACKING_URI or pass uri="),
-        )
-    for name in ("mlflow", "alembic"):
-        logging.getLogger(name).setLevel(logging.WARNING)
-    return MlflowClient(tracking_uri=uri)
 
 
 def download(mlflow: Any, run_id: str, path: str, where: str) -> Path:
@@ -113,7 +65,7 @@ def load_runs(experiment: str = "kgx", uri: Optional[str] = None, parent: Option
     mlflow = client(uri)
     parent = parent and resolve_parent(mlflow, experiment, parent)
     experiment_id, where = _scope(mlflow, experiment, parent)
-    runs = [r for r in _search(mlflow, experiment_id, parent) if IDENTITY_TAG in r.data.tags]
+    runs = [r for r in search(mlflow, experiment_id, parent) if IDENTITY_TAG in r.data.tags]
     if not runs:
         raise ReportError(f"{where} has no FINISHED runs")
     frame = pl.from_dicts([_row(r) for r in runs], infer_schema_length=None)
@@ -133,40 +85,9 @@ def _scope(mlflow: Any, experiment: str, parent: Optional[str]) -> tuple[str, st
 
 
 def resolve_parent(mlflow: Any, experiment: str, parent: str) -> str:
-    """The run id of sweep ``parent``, given as a run id or as a sweep's name.
-
-    A sweep is printed and listed in the MLflow UI by its name, so a name is accepted: it is
-    looked up among the sweep parents of ``experiment`` (runs tagged ``sweep``, named so or
-    tagged with that sweep name). Two sweeps of one name (different overrides) are ambiguous,
-    and the error lists both, so that the reader can pick one id."""
-    from mlflow.exceptions import MlflowException
-
-    if re.fullmatch(r"[0-9a-f]{32}", parent):
-        try:
-            return mlflow.get_run(parent).info.run_id
-        except MlflowException:
-            pass
-    found = mlflow.get_experiment_by_name(experiment)
-    sweeps = _search(mlflow, found.experiment_id, None, f"tags.`{SWEEP_TAG}` != ''") if found else []
-    named = [r for r in sweeps if parent in (r.info.run_name, r.data.tags.get(SWEEP_TAG))]
-    if len(named) == 1:
-        return named[0].info.run_id
-    if named:
-        listed = "; ".join(f"{r.info.run_id} ({r.info.run_name}, started {_when(r)})" for r in named)
-        raise ReportError(
-            f"{len(named)} sweeps of experiment '{experiment}' are named '{parent}': {listed}; "
-            "pass one of these run ids"
-        )
-    recent = sorted(sweeps, key=lambda r: r.info.start_time, reverse=True)[:10]
-    known = ", ".join(f"{r.info.run_name} ({_when(r)})" for r in recent) or "none"
-    raise ReportError(
-        f"no run id or sweep name '{parent}' in experiment '{experiment}' of {mlflow.tracking_uri}; "
-        f"recent sweeps there: {known}"
-    )
-
-
-def _when(run: Any) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.info.start_time / 1000))
+    """The run id of sweep ``parent``, given as a run id or as a sweep's name
+    (kgx.report.sweeps.choose: of several sweeps of one name, the latest with finished runs)."""
+    return choose(mlflow, experiment, parent).sweep.run_id
 
 
 def load_run(run_id: str, uri: Optional[str] = None) -> pl.DataFrame:
@@ -179,28 +100,6 @@ def load_run(run_id: str, uri: Optional[str] = None) -> pl.DataFrame:
         return pl.from_dicts([_row(mlflow.get_run(run_id))], infer_schema_length=None)
     except MlflowException:
         raise ReportError(f"no run {run_id} in {mlflow.tracking_uri}") from None
-
-
-def _search(
-    mlflow: Any, experiment_id: str, parent: Optional[str], query: str = "attributes.status = 'FINISHED'"
-) -> list[Any]:
-    if not parent:
-        return _pages(mlflow, experiment_id, query)
-    # A sweep's runs: its children and the FINISHED runs it reused (kgx.track.tracker.REUSED_TAG).
-    return [
-        *_pages(mlflow, experiment_id, f"{query} and tags.`{PARENT_TAG}` = '{parent}'"),
-        *_pages(mlflow, experiment_id, f"{query} and tags.`{REUSED_TAG}{parent}` != ''"),
-    ]
-
-
-def _pages(mlflow: Any, experiment_id: str, query: str) -> list[Any]:
-    runs, token = [], None
-    while True:
-        page = mlflow.search_runs([experiment_id], filter_string=query, max_results=1000, page_token=token)
-        runs.extend(page)
-        token = page.token
-        if not token:
-            return runs
 
 
 def _row(run: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from kgx.report.failure_table import failure_table, plot_failures
 from kgx.report.failure_table import metrics as failure_metrics
 from kgx.report.html import RunQuestions, page
 from kgx.report.pages import from_folder, from_mlflow
-from kgx.report.paper_layout import PAPER_TAG, paper_section
+from kgx.report.paper_report import PAPER_TAG, paper_section
 from kgx.report.plots import plot_cost_accuracy, plot_param
 from kgx.report.render import render
 from kgx.report.runs import (
@@ -182,7 +182,7 @@ def html_report(
 def paper_sections(mlflow: Any, parent_id: str, frame: pl.DataFrame) -> list[tuple[str, object]]:
     """The paper's table from the sweep's runs, when the sweep was one (``+paper=``: its parent's tag)."""
     name = mlflow.get_run(parent_id).data.tags.get(PAPER_TAG)
-    return [paper_section(frame, name)] if name else []
+    return [paper_section(mlflow, parent_id, frame, name)] if name else []
 
 
 def log_run_report(run_id: str, uri: str, out_dir: Path, records: Sequence[Record], metric: str = "hits1") -> str:

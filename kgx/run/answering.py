@@ -9,6 +9,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import multiprocessing.util
 import random
 import time
 import traceback
@@ -20,8 +21,8 @@ from kgx import methods
 from kgx.core import metrics
 from kgx.core.config import share_size
 from kgx.core.faults import Failure, classify
-from kgx.core.paths import file_name
 from kgx.core.trace import Trace
+from kgx.core.trace_store import TraceWriter
 from kgx.core.types import Prediction, Question
 from kgx.diagnose import breakdown, crucial, gold_path
 from kgx.diagnose.gold_path import gold_hint
@@ -46,7 +47,7 @@ def answer_one(
     spec: RunSpec,
     client: "LLMClient",
     kg: Any,
-    out_dir: Path,
+    traces: Optional[TraceWriter],
     reacher: Optional[Reacher] = None,
     billing: Optional[BillingLog] = None,
     traced: Optional[set[str]] = None,
@@ -55,7 +56,7 @@ def answer_one(
     ``error`` says whether the infrastructure or the method failed (kgx.core.faults). Reachability
     comes first (the oracle backbone is driven by its gold paths), on the KG itself, not metered
     as the method's; the facts of the failure breakdown (kgx.diagnose.breakdown) come after.
-    The trace file is written when ``traced`` (ids; None = every question) holds the question."""
+    The trace is written to ``traces`` when ``traced`` (ids; None = every question) holds the question."""
     cpu = time.thread_time()  # what the estimate's wall model needs (kgx.estimate.wall): CPU and reachability
     meter, trace = Meter(billed=billing.writer(question.id) if billing else None), Trace()
     kg = kg.for_question(question.id)  # its own subgraph under kg.scope=question (kgx.kg.subgraph)
@@ -101,7 +102,6 @@ def answer_one(
         kg=metered_kg.usage,
         latency_s=latency,
         reach_cpu_s=reach_cpu,
-        trace=str(Path("traces") / f"{file_name(question.id)}.json") if traced is None or question.id in traced else "",
         error=failure,
         reach=reach,
         shown=None if failure else breakdown.shown(trace, question.answers),
@@ -114,14 +114,14 @@ def answer_one(
                 record.left_at.update(gold_path.limit(question, reach, cut.kg, spec.kg.format))
                 record.left_at["why"] += f"; {record.left_at['limit_why']}"
                 trace.note("failure", record.left_at["why"], **record.left_at)
-    if record.trace:
-        trace.write(out_dir / record.trace)
+    if traces is not None and (traced is None or question.id in traced):
+        record.trace = traces.add(question.id, question.topic_entities, trace)
     record.cpu_s = time.thread_time() - cpu - reach_cpu
     return record
 
 
 def traced_ids(questions: list[Question], setting: str) -> Optional[set[str]]:
-    """The questions whose trace file ``run.traces`` asks for (None: all of them)."""
+    """The questions whose trace ``run.traces`` asks for (None: all of them)."""
     return None if setting == "all" else {q.id for q in questions[: int(share_size(setting, len(questions)))]}
 
 
@@ -149,7 +149,8 @@ def pool(
     flight (kgx.run.processes; started here, before the clock, and ended with ``stack``)."""
     processes = spec.processes(len(plan.todo))
     if processes < 2:
-        answer = lambda q: answer_one(q, spec, client, kg, folder.path, reacher, folder.billing, traced)  # noqa: E731
+        traces = stack.enter_context(TraceWriter(folder.path, plan.invocation)) if traced != set() else None
+        answer = lambda q: answer_one(q, spec, client, kg, traces, reacher, folder.billing, traced)  # noqa: E731
         return in_threads(answer, spec.workers, len(plan.todo))
     build = functools.partial(
         answerer, spec, folder.path, plan.invocation, client.modes.probed(), folder.billing.path, traced
@@ -176,15 +177,18 @@ def answerer(
 ) -> Callable[[Question], Record]:
     """A worker process's parts, built once there (kgx.run.processes): its own KG handle, response
     cache connection, LLM client (with the forms pre-flight chose: no server is probed again),
-    reachability checker and billing log (appended line by line, as the run's own process does); it
-    answers a question as the run's own process does."""
+    reachability checker, billing log (appended line by line, as the run's own process does) and
+    trace shards (ended as the process ends); it answers a question as the run's own process does."""
     kg = open_kg(spec.kg, Path(spec.run.cache_dir), reads=spec.method.horizon() is not None)
     client = llm_client(spec)
     client.invocation = invocation
     client.modes.adopt(forms)
     client.prepare()
     reacher, billing = make_reacher(spec, kg), BillingLog(billing_path)
-    return lambda q: answer_one(q, spec, client, kg, out_dir, reacher, billing, traced)
+    traces = TraceWriter(out_dir, invocation) if traced != set() else None
+    if traces is not None:
+        multiprocessing.util.Finalize(None, traces.close, exitpriority=0)  # run as a worker process ends
+    return lambda q: answer_one(q, spec, client, kg, traces, reacher, billing, traced)
 
 
 def kg_key(spec: RunSpec) -> str:

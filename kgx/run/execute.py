@@ -20,6 +20,7 @@ from typing import Any, Optional
 from kgx import datasets, methods
 from kgx.core.faults import Breaker, DiskFull, disk_full_message
 from kgx.core.paths import file_name
+from kgx.core.trace_store import TraceReader
 from kgx.core.types import Question
 from kgx.diagnose import crucial
 from kgx.kg import open_kg
@@ -116,12 +117,7 @@ def execute(
             _log_artifacts(tracker, folder.path, outcome.records)
             _log_explanations(tracker, folder.path, outcome.records, spec.run.explain)
             transcripts.log(
-                tracker,
-                questions,
-                outcome.records,
-                folder.path,
-                spec.run.transcripts or spec.run.traces,
-                spec.run.progress,
+                tracker, questions, outcome.records, folder.path, transcripts.setting(spec.run), spec.run.progress
             )
             from kgx.report import (
                 log_run_report,  # polars and matplotlib: only once the questions are done
@@ -212,25 +208,18 @@ def _log_artifacts(tracker: Any, out_dir: Path, records: list[Record]) -> None:
 
 def _log_explanations(tracker: Any, out_dir: Path, records: list[Record], limit: int) -> None:
     """Text and pictures of the first ``limit`` explained questions, in dataset order; from their
-    trace files, so none under ``run.traces=off`` (nor matplotlib's import, seconds of it)."""
+    traces, so none under ``run.traces=off`` (nor matplotlib's import, seconds of it)."""
     target = out_dir / "explanations"
     if target.exists():
         shutil.rmtree(target)
     if not limit or not any(r.trace for r in records):
         return
+    graphs = TraceReader(out_dir).explanations(((r.id, r.trace) for r in records), limit)
+    if not graphs:
+        return
     from kgx.explain.draw import write
     from kgx.explain.graph import Graph
 
-    written = 0
-    for r in records:
-        if written >= limit:
-            break
-        trace_path = out_dir / r.trace
-        if not r.trace or not trace_path.exists():
-            continue
-        data = json.loads(trace_path.read_text()).get("explanation")
-        if data:
-            write(Graph.from_dict(data), target / file_name(r.id))
-            written += 1
-    if written:
-        tracker.log_artifact(target, "explanations")
+    for qid, data in graphs.items():
+        write(Graph.from_dict(data), target / file_name(qid))
+    tracker.log_artifact(target, "explanations")

@@ -39,7 +39,7 @@ from kgx.run.lifecycle import config_hash
 from kgx.run.spec import to_run_spec
 from kgx.run.sweep_workers import bind_workers
 from kgx.track import claims
-from kgx.track.tracker import HEADLINE, PARENT_TAG, REUSED_TAG, Tracker, shown
+from kgx.track.tracker import HEADLINE, PARENT_TAG, REUSED_TAG, Tracker, run_params, shown
 
 BREAKDOWN = ("reachable", *(f"failure.{c}" for c in CATEGORIES))  # on the parent per configuration, not in its table
 
@@ -111,7 +111,11 @@ def job_failed(config: DictConfig, job: Job, exc: BaseException) -> None:
     """Record a crashed job as a FAILED child run, with the reason, and let the sweep go on."""
     reason = SECRETS.redact(masked_text(f"{type(exc).__name__}: {exc}"))[0]
     print(f"kgx: job {job.name} failed: {reason}", file=sys.stderr)
-    _tracker(config).record_failure(job.name or "job", reason, {PARENT_TAG: job.parent_id or ""})
+    try:  # the job's params, so that a report places the failure in its cell (a config error has none)
+        params = run_params(to_run_spec(config).resolved())
+    except Exception:
+        params = {}
+    _tracker(config).record_failure(job.name or "job", reason, {PARENT_TAG: job.parent_id or ""}, params)
 
 
 def job_overrides(config: DictConfig) -> list[list[str]]:

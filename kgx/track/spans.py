@@ -1,13 +1,13 @@
-"""One question's transcript as MLflow spans, built from its trace file (``kgx.track.transcripts`` logs them).
+"""One question's transcript as MLflow spans, built from its trace (``kgx.track.transcripts`` logs them).
 
 A trace's root span is the question (inputs: its text and topic entities; outputs: the
 prediction; status, gold, scores and error kind as attributes), with a span per stage under it
 and, under those, a span per LLM call (messages, reply, tokens, latency, cache, retries, parse
 failure) and per KG call (operation, arguments, rows, latency). Trace tags make the UI's search
 work: ``tags.kgx.status = 'error'``, ``tags.kgx.hits1 = '0'``; a question's trace is named by its
-id (``trace.name = 'demo-002'``). A trace file records durations, not start times: a question
-ends when its file was written, starts its latency before that, and its calls are laid end to
-end from its start.
+id (``trace.name = 'demo-002'``). A trace records durations, not start times: a question ends
+when its trace was written (``end_ns``), starts its latency before that, and its calls are laid
+end to end from its start.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from kgx.core.types import Question
 from kgx.results.record import Record
 
 PREFIX = "kgx."
@@ -128,9 +127,9 @@ def stages(events: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]
     return [(stage, [e for _, e in run]) for stage, run in itertools.groupby(zip(names, events), key=lambda p: p[0])]
 
 
-def build(record: Record, question: Optional[Question], data: dict[str, Any], end: int) -> Tree:
-    """The trace of one finished question from its trace file's contents; ``end`` in ns."""
-    events = data.get("events", [])
+def build(record: Record, data: dict[str, Any]) -> Tree:
+    """The transcript of one finished question from its trace (kgx.core.trace_store)."""
+    events, end = data.get("events", []), data["end_ns"]
     start = end - ns(record.latency_s)
     calls_end = start + sum(ns(e.get("latency_s", 0.0)) for e in events)
     tree = Tree()
@@ -139,7 +138,7 @@ def build(record: Record, question: Optional[Question], data: dict[str, Any], en
         "AGENT",
         start,
         max(end, calls_end),
-        inputs={"question": record.question, "topic_entities": question.topic_entities if question else {}},
+        inputs={"question": record.question, "topic_entities": data.get("topic_entities", {})},
         outputs={"answer": record.prediction.answer, "answers": record.prediction.answers},
         attributes=_root_attributes(record),
         error=record.prediction.reason if record.failed else "",

@@ -234,13 +234,19 @@ class Tracker:
         if run.data.tags.get(PARENT_TAG) != parent_id:
             self.client.set_tag(run.info.run_id, f"{REUSED_TAG}{parent_id}", job or "job")
 
-    def record_failure(self, name: str, error: str, tags: dict[str, str]) -> str:
-        """A FAILED run for a job that crashed before it could log one, so the sweep knows."""
-        from mlflow.entities import RunTag
+    def record_failure(
+        self, name: str, error: str, tags: dict[str, str], params: Optional[dict[str, str]] = None
+    ) -> str:
+        """A FAILED run for a job that crashed before it could log one, so the sweep knows; with the
+        job's params where its config composed, so that reports place it in its cell."""
+        from mlflow.entities import Param, RunTag
 
         run_id = self.client.create_run(self.experiment_id, run_name=name).info.run_id
         tags = {**RUN_TYPE, **tags, "error": error[:5000]}
         self.client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
+        items = [Param(k, v[:6000]) for k, v in (params or {}).items()]
+        for i in range(0, len(items), 100):
+            self.client.log_batch(run_id, params=items[i : i + 100])
         self.client.set_terminated(run_id, status="FAILED")
         return run_id
 

@@ -20,6 +20,7 @@ from typing import Callable, Union
 import pytest
 
 from kgx.core.config import ConfigError, KGConfig
+from kgx.core.trace_store import readable
 from kgx.kg import BUNDLED_KG, build_store
 from kgx.kg.endpoint import GET_LIMIT, EndpointKG, KGUnavailable, connect
 from kgx.kg.freebase import NS, KGError
@@ -265,7 +266,7 @@ def test_no_secret_reaches_any_file_of_a_whole_run(tmp_path_factory, compose_cfg
     written = [p for p in in_tmp.rglob("*") if p.is_file()]
     assert any(p.name == "predictions.jsonl" for p in written) and any(p.suffix == ".db" for p in written)
     for path in written:
-        data = path.read_bytes()
+        data = readable(path)
         assert not any(s.encode() in data for s in [*secrets.values(), basic]), path
 
 

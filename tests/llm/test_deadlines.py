@@ -20,6 +20,7 @@ from kgx.llm.errors import LLMError
 from kgx.llm.question import QuestionLLM
 from kgx.llm.usage import Meter, Usage
 from kgx.run.spec import llm_config
+from tests.helpers import trace_of
 from tests.llm.fake_server import Drip, FakeServer, completion, io_against, misbehaving
 
 ASK = [{"role": "user", "content": "Question: capital of France?"}]
@@ -161,7 +162,7 @@ def test_a_run_bills_the_calls_that_timed_out(run):
     assert out.status == "FAILED" and [f.kind for f in out.failures] == ["llm.timeout"] * 2
     assert (out.computed, out.failed, out.billed_calls) == (0, 2, 2)
     log = [json.loads(line) for line in (out.out_dir / "billing.jsonl").read_text().splitlines()]
-    prompts = {r.id: json.loads((out.out_dir / r.trace).read_text())["events"][0]["messages"] for r in out.records}
+    prompts = {r.id: trace_of(out.out_dir, r)["events"][0]["messages"] for r in out.records}
     assert {row["id"]: row["billed_input_tokens"] for row in log} == {
         qid: litellm.token_counter(model="gpt-3.5-turbo", messages=messages) for qid, messages in prompts.items()
     }

@@ -26,6 +26,7 @@ import pytest
 
 from kgx.core.config import ConfigError, RunConfig
 from kgx.core.masking import masked_url
+from kgx.core.trace_store import readable
 from kgx.kg.serve import free_port
 from kgx.llm.cache_redis import PREFIX, CacheUnavailable, RedisCache
 from tests.helpers import kgx_env, mlflow_run
@@ -275,7 +276,7 @@ def test_a_password_never_reaches_output_logs_or_mlflow(start_redis, tmp_path):
         assert PASSWORD not in text
     for path in (tmp_path / "a").rglob("*"):  # config.json, Hydra's files, the MLflow store, artifacts
         if path.is_file():
-            assert PASSWORD.encode() not in path.read_bytes(), path
+            assert PASSWORD.encode() not in readable(path), path
 
 
 def test_an_outage_mid_run_is_one_warning_and_every_call_then_misses(server, recwarn):

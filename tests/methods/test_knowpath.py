@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import litellm
 import pytest
@@ -29,6 +28,7 @@ from kgx.methods.knowpath import KnowPathConfig
 from kgx.methods.knowpath_parse import parse_path
 from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
+from tests.helpers import trace_of
 
 CANBERRA = Question(
     id="demo-019",
@@ -630,6 +630,6 @@ def test_a_run_logs_the_subgraph_pictures(compose_cfg, in_tmp):
     drawn = sorted(p.name for p in (out.out_dir / "explanations").iterdir())
     assert drawn == ["demo-001.png", "demo-001.svg", "demo-001.txt"]
     assert "Inference path" in (out.out_dir / "explanations" / "demo-001.txt").read_text()
-    trace = json.loads(Path(out.out_dir / "traces" / "demo-001.json").read_text())
+    trace = trace_of(out.out_dir, out.records[0])
     assert trace["explanation"]["nodes"][0]["role"] == "topic"
     assert out.summary["llm_calls_per_q"] <= 10 and "total_tokens_per_q.ipg" in out.summary

@@ -36,7 +36,7 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-METHODS = ("lmp", "knowpath", "tog", "tog_r", "cgpe", "pog", "structgpt", "paths_over_graph")
+METHODS = ("lmp", "knowpath", "tog", "tog_r", "cgpe", "pog", "structgpt", "fidelis", "paths_over_graph", "gog")
 SETS = {  # set -> (dataset, kg)
     "metaqa_2hop": ("metaqa_2hop", "metaqa"),
     "metaqa_3hop": ("metaqa_3hop", "metaqa"),

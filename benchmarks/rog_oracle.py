@@ -4,7 +4,7 @@
     KGX_DATA_DIR=... python benchmarks/rog_oracle.py --limit 50 --methods lmp,tog   # a quicker look
     KGX_DATA_DIR=... python benchmarks/rog_oracle.py --scopes question              # the papers' setting only
 
-Runs lmp, knowpath, cgpe, tog, tog_r, pog, structgpt, fidelis and paths_over_graph with ``kg=subgraph`` on ``rog_sample``'s
+Runs lmp, knowpath, cgpe, tog, tog_r, pog, structgpt, fidelis, paths_over_graph and gog with ``kg=subgraph`` on ``rog_sample``'s
 WebQSP and CWQ files (the exact schema of HF rmanluo/RoG-webqsp and RoG-cwq; graphs from the replay
 KG, so these are not accuracy figures) in both scopes, ``llm=oracle``, and prints per method,
 dataset and scope: errors (must be 0), Hits@1 (the oracle's ceiling for the method's search),
@@ -17,7 +17,7 @@ gold answer that only another question's subgraph holds is a node, so a few more
 reachable) than in question scope.
 
 On 2 shared cores a method takes 10 s to about 2 minutes per scope and 400 questions (CGPE the
-longest: its name searches scan every name of the KG a question sees); all 32 runs ~35 minutes.
+longest: its name searches scan every name of the KG a question sees); all 40 runs ~45 minutes.
 ``--limit`` keeps the whole table short.
 """
 
@@ -32,7 +32,7 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-METHODS = ("lmp", "knowpath", "cgpe", "tog", "tog_r", "pog", "structgpt", "fidelis", "paths_over_graph")
+METHODS = ("lmp", "knowpath", "cgpe", "tog", "tog_r", "pog", "structgpt", "fidelis", "paths_over_graph", "gog")
 DATASETS = ("webqsp", "cwq")
 SCOPES = ("question", "union")
 

@@ -146,3 +146,20 @@ def pilot_rounds(monkeypatch) -> list[list[str]]:
 
     monkeypatch.setattr(run, "execute", spy)
     return rounds
+
+
+@pytest.fixture(scope="module")
+def films_kb(tmp_path_factory):
+    """The six-film MetaQA-shaped KB of tests/films.py, in a folder of its own."""
+    from tests.films import write_kb
+
+    return write_kb(tmp_path_factory.mktemp("films"))
+
+
+@pytest.fixture(scope="module")
+def films_kg(films_kb):
+    """That KB as a KG."""
+    from kgx.kg import open_kg
+    from tests.films import films_config
+
+    return open_kg(films_config(films_kb), films_kb.parent / "cache")

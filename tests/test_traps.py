@@ -230,7 +230,7 @@ def test_help_is_kgx_own(tmp_path):
     assert done.returncode == 0 and done.stderr == ""
     text = done.stdout
     for expected in (
-        "method      lmp (default), cgpe, cot,",
+        "method      lmp (default), cgpe, cot, gog, io,",
         "dataset     demo (default), custom, cwq,",
         "kg          the dataset's own (default), custom, demo, freebase,",
         "llm         local (default),",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional
 
 from kgx.core.config_checks import ConfigError, check_choice
-from kgx.core.run_identity import execution
+from kgx.core.run_identity import added, execution
 
 # Schema and bookkeeping relations that carry no answer (ToG, LMP and KnowPath drop them too).
 DEFAULT_FILTERS: tuple[str, ...] = ("type.object.*", "common.*", "freebase.*", "kg.*", "*sameAs*", "*.key")
@@ -48,6 +48,11 @@ class KGConfig:
     max_candidates: Optional[int] = None  # cap on relations/neighbours returned per call
     filters: list[str] = field(default_factory=lambda: list(DEFAULT_FILTERS))  # relation globs dropped
     noise: NoiseConfig = field(default_factory=NoiseConfig)
+    # GoG's incomplete KGs (Xu et al., EMNLP 2024, Sec. 4.2): each crucial triple of a question (an
+    # edge of its gold path, every relation between the two entities) is removed with this
+    # probability, per question (kgx.diagnose.crucial); seeded by drop_seed, or by run.seed when null.
+    drop: float = added(0.0)
+    drop_seed: Optional[int] = added(None)
 
     # A run's identity holds every setting the one flat KG schema had before backends had schemas of
     # their own, at the value it meant (kgx.core.run_identity): finished runs keep their hashes.
@@ -63,6 +68,10 @@ class KGConfig:
     IDENTITY_AS: ClassVar[dict[str, Any]] = {}
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.drop <= 1.0:
+            raise ConfigError(
+                f"kg.drop={self.drop}: must lie in [0, 1] (the share of each question's gold-path triples removed)"
+            )
         if self.max_candidates is not None and self.max_candidates < 1:
             raise ConfigError(f"kg.max_candidates={self.max_candidates}: must be at least 1 (or null)")
 

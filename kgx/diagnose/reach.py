@@ -242,11 +242,12 @@ class Reacher:
         self.max_paths = max_paths
         self.cache = ReachCache(cache_dir, kg_key) if cache_dir is not None else None
 
-    def check(self, question: Question, horizon: Horizon) -> Reach:
-        """The question's reachability within ``horizon``: from the cache, or searched."""
+    def check(self, question: Question, horizon: Horizon, seen: Optional[SparqlKG] = None) -> Reach:
+        """The question's reachability within ``horizon``: from the cache, or searched. ``seen``
+        is the KG the question's method reads when it is not the whole view (``kg.drop``)."""
         start = time.perf_counter()
         horizon = self.as_searched(horizon)
-        kg = self.kg.for_question(question.id)  # a question's own subgraph (kg.scope=question) is its KG
+        kg = seen or self.kg.for_question(question.id)  # a question's own subgraph (kg.scope=question) is its KG
         key = self.key(question, horizon, kg.view)
         hit = self.cache.get(key) if self.cache else None
         labels = {"hops": hops_of(question), "chained": any(k in question.meta for k in CHAINED)}

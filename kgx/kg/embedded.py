@@ -90,7 +90,7 @@ class EmbeddedKG(SparqlKG):
         )
         if ends is None:  # SPARQL orders literals and blank nodes by rules of its own
             return super().neighbors(entity, relation, direction)
-        if self.noise.drop_relations:
+        if self.noise.cuts_edges:
             return [x for x in ends if not self.noise.drops_edge(*self._edge(entity, relation, x, direction))]
         return list(ends)
 
@@ -133,7 +133,7 @@ class EmbeddedKG(SparqlKG):
         if self._graph_name() is None or self.noise.drop_relations:
             return super().relations(entity, direction)
         found = self.read(("relations", entity, direction), lambda: self._relation_names(entity, direction))
-        return [r for r in found if keep_relation(r, self.filters)]
+        return self.uncut(entity, direction, [r for r in found if keep_relation(r, self.filters)])
 
     def _relation_names(self, entity: str, direction: Direction) -> list[str]:
         adjacency = self._adjacency(entity, direction)

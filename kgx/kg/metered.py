@@ -26,6 +26,9 @@ class KGUsage:
     entities: int = 0  # distinct entities the method labelled (``names``) to show the model
     unnamed: int = 0  # of them, those without a name: shown by their attributes or their id
     bare: int = 0  # of the unnamed, those shown as a bare id (no attribute to describe them either)
+    crucial: int = 0  # kg.drop: entity pairs on the question's gold path (kgx.diagnose.crucial)
+    cut: int = 0  # kg.drop: of them, the pairs removed from the KG the method read
+    dropped: int = 0  # kg.drop: the triples those pairs held (every relation, both ways)
 
     @property
     def unnamed_share(self) -> float:

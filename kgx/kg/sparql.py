@@ -7,12 +7,13 @@ return the same answers, which the protocol tests check.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kgx.core.kg_config import DEFAULT_FILTERS
@@ -26,6 +27,7 @@ from kgx.kg.freebase import (
     keep_relation,
     literal,
 )
+from kgx.kg.noise import Noise, pair
 
 CVT_ATTRIBUTES = 8  # attributes shown for an unnamed node: enough for a position with its dates
 SEARCH_POOL = 2000  # names a fuzzy search ranks at most: bounded work on any KG size
@@ -39,25 +41,6 @@ class Term:
     kind: str  # "iri" | "literal" | "bnode"
     value: str
     lang: str = ""
-
-
-@dataclass(frozen=True)
-class Noise:
-    """Seeded damage for robustness studies (LMP Table 3): the same seed drops the same edges."""
-
-    drop_relations: float = 0.0  # share of edges removed
-    drop_names: float = 0.0  # share of entities whose names are removed
-    seed: int = 0
-
-    def _draw(self, *parts: str) -> float:
-        blob = "\x1f".join((str(self.seed), *parts)).encode()
-        return int(hashlib.sha256(blob).hexdigest()[:12], 16) / float(0xFFFFFFFFFFFF)
-
-    def drops_edge(self, subject: str, relation: str, obj: str) -> bool:
-        return self.drop_relations > 0 and self._draw("edge", subject, relation, obj) < self.drop_relations
-
-    def drops_name(self, entity: str) -> bool:
-        return self.drop_names > 0 and self._draw("name", entity) < self.drop_names
 
 
 def node(term: Term) -> str:
@@ -95,6 +78,19 @@ class SparqlKG:
         """The KG one question sees: all of it, except where each question has its own subgraph
         (``kgx.kg.subgraph``, ``kg.scope=question``)."""
         return self
+
+    def without(self, pairs: frozenset[tuple[str, str]]) -> "SparqlKG":
+        """This view with every edge between the entity ``pairs`` removed (``kg.drop``: a
+        question's crucial triples). It shares the store and the result cache, which hold what the
+        KG returned before any edge is removed; its ``view`` names the pairs, so reachability
+        keeps its results apart from the whole KG's."""
+        if not pairs:
+            return self
+        view = copy.copy(self)
+        view.noise = replace(self.noise, cut=self.noise.cut | pairs)
+        digest = hashlib.sha256(repr(sorted(view.noise.cut)).encode()).hexdigest()[:16]
+        view.view = f"{self.view} without {len(view.noise.cut)} pairs {digest}".strip()
+        return view
 
     def select(self, query: str) -> list[dict[str, Term]]:
         """Run a SELECT through the result cache (shared by all questions of a run)."""
@@ -136,7 +132,14 @@ class SparqlKG:
             }
         else:
             found = {node(row["r"]) for row in self.select(f"SELECT DISTINCT ?r WHERE {{ {pattern} }}")}
-        return sorted(r for r in found if keep_relation(r, self.filters))
+        return self.uncut(entity, direction, sorted(r for r in found if keep_relation(r, self.filters)))
+
+    def uncut(self, entity: str, direction: Direction, relations: list[str]) -> list[str]:
+        """``relations`` without those that a ``cut`` pair at ``entity`` left with no edge (the
+        pairs are a question's few crucial edges: a neighbour lookup per relation, only there)."""
+        if not any(entity in p for p in self.noise.cut):
+            return relations
+        return [r for r in relations if self.neighbors(entity, r, direction)]
 
     def neighbors(self, entity: str, relation: str, direction: Direction) -> list[str]:
         """Distinct nodes across ``relation`` from ``entity``: ids, or quoted literal values."""
@@ -145,7 +148,7 @@ class SparqlKG:
         pattern = f"{e} {r} ?x" if direction == "out" else f"?x {r} {e}"
         rows = self.select(f"SELECT DISTINCT ?x WHERE {{ {pattern} }} ORDER BY ?x")
         found = [node(row["x"]) for row in rows]
-        if self.noise.drop_relations:
+        if self.noise.cuts_edges:
             found = [x for x in found if not self.noise.drops_edge(*self._edge(entity, relation, x, direction))]
         return found
 
@@ -248,7 +251,7 @@ class SparqlKG:
         best: dict[tuple[str, str, str], tuple[int, str]] = {}
         for row in rows:
             e, r, o = node(row["e"]), node(row["r"]), row["o"]
-            if not keep_relation(r, self.filters):
+            if not keep_relation(r, self.filters) or pair(e, node(o)) in self.noise.cut:
                 continue
             if o.kind == "literal":
                 rank = (english_first(o.lang), o.value)

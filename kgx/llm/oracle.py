@@ -50,7 +50,7 @@ from litellm.llms.custom_llm import CustomLLMError
 from kgx.core.metrics import normalize
 from kgx.core.values import GoldValues, parse, values_in
 from kgx.diagnose.gold_path import GoldHint, fold
-from kgx.llm import oracle_clues, oracle_fidelis, oracle_paths_over_graph, scripted
+from kgx.llm import oracle_clues, oracle_fidelis, oracle_gog, oracle_paths_over_graph, scripted
 from kgx.llm.errors import LLMError
 from kgx.llm.oracle_evidence import GoldTexts
 from kgx.llm.scripted import ScriptedLLM, question_of, rank
@@ -225,6 +225,8 @@ class Judge:
     def value(self, schema: dict[str, Any], name: str = "", focused: bool = False) -> Any:
         """A value of ``schema``: the gold decides choices, verdicts and answers; the scripted
         model the rest."""
+        if (gog := oracle_gog.reply(self, schema, name)) is not None:  # Generate-on-Graph's own requests
+            return gog
         if "enum" in schema:
             return self.pick(list(schema["enum"]), 1, 1, False)[0]
         kind = schema.get("type")

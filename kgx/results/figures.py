@@ -47,6 +47,7 @@ def summarize(
     ``entities_shown_per_q``, ``unnamed_entity_share`` and ``bare_entity_share`` (KG methods) are
     the entities a method showed the model per question, and the % of them that had no name or
     were shown as a bare id (kgx.kg.metered), pooled over the run's questions.
+    ``kg_dropped_per_q`` and ``kg_dropped_share`` say what ``kg.drop`` removed (:func:`drop_figures`).
     ``stat.<name>`` is the mean over questions of a method's own figure (missing counts as 0), so a
     0/1 figure such as ``stat.ended_clue_coverage`` reads as a share.
     ``spent`` are earlier records a rerun replaced (questions that had ended in an error): what
@@ -96,6 +97,7 @@ def summarize(
         }
     )
     out.update(name_figures(kg, n))
+    out.update(drop_figures(kg, n))
     out.update(reach_figures(records))
     out.update(shares(records))
     for key in sorted({k for r in records for k in r.prediction.stats}):
@@ -129,6 +131,15 @@ def name_figures(kg: KGUsage, n: int) -> dict[str, float]:
         "unnamed_entity_share": 100.0 * kg.unnamed / kg.entities,
         "bare_entity_share": 100.0 * kg.bare / kg.entities,
     }
+
+
+def drop_figures(kg: KGUsage, n: int) -> dict[str, float]:
+    """Under ``kg.drop`` (kgx.diagnose.crucial): the triples removed per question (GoG Table 6's
+    figure) and the share of the crucial pairs removed, pooled (the drop share achieved); nothing
+    for a run on the whole KG."""
+    if not kg.crucial:
+        return {}
+    return {"kg_dropped_per_q": kg.dropped / n, "kg_dropped_share": 100.0 * kg.cut / kg.crucial}
 
 
 def reach_figures(records: Sequence[Record]) -> dict[str, float]:

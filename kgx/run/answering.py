@@ -24,7 +24,7 @@ from kgx.core.faults import Failure, classify
 from kgx.core.trace import Trace
 from kgx.core.trace_store import TraceWriter
 from kgx.core.types import Prediction, Question
-from kgx.diagnose import breakdown, gold_path
+from kgx.diagnose import breakdown, crucial, gold_path
 from kgx.diagnose.gold_path import gold_hint
 from kgx.diagnose.reach import Reacher
 from kgx.kg import open_kg, unnamed_possible
@@ -62,9 +62,15 @@ def answer_one(
     kg = kg.for_question(question.id)  # its own subgraph under kg.scope=question (kgx.kg.subgraph)
     horizon = spec.method.horizon()
     reach = reacher.check(question, horizon) if reacher is not None and horizon is not None else None
-    reach_cpu = time.thread_time() - cpu
     gold = gold_hint(question, reach, spec.kg.data_format, kg) if client.wants_gold() else None
-    metered_kg = MeteredKG(kg, trace, spec.kg.max_candidates)
+    # kg.drop: the method reads the KG without the question's dropped gold-path triples; the oracle's
+    # gold (above) is the whole KG's, the reach behind the failure labels the KG the method reads.
+    cut = crucial.cut(question, kg, spec.kg, spec.run.seed) if horizon is not None else crucial.Cut(kg)
+    if cut.removed and reach is not None:
+        reach = reacher.check(question, horizon, cut.kg)
+    reach_cpu = time.thread_time() - cpu
+    metered_kg = MeteredKG(cut.kg, trace, spec.kg.max_candidates)
+    crucial.record(cut, metered_kg.usage, trace)
     seed = int(hashlib.sha256(f"{spec.run.seed}:{question.id}".encode()).hexdigest()[:8], 16)
     from kgx.llm.question import QuestionLLM  # with litellm: imported once input is known good
 
@@ -105,7 +111,7 @@ def answer_one(
         if record.breakdown == "not_retrieved":
             record.left_at = breakdown.left_at(reach, trace)
             if record.left_at:
-                record.left_at.update(gold_path.limit(question, reach, kg, spec.kg.data_format))
+                record.left_at.update(gold_path.limit(question, reach, cut.kg, spec.kg.data_format))
                 record.left_at["why"] += f"; {record.left_at['limit_why']}"
                 trace.note("failure", record.left_at["why"], **record.left_at)
     if traces is not None and (traced is None or question.id in traced):
@@ -186,5 +192,7 @@ def answerer(
 
 
 def kg_key(spec: RunSpec) -> str:
-    """What identifies the KG's content for the reachability cache: its whole config."""
-    return json.dumps(asdict(spec.kg), sort_keys=True, default=str)
+    """What identifies the KG's content for the reachability cache: its whole config, but for
+    ``kg.drop`` (a question's dropped view is a view of its own, ``SparqlKG.without``)."""
+    content = {k: v for k, v in asdict(spec.kg).items() if k not in ("drop", "drop_seed")}
+    return json.dumps(content, sort_keys=True, default=str)

@@ -22,6 +22,7 @@ from kgx.core.faults import Breaker, DiskFull, disk_full_message
 from kgx.core.paths import file_name
 from kgx.core.trace_store import TraceReader
 from kgx.core.types import Question
+from kgx.diagnose import crucial
 from kgx.kg import open_kg
 from kgx.llm.errors import check_keys
 from kgx.results.figures import summarize
@@ -53,6 +54,7 @@ def execute(
         warm()  # the worker processes' interpreter imports kgx and litellm on another core meanwhile
     kg = open_kg(spec.kg, Path(spec.run.cache_dir), reads=spec.method.horizon() is not None)
     questions = preflight.check(spec, questions, kg)  # topic names -> ids; stops on entities the KG lacks
+    crucial.check(spec.kg, spec.dataset.name, questions)  # kg.drop needs each question's gold path
     tracker = Tracker(spec.run, launch_dir)
     folder = RunFolder(spec)
     folder.check_owner()  # a folder of another config's results stops the run before anything is written

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kgx.core.config import KGConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.types import Question
 from kgx.kg.name_level import name_id
 
@@ -38,8 +38,8 @@ def write_kb(folder: Path) -> Path:
     return kb
 
 
-def films_config(kb: Path, **fields) -> KGConfig:
-    return KGConfig(name="films", sources=[str(kb)], format="metaqa", **fields)
+def films_config(kb: Path, **fields) -> EmbeddedKGConfig:
+    return EmbeddedKGConfig(name="films", sources=[str(kb)], format="metaqa", **fields)
 
 
 def write_questions(folder: Path, de_niro: list[list[str]]) -> Path:

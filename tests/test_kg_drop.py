@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kgx.core.config import ConfigError, KGConfig
+from kgx.core.config import ConfigError
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.diagnose import crucial
@@ -55,7 +56,7 @@ def test_a_view_without_pairs_loses_every_edge_between_them_and_only_there(films
 
 
 def test_an_unnamed_node_is_not_described_by_a_neighbour_cut_from_it(tmp_path):
-    demo = open_kg(KGConfig(), tmp_path)
+    demo = open_kg(EmbeddedKGConfig(), tmp_path)
     rfk, office = "m.08qesu", "m.0irs7"  # Robert F. Kennedy and one of his positions held (a CVT)
     assert "office_holder: Robert F. Kennedy" in demo.names([office])[office]
     assert "Robert F. Kennedy" not in demo.without(frozenset([pair(rfk, office)])).names([office])[office]
@@ -101,7 +102,7 @@ def test_what_was_dropped_is_counted_and_noted(films_kg, films_kb):
 @pytest.mark.parametrize("share", [-0.1, 1.5])
 def test_a_share_outside_zero_to_one_is_refused(share):
     with pytest.raises(ConfigError, match=rf"kg.drop={share}: must lie in \[0, 1\]"):
-        KGConfig(drop=share)
+        EmbeddedKGConfig(drop=share)
 
 
 def test_a_dataset_without_gold_paths_is_refused_with_the_reason(films_kb):

@@ -55,6 +55,7 @@ COUNTS = {
     "cgpe_table4": 14,
     "tog_table1": 35,
     "fidelis_table1": 2,
+    "gog_table1": 44,
     "paths_over_graph_table1": 20,
 }
 # Composing a job costs ~0.2 s (Hydra/OmegaConf), hundreds of jobs in all: one small table of each paper

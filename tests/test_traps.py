@@ -230,9 +230,9 @@ def test_help_is_kgx_own(tmp_path):
     assert done.returncode == 0 and done.stderr == ""
     text = done.stdout
     for expected in (
-        "method      lmp (default), cgpe, cot, gog, io,",
+        "method      lmp (default), cgpe, cot, fidelis, gog, io,",
         "dataset     demo (default), custom, cwq,",
-        "kg          the dataset's own (default), custom, demo, freebase,",
+        "kg          the dataset's own (default), custom, demo, embedded, endpoint, freebase,",
         "llm         local (default),",
         "+experiment",
         "+sweeps",

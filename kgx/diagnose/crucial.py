@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from kgx.core.config import ConfigError, KGConfig
+from kgx.core.config_checks import ConfigError
+from kgx.core.kg_config import KGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.diagnose.chain_walk import on_chain
@@ -81,7 +82,7 @@ def cut(question: Question, kg: SparqlKG, cfg: KGConfig, run_seed: int) -> Cut:
     below ``kg.drop``; ``kg`` itself when nothing is dropped."""
     if cfg.drop <= 0:
         return Cut(kg)
-    crucial = crucial_pairs(question, kg, cfg.format)
+    crucial = crucial_pairs(question, kg, cfg.data_format)
     seed = str(seed_of(cfg, run_seed))
     removed = tuple(p for p in crucial if cfg.drop >= 1.0 or draw(seed, "drop", *p) < cfg.drop)
     if not removed:
@@ -94,11 +95,11 @@ def check(cfg: KGConfig, dataset: str, questions: Sequence[Question]) -> None:
     triples are crucial is unknown there."""
     if cfg.drop <= 0:
         return
-    missing = [q for q in questions if not chains(q, cfg.format)]
+    missing = [q for q in questions if not chains(q, cfg.data_format)]
     if missing:
         raise ConfigError(
             f"kg.drop={cfg.drop}: {len(missing)} of {len(questions)} questions of dataset '{dataset}' have no "
-            f"gold path in kg '{cfg.name}' (format {cfg.format}), e.g. {missing[0].id}; kg.drop removes a "
+            f"gold path in kg '{cfg.name}' (format {cfg.data_format}), e.g. {missing[0].id}; kg.drop removes a "
             "question's gold-path triples, which MetaQA's question types and PathQuestion's and WC2014's paths "
             "give (CWQ, WebQSP and the RoG sets give none): use kg.drop=0 there, or kg.noise for random damage"
         )

@@ -137,6 +137,7 @@ paper_tables(
     PaperTable("cgpe_table4", "CGPE (Tao et al.)", "Table 4", "a backbone per stage (CE, PE, A)", CGPE_STAND_IN),
     PaperTable("tog_table1", "ToG (Sun et al.), as the other papers quote it", "Table 1", "the baselines' Hits@1 (%)"),
     PaperTable("paths_over_graph_table1", "Paths-over-Graph (Tan et al.)", "Table 1", "Hits@1 (%) of PoG and PoG-E"),
+    PaperTable("gog_table1", "GoG (Xu et al.)", "Table 1", "Hits@1 (%) on CWQ and WebQSP, complete KG"),
     PaperTable("fidelis_table1", "FiDeLiS (Sui et al.)", "Table 1", "Hits@1 (%) on RoG's WebQSP and CWQ subgraphs"),
 )
 

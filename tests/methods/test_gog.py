@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from kgx import datasets
-from kgx.core.config import ConfigError, DatasetConfig, KGConfig
+from kgx.core.config import ConfigError, DatasetConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.kg import open_kg
@@ -38,7 +39,7 @@ DEMO = {q.id: q for q in datasets.load(DatasetConfig())}
 
 @pytest.fixture(scope="module")
 def demo_kg(tmp_path_factory):
-    return open_kg(KGConfig(), tmp_path_factory.mktemp("demo"))
+    return open_kg(EmbeddedKGConfig(), tmp_path_factory.mktemp("demo"))
 
 
 def run(kg, question: Question, llm: FakeLLM, params: GoGConfig = GoGConfig()):

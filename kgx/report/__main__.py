@@ -1,4 +1,4 @@
-"""``python -m kgx.report {table,cost,failures,breakdown,plot,html,compare,paper,transcript}``: reports of kgx runs.
+"""``python -m kgx.report {table,cost,failures,breakdown,plot,html,compare,paper,transcript,leaderboard}``: reports.
 
     python -m kgx.report table --rows method --cols dataset --metric hits1 --format md
     python -m kgx.report cost --rows method,dataset
@@ -11,6 +11,7 @@
     python -m kgx.report paper knowpath_table1 --parent SWEEP   # a paper's table, kgx beside it
     python -m kgx.report paper lmp_table1 --released            # the authors' released outputs instead
     python -m kgx.report transcript RUN_ID demo-002             # one question's transcript in MLflow's trace view
+    python -m kgx.report leaderboard --dataset webqsp --format html --out board.html  # every system's figure
 
 Runs are every FINISHED run of ``--experiment``, or the runs of one sweep with ``--parent`` (its
 run id or its name: of several sweeps of one name, the latest with finished runs, said on
@@ -24,8 +25,10 @@ import sys
 from pathlib import Path
 
 from kgx.core.cli import plain
+from kgx.datasets import dataset_names
 from kgx.report.compare import compare_labels, compare_runs, describe
 from kgx.report.failure_table import failure_table, listing, plot_failures
+from kgx.report.leaderboard import leaderboard, written
 from kgx.report.paper_layout import FORMATS as PAPER_FORMATS
 from kgx.report.paper_published import TABLES, load_published
 from kgx.report.paper_released import RELEASED, score_all
@@ -131,6 +134,26 @@ def parser() -> argparse.ArgumentParser:
     shown.add_argument("question_id")
     shown.add_argument("--tracking-uri", default=None)
     shown.add_argument("--ui", default=None, help=f"the MLflow UI's address (default: a server's own, else {LOCAL_UI})")
+
+    board = _runs_command(
+        commands,
+        "leaderboard",
+        "every system's figure on a dataset: the papers', released outputs scored by kgx, kgx's runs",
+    )
+    board.add_argument(
+        "--dataset", required=True, choices=dataset_names(), metavar="DATASET", help=", ".join(dataset_names())
+    )
+    board.add_argument(
+        "--metric",
+        type=keys,
+        default=None,
+        help="metrics, comma-separated; default: the dataset's in the papers, and hits1",
+    )
+    board.add_argument("--format", choices=["text", "csv", "html"], default="text")
+    board.add_argument("--out", type=Path, default=None, help="write here instead of stdout")
+    board.add_argument(
+        "--out-dir", type=Path, default=Path("outputs/report"), help="where the accuracy-against-cost PNG goes"
+    )
     return top
 
 
@@ -162,6 +185,8 @@ def run(args: argparse.Namespace) -> str:
         return paper_command(args)
     if args.command == "transcript":
         return transcript(args.run_id, args.question_id, args.tracking_uri, args.ui)
+    if args.command == "leaderboard":
+        return leaderboard_command(args)
     if args.parent:
         said_of_parent(args)
     if args.command == "html":
@@ -217,6 +242,14 @@ def paper_command(args: argparse.Namespace) -> str:
         args.table, args.format, args.experiment, args.tracking_uri, args.parent, args.released, args.backbone, args.kg
     )
     return deliver(text, args.out)
+
+
+def leaderboard_command(args: argparse.Namespace) -> str:
+    """The board in the format asked for; its figure is written to ``--out-dir``."""
+    from kgx.report.leaderboard_render import FORMATS as BOARD_FORMATS
+
+    board = leaderboard(args.dataset, args.experiment, args.tracking_uri, args.parent, args.metric)
+    return deliver(BOARD_FORMATS[args.format](board, written(board, args.out_dir)), args.out)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -41,6 +41,7 @@ RULE_TEXT = {  # each rule in a few words, as kgx.score names it
     "lmp": "LMP's hit: the output mentions a gold answer, or a listed answer lies within one",
 }
 FIGURES = (*RULES.values(), "f1")  # what kgx reports of a predictions file
+OTHER_ANSWERS = ("result", "results", "Answer")  # LMP's, PoG's and ToG's, AoG's answer fields
 
 LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+(.+?)\s*$")  # "1. x", "2) x", "- x", "* x"
 BRACED = re.compile(r"\{([^{}]*)\}")
@@ -85,7 +86,7 @@ def read_predictions(path: Path) -> Predictions:
         raise DataError(f"predictions file not found: {path}")
     records, unanswered = [], []
     for where, row in json_lines(path, check_strings=False):
-        if "ground_truth" in row and "prediction" not in row:
+        if is_rog(row) and "prediction" not in row:
             unanswered.append(where.rsplit(":", 1)[1])
         else:
             records.append(to_record(row, where))
@@ -105,7 +106,7 @@ def read_predictions(path: Path) -> Predictions:
 
 def to_record(row: dict[str, Any], where: str) -> PredictionRecord:
     """The record in kgx terms, whichever system wrote it."""
-    if "ground_truth" in row:
+    if is_rog(row):
         return rog_record(row, where)
     question = row.get("question", row.get("RawQuestion"))
     if not isinstance(question, str):
@@ -125,6 +126,16 @@ def to_record(row: dict[str, Any], where: str) -> PredictionRecord:
     raise DataError(
         f"{where}: not a known prediction format (keys: {sorted(row)}); expected kgx "
         "'prediction', LMP 'result', PoG/ToG 'results', AoG 'Answer' or RoG/GNN-RAG 'ground_truth'"
+    )
+
+
+def is_rog(row: dict[str, Any]) -> bool:
+    """A RoG or GNN-RAG line: the gold beside the prediction, and no other system's answer field
+    (AoG's lines carry a ``ground_truth`` too, beside their ``Answer``)."""
+    return (
+        "ground_truth" in row
+        and not any(key in row for key in OTHER_ANSWERS)
+        and not isinstance(row.get("prediction"), dict)
     )
 
 

@@ -12,9 +12,9 @@ import polars as pl
 import pytest
 
 import kgx.report.leaderboard as board_module
-from kgx.report.leaderboard import build, written
+from kgx.report.leaderboard import build
 from kgx.report.leaderboard_entries import Found, family, system_key
-from kgx.report.leaderboard_render import csv_text, html_page, measurements, text
+from kgx.report.leaderboard_render import csv_text, html_page, measurements, text, written
 from kgx.report.runs import ReportError
 from tests.inprocess import kgx_main
 

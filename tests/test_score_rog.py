@@ -53,6 +53,13 @@ def test_a_predictions_text_is_split_into_its_lines_the_first_being_the_top_answ
     assert figures(match([record], GOLD)[0]) == {"hits1": 0.0, "hits1_tog": 100.0, "hit_any": 100.0, "f1": 50.0}
 
 
+def test_an_aog_line_with_its_own_ground_truth_is_read_as_aog(tmp_path):
+    # AoG writes the gold beside its Answer: the record is AoG's, scored on the dataset's gold alone
+    rows = [{"question": "What is the capital of Australia?", "ground_truth": "Sydney", "Answer": "Canberra"}]
+    (record,) = read_predictions(write_jsonl(tmp_path / "p.jsonl", rows)).records
+    assert (record.format, record.prediction.answers, record.ground_truth) == ("aog", ["Canberra"], ())
+
+
 def test_sampled_texts_are_ordered_by_frequency_and_an_evaluated_list_is_kept_as_it_stands():
     assert rog_eval.outputs(["Marne", "Seine", "Seine"], evaluated=False) == ["Seine", "Marne"]
     assert rog_eval.outputs(["Marne", "Seine", "Seine"], evaluated=True) == ["Marne", "Seine", "Seine"]

@@ -28,7 +28,9 @@ from kgx.core.cli import plain
 from kgx.datasets import dataset_names
 from kgx.report.compare import compare_labels, compare_runs, describe
 from kgx.report.failure_table import failure_table, listing, plot_failures
-from kgx.report.leaderboard import leaderboard, written
+from kgx.report.leaderboard import leaderboard
+from kgx.report.leaderboard_render import FORMATS as BOARD_FORMATS
+from kgx.report.leaderboard_render import written
 from kgx.report.paper_layout import FORMATS as PAPER_FORMATS
 from kgx.report.paper_published import TABLES, load_published
 from kgx.report.paper_released import RELEASED, score_all
@@ -246,8 +248,6 @@ def paper_command(args: argparse.Namespace) -> str:
 
 def leaderboard_command(args: argparse.Namespace) -> str:
     """The board in the format asked for; its figure is written to ``--out-dir``."""
-    from kgx.report.leaderboard_render import FORMATS as BOARD_FORMATS
-
     board = leaderboard(args.dataset, args.experiment, args.tracking_uri, args.parent, args.metric)
     return deliver(BOARD_FORMATS[args.format](board, written(board, args.out_dir)), args.out)
 

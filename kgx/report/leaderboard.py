@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional, Sequence
 
 import polars as pl
@@ -160,10 +159,3 @@ def summary(rows: Sequence[Row]) -> list[str]:
         "cost per question (LLM calls, tokens) where the source gives it: the paper's cost table for its rows of "
         "that system and backbone, a released file's records, a run's means",
     ]
-
-
-def written(board: Board, out_dir: Path) -> Optional[Path]:
-    """The accuracy-against-cost figure of the board, or None when no row has a cost."""
-    from kgx.report.leaderboard_render import plot_board  # matplotlib: only when a figure is drawn
-
-    return plot_board(board, out_dir / f"leaderboard_{board.dataset}.png")

@@ -156,6 +156,11 @@ def measurements(board: Board) -> list[tuple[Row, Optional[float], Optional[floa
     ]
 
 
+def written(board: Board, out_dir: Path) -> Optional[Path]:
+    """The board's figure, ``leaderboard_<dataset>.png`` in ``out_dir``, or None when no row has a cost."""
+    return plot_board(board, out_dir / f"leaderboard_{board.dataset}.png")
+
+
 def plot_board(board: Board, path: Path) -> Optional[Path]:
     """Accuracy against calls and against tokens per question, a labelled point per measurement
     with that cost (:func:`measurements`); None (nothing written) when none has a cost."""

@@ -25,6 +25,7 @@ from kgx.core.types import Question
 from kgx.datasets import DataError, dataset_config, dataset_names, load
 from kgx.results import rog_eval
 from kgx.results.released import (
+    ROG,
     RULE_TEXT,
     RULES,
     PredictionRecord,
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     found = figures(pairs)
     if args.rule is None:
         print(every_rule(found, args.dataset, len(pairs)))
-    if any(r.ground_truth for r in records):
+    if any(r.format == ROG for r in records):
         print(authors_report(args.predictions, records, pairs, found, args.dataset))
     if args.rule is None:
         print(f"n={len(pairs)} {' '.join(f'{k}={v:.1f}' for k, v in found.items())} unmatched={unmatched}")
@@ -133,7 +134,7 @@ def authors_report(
 ) -> str:
     """A RoG/GNN-RAG file under the authors' own rule, against their eval_result.txt and each
     line's own figures, and how kgx's rules (on the dataset's gold) compare with their Hit."""
-    authored = [r for r in records if r.ground_truth]
+    authored = [r for r in records if r.format == ROG]
     computed = authors_figures(authored)
     totals = rog_eval.totals(computed)
     lines = [

@@ -26,6 +26,7 @@ import polars as pl
 from kgx.core import paths
 from kgx.core.cli import count
 from kgx.core.config import ConfigError
+from kgx.core.types import Question
 from kgx.datasets import DataError, dataset_config, load
 from kgx.report.leaderboard_entries import AUTHORS_HIT, RULE_OF, Entry, Found, kg_changes, kg_text
 from kgx.report.paper_kg import (
@@ -39,7 +40,7 @@ from kgx.report.paper_kg import (
 )
 from kgx.report.paper_released import FOLDER, RELEASED, Released, recorded_means
 from kgx.results import rog_eval
-from kgx.results.released import authors_figures, figures, match, read_predictions
+from kgx.results.released import ROG, PredictionRecord, authors_figures, figures, match, read_predictions
 
 GNN_RAG_NOTE = "GNN-RAG: a ReaRev GNN retrieves on RoG's subgraphs, RoG-7B (fine-tuned LLaMA2-Chat-7B) answers"
 FINE_TUNED = tuple(
@@ -85,10 +86,18 @@ def released_entries(dataset: str, metrics: Sequence[str]) -> Found:
     return Found(entries, notes)
 
 
-def _released_rows(released: Released, path: Path, records: list, pairs: list, metrics: Sequence[str]) -> list[Entry]:
+def _released_rows(
+    released: Released,
+    path: Path,
+    records: list[PredictionRecord],
+    pairs: list[tuple[Question, PredictionRecord]],
+    metrics: Sequence[str],
+) -> list[Entry]:
+    """A file's rows: each of ``metrics`` under kgx's rules, and for a RoG/GNN-RAG file the
+    authors' Hit, kgx's and theirs."""
     found = figures(pairs)
     costs = recorded_means(path)
-    authored = [r for r in records if r.ground_truth]
+    authored = [r for r in records if r.format == ROG]
     name = f"{NAMES.get(released.method, released.method)} (released outputs)"
     base = Entry(
         system=released.method,
@@ -111,7 +120,7 @@ def _released_rows(released: Released, path: Path, records: list, pairs: list, m
     rows = [_with(base, metric, found[metric]) for metric in metrics if metric in found]
     if authored and AUTHORS_HIT in metrics:
         hit = rog_eval.totals(authors_figures(authored))["Hit"]
-        rows.append(_with(base, AUTHORS_HIT, hit))
+        rows.append(_with(base, AUTHORS_HIT, hit, questions=len(authored)))
         stated = rog_eval.stated_totals(path)
         if stated is not None and "Hit" in stated.figures:
             rows.append(

@@ -42,6 +42,7 @@ RULE_TEXT = {  # each rule in a few words, as kgx.score names it
 }
 FIGURES = (*RULES.values(), "f1")  # what kgx reports of a predictions file
 OTHER_ANSWERS = ("result", "results", "Answer")  # LMP's, PoG's and ToG's, AoG's answer fields
+ROG = "rog"  # the format of RoG's and GNN-RAG's records, which carry their authors' gold
 
 LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+(.+?)\s*$")  # "1. x", "2) x", "- x", "* x"
 BRACED = re.compile(r"\{([^{}]*)\}")
@@ -156,7 +157,7 @@ def rog_record(row: dict[str, Any], where: str) -> PredictionRecord:
         question if isinstance(question, str) else "",
         str(row["id"]),
         Prediction(answer="\n".join(items), answers=items),
-        "rog",
+        ROG,
         tuple(gold),
         stated,
     )

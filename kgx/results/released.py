@@ -126,7 +126,7 @@ def to_record(row: dict[str, Any], where: str) -> PredictionRecord:
         return PredictionRecord(question, qid, from_answer_value(row["Answer"]), "aog")
     raise DataError(
         f"{where}: not a known prediction format (keys: {sorted(row)}); expected kgx "
-        "'prediction', LMP 'result', PoG/ToG 'results', AoG 'Answer' or RoG/GNN-RAG 'ground_truth'"
+        "'prediction', LMP 'result', PoG/ToG 'results' or AoG 'Answer'"
     )
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from kgx.core.types import Question
 from kgx.datasets import DataError
-from kgx.score import main, match, read_predictions, summary
+from kgx.results.released import match, read_predictions, summary
+from kgx.score import main
 
 GOLD = [
     Question(id="q1", text="What is the capital of Australia?", answers=[["Canberra"]]),

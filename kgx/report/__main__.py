@@ -10,6 +10,8 @@ package registers (kgx.report.commands, entry-point group ``kgx.reports``).
     python -m kgx.report html --parent my_sweep --out report.html
     python -m kgx.report compare RUN_A RUN_B --metric hits1 --show 10
     python -m kgx.report paper knowpath_table1 --parent SWEEP   # a paper's table, kgx beside it
+    python -m kgx.report leaderboard --dataset webqsp --format html --out board.html  # every system's figure
+    python -m kgx.report drop --parent kg_drop                  # a metric against kg.drop per method
     python -m kgx.report paper lmp_table1 --released            # the authors' released outputs instead
     python -m kgx.report transcript RUN_ID demo-002             # one question's transcript in MLflow's trace view
 

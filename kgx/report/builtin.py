@@ -6,9 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from kgx.datasets import dataset_names
 from kgx.report.commands import KEYS_HELP, deliver, keys, output_arguments, report_command
 from kgx.report.compare import compare_labels, compare_runs, describe
 from kgx.report.failure_table import failure_table, listing, plot_failures
+from kgx.report.leaderboard import leaderboard
+from kgx.report.leaderboard_render import FORMATS as BOARD_FORMATS
+from kgx.report.leaderboard_render import written
 from kgx.report.paper_layout import FORMATS as PAPER_FORMATS
 from kgx.report.paper_published import TABLES, load_published
 from kgx.report.paper_released import RELEASED, score_all
@@ -187,3 +191,31 @@ def _transcript_arguments(sub: argparse.ArgumentParser) -> None:
 )
 def transcript_command(args: argparse.Namespace) -> str:
     return transcript(args.run_id, args.question_id, args.tracking_uri, args.ui)
+
+
+def _leaderboard_arguments(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--dataset", required=True, choices=dataset_names(), metavar="DATASET", help=", ".join(dataset_names())
+    )
+    sub.add_argument(
+        "--metric",
+        type=keys,
+        default=None,
+        help="metrics, comma-separated; default: the dataset's in the papers, and hits1",
+    )
+    sub.add_argument("--format", choices=sorted(BOARD_FORMATS), default="text")
+    sub.add_argument("--out", type=Path, default=None, help="write here instead of stdout")
+    sub.add_argument(
+        "--out-dir", type=Path, default=Path("outputs/report"), help="where the accuracy-against-cost PNG goes"
+    )
+
+
+@report_command(
+    "leaderboard",
+    "every system's figure on a dataset: the papers', released outputs scored by kgx, kgx's runs",
+    _leaderboard_arguments,
+)
+def leaderboard_command(args: argparse.Namespace) -> str:
+    """The board in the format asked for; its figure is written to ``--out-dir``."""
+    board = leaderboard(args.dataset, args.experiment, args.tracking_uri, args.parent, args.metric)
+    return deliver(BOARD_FORMATS[args.format](board, written(board, args.out_dir)), args.out)

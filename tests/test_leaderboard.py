@@ -116,7 +116,7 @@ def test_the_oracle_is_listed_last_with_why_it_claims_nothing(no_released):
 def test_a_figure_the_papers_repeat_counts_once(no_released):
     board = build("webqsp", None, "no kgx runs: none here")
     assert board.notes[0] == (
-        "78 figures of 40 systems x backbone; 23 repeat a measurement listed above (marked #n: one origin, one "
+        "83 figures of 43 systems x backbone; 23 repeat a measurement listed above (marked #n: one origin, one "
         "figure) and are no further evidence"
     )
     assert board.notes[-1] == "no kgx runs: none here"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kgx.core.cli import plain
 from kgx.core.config import ConfigError, KGConfig
+from kgx.core.sources import SourceError
 from kgx.kg.bench import bench, candidate_entities
 from kgx.kg.build import FORMATS, build
 from kgx.kg.check import check, verdict
@@ -20,7 +21,6 @@ from kgx.kg.dump_filter import BuildError
 from kgx.kg.embedded import EmbeddedKG
 from kgx.kg.endpoint import connect
 from kgx.kg.freebase import KGError
-from kgx.kg.name_level import SourceError
 from kgx.kg.serve import OxigraphServer, ServerError
 from kgx.kg.sparql import SparqlKG
 

@@ -106,8 +106,8 @@ def check(specs: Iterable[tuple[str, RunSpec]]) -> list[Problem]:
 def open_once(spec: RunSpec) -> object:
     """The job's KG, opened as the job opens it (an endpoint asked once, not retried), or what
     stopped it."""
+    from kgx.core.sources import SourceError
     from kgx.kg import KGError, open_kg
-    from kgx.kg.name_level import SourceError
 
     where = f"kg '{spec.kg.name}'" + (f" at {spec.kg.endpoint}" if spec.kg.endpoint else "")
     try:

@@ -40,8 +40,8 @@ from kgx.core.faults import Breaker, classify  # noqa: E402
 from kgx.core.trace import Trace  # noqa: E402
 from kgx.llm.client import LLMClient  # noqa: E402
 from kgx.llm.errors import LLMError  # noqa: E402
+from kgx.llm.meter import Meter  # noqa: E402
 from kgx.llm.question import QuestionLLM  # noqa: E402
-from kgx.llm.usage import Meter  # noqa: E402
 from kgx.run.spec import llm_config  # noqa: E402
 from tests.llm.fake_server import FakeServer, misbehaving  # noqa: E402
 

@@ -4,8 +4,8 @@
     KGX_DATA_DIR=... python benchmarks/rog_oracle.py --limit 50 --methods lmp,tog   # a quicker look
     KGX_DATA_DIR=... python benchmarks/rog_oracle.py --scopes question              # the papers' setting only
 
-Runs lmp, knowpath, cgpe, tog, tog_r, pog, structgpt, fidelis, paths_over_graph and gog with ``kg=subgraph`` on ``rog_sample``'s
-WebQSP and CWQ files (the exact schema of HF rmanluo/RoG-webqsp and RoG-cwq; graphs from the replay
+Runs lmp, knowpath, cgpe, tog, tog_r, pog, structgpt, fidelis, paths_over_graph and gog with ``kg=subgraph``
+on ``rog_sample``'s WebQSP and CWQ files (the exact schema of HF rmanluo/RoG-webqsp and RoG-cwq; graphs from the replay
 KG, so these are not accuracy figures) in both scopes, ``llm=oracle``, and prints per method,
 dataset and scope: errors (must be 0), Hits@1 (the oracle's ceiling for the method's search),
 and answer coverage: the share of questions with a gold answer reachable within the method's

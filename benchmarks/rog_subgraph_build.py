@@ -145,7 +145,7 @@ def one_hop(stores: dict[str, Path], source: Path, samples: int, seed: int) -> d
     pass over every scope only warms the page cache, as a run's first questions do."""
     import polars as pl
 
-    from kgx.kg.name_level import name_id
+    from kgx.core.sources import name_id
     from kgx.kg.subgraph import SubgraphKG
 
     rows = pl.read_parquet(source, columns=["id", "q_entity", "graph"]).filter(

@@ -62,9 +62,9 @@ def main() -> Optional[float]:
 def task(cfg: DictConfig) -> Optional[float]:
     from kgx.core.faults import DiskFull, disk_full, disk_full_message
     from kgx.core.locks import Busy
+    from kgx.core.sources import SourceError
     from kgx.datasets import DataError
     from kgx.kg import KGError
-    from kgx.kg.name_level import SourceError
     from kgx.llm.errors import LLMError
     from kgx.track.remote import TrackingUnavailable
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from kgx.core.kg_config import EmbeddedKGConfig
+from kgx.core.sources import name_id
 from kgx.core.types import Question
-from kgx.kg.name_level import name_id
 
 KB = """Heat|directed_by|Michael Mann
 Heat|starred_actors|Al Pacino

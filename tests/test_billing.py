@@ -11,7 +11,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from kgx.core.types import Prediction
-from kgx.llm.usage import Meter, Usage
+from kgx.core.usage import Usage
+from kgx.llm.meter import Meter
 from kgx.results.billing import BillingLog, unsettled
 from kgx.results.record import Record
 from tests.helpers import kgx_process

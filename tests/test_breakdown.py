@@ -8,12 +8,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from kgx.core.reachability import NO_GOLD_NODE, Reach, Step
 from kgx.core.trace import KGEvent, LLMEvent, Trace
 from kgx.core.types import Prediction
+from kgx.core.usage import Usage
 from kgx.diagnose import breakdown
 from kgx.diagnose.breakdown import answer_prompt, category, left_at
-from kgx.diagnose.reach import NO_GOLD_NODE, Reach, Step
-from kgx.llm.usage import Usage
 from kgx.results.figures import shares
 from kgx.results.record import Record
 from tests.helpers import mlflow_run, swap_method, trace_of

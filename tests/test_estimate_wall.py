@@ -15,11 +15,11 @@ from dataclasses import replace
 import pytest
 
 from kgx import datasets
+from kgx.core.reachability import Reach
 from kgx.core.types import Prediction
-from kgx.diagnose.reach import Reach
+from kgx.core.usage import Usage
 from kgx.estimate.interval import Figure, total_of
 from kgx.estimate.wall import Demand, core_share, loop_wall, throughput, uncached, wall_time
-from kgx.llm.usage import Usage
 from kgx.results.record import Record
 
 

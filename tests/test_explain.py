@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from matplotlib.transforms import Bbox
 
+from kgx.core.graph import Edge, Graph, Node
 from kgx.explain.draw import Picture, draw, layout, render
-from kgx.explain.graph import Edge, Graph, Node
 from kgx.explain.plan import MAX_ROWS, wrap
 
 RELATIONS = [

@@ -11,9 +11,9 @@ from kgx import methods
 from kgx.core.faults import Breaker, Failure
 from kgx.core.paths import file_name
 from kgx.core.types import Prediction
+from kgx.core.usage import Usage
 from kgx.kg.endpoint import KGUnavailable
 from kgx.llm.errors import LLMError
-from kgx.llm.usage import Usage
 from kgx.results.predlog import PredictionLog
 from kgx.results.record import Record
 from tests.helpers import mlflow_run, swap_method

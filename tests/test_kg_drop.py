@@ -13,9 +13,9 @@ from kgx.core.config import ConfigError
 from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
+from kgx.core.usage import KGUsage
 from kgx.diagnose import crucial
 from kgx.kg import open_kg
-from kgx.kg.metered import KGUsage
 from kgx.kg.noise import Noise, pair
 from tests.films import (
     DIRECTORS,

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from kgx.core.kg_config import DEFAULT_FILTERS
+from kgx.core.reachability import Reach, Step
 from kgx.core.types import Horizon, Question
-from kgx.diagnose.reach import Reach, Reacher, Step
+from kgx.diagnose.reach import Reacher
 from kgx.kg import BUNDLED_KG, EmbeddedKG, KGError, build_store
 from kgx.kg.freebase import NAME, is_literal, keep_relation
 from kgx.kg.sparql import node
@@ -253,8 +254,8 @@ def metaqa_data() -> Path:
 
 @pytest.mark.slow
 def test_metaqa_two_hop_answers_are_reachable_at_depth_two(tmp_path_factory):
+    from kgx.core.sources import name_id
     from kgx.datasets import dataset_config, load
-    from kgx.kg.name_level import name_id
 
     kg = EmbeddedKG(build_store([metaqa_data() / "kb.txt"], "metaqa", tmp_path_factory.mktemp("kg") / "metaqa"))
     questions = load(dataset_config("metaqa_2hop"))[:20]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from kgx.core.reachability import Reach
 from kgx.diagnose.hops import conflict, hops_warning
-from kgx.diagnose.reach import Reach
 
 
 def reach(distance, hops, chained=False, reachable=True) -> Reach:

@@ -17,7 +17,7 @@ from hydra.core.global_hydra import GlobalHydra
 from mlflow.tracking import MlflowClient
 
 from kgx.core.types import Prediction
-from kgx.llm.usage import Usage
+from kgx.core.usage import Usage
 from kgx.report import ReportError, load_runs, log_summary
 from kgx.report.__main__ import main
 from kgx.report.compare import compare_labels

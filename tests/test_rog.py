@@ -16,12 +16,12 @@ import pytest
 from kgx.core.config import ConfigError, DatasetConfig
 from kgx.core.faults import DiskFull
 from kgx.core.kg_config import SubgraphKGConfig
+from kgx.core.sources import SourceError, name_id
 from kgx.core.types import Horizon, Question
 from kgx.datasets import DataError, load
 from kgx.diagnose.reach import Reacher
 from kgx.kg import SubgraphKG, open_kg
 from kgx.kg.build import MANIFEST
-from kgx.kg.name_level import SourceError, name_id
 from kgx.kg.subgraph_build import build_subgraphs, graph_iri
 
 DATA = Path(os.environ.get("KGX_DATA_DIR", "")) / "rog_sample"

@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from kgx.core.config import DatasetConfig
+from kgx.core.sources import SourceError
 from kgx.datasets import DataError, load
-from kgx.kg.name_level import SourceError
 from kgx.kg.subgraph_build import build_subgraphs
 from tests.inprocess import kgx_main
 from tests.test_rog import TWO, rog_frame

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kgx.core.config import ConfigError
-from kgx.kg.name_level import name_id
+from kgx.core.sources import name_id
 from kgx.run.execute import execute
 from kgx.run.spec import to_run_spec
 from tests import wc2014

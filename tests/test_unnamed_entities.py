@@ -10,8 +10,9 @@ import pytest
 
 from kgx.core.metrics import QUESTION_METRICS
 from kgx.core.trace import Trace
+from kgx.core.usage import KGUsage
 from kgx.kg import EmbeddedKG, build_store
-from kgx.kg.metered import KGUsage, MeteredKG
+from kgx.kg.metered import MeteredKG
 from kgx.report import html
 from kgx.results.figures import summarize
 from kgx.results.record import Record

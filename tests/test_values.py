@@ -9,11 +9,12 @@ import pytest
 
 from kgx.core.gold import prepared
 from kgx.core.metrics import answer_recall, em, hit_any, hits1, hits1_tog, normalize, score
+from kgx.core.reachability import Step
 from kgx.core.trace import LLMEvent, Trace
 from kgx.core.types import Horizon, Prediction, Question
 from kgx.core.values import Date, as_printed, parse, values_in
 from kgx.diagnose import breakdown
-from kgx.diagnose.reach import Reacher, Step
+from kgx.diagnose.reach import Reacher
 from kgx.kg import EmbeddedKG, build_store
 
 # Each rule as one prediction text meets one gold answer (a single alias).

@@ -16,7 +16,7 @@ from typing import Any, Optional
 from kgx.core.config_checks import ConfigError, check_choice, check_extra, check_temperature, question_share, share_size
 from kgx.core.masking import masked_url
 from kgx.core.paper_settings import SettingsSource
-from kgx.core.run_identity import added, execution
+from kgx.core.run_identity import execution
 from kgx.core.types import Horizon
 
 

@@ -57,7 +57,7 @@ class NoteEvent:
 class Trace:
     events: list[LLMEvent | KGEvent | NoteEvent] = field(default_factory=list)
     error: str = ""  # traceback when the method raised
-    explanation: Optional[dict[str, Any]] = None  # a method's picture of its evidence (kgx.explain.graph.Graph)
+    explanation: Optional[dict[str, Any]] = None  # a method's picture of its evidence (kgx.core.graph.Graph)
     # Told what each KG call returned (operation, result): how an oracle backbone knows what the
     # method retrieved (kgx.llm.oracle_evidence); None in every other run, which then pays nothing.
     watch: Optional[Callable[[str, Any], None]] = field(default=None, repr=False, compare=False)

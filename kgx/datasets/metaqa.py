@@ -12,11 +12,11 @@ from itertools import zip_longest
 from pathlib import Path
 
 from kgx.core.config import DatasetConfig
+from kgx.core.sources import name_id
 from kgx.core.types import Question
 from kgx.datasets.fields import one_alias_each, position_id
 from kgx.datasets.files import DataError, locate, text_lines
 from kgx.datasets.formats import dataset_format
-from kgx.kg.name_level import name_id
 
 TOPIC = re.compile(r"\[([^\[\]]+)\]")
 

@@ -2,7 +2,7 @@
 
 The line format is IRN's (:mod:`kgx.datasets.irn`, which also reads WC2014's longer lines). The
 KG is name-level, so each topic entity gets the id the KG builder gives its name
-(:func:`kgx.kg.name_level.name_id`): the questions know their KG ids without the KG at hand.
+(:func:`kgx.core.sources.name_id`): the questions know their KG ids without the KG at hand.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kgx.core.config import DatasetConfig
+from kgx.core.sources import name_id
 from kgx.core.types import Question
 from kgx.datasets.fields import position_id
 from kgx.datasets.formats import dataset_format
 from kgx.datasets.irn import aliases, lines
-from kgx.kg.name_level import name_id
 
 
 @dataset_format("pathquestion")

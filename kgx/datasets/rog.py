@@ -3,13 +3,13 @@
 A row holds ``id``, ``question``, ``answer`` (names), ``q_entity`` (topic entity names),
 ``a_entity`` (the answers that are entities of its subgraph) and ``graph``. The KG built from the
 same files (``kg=subgraph``, :mod:`kgx.kg.subgraph_build`) names every entity by
-:func:`kgx.kg.name_level.name_id`, so topic entities and answer entities get their KG ids here,
+:func:`kgx.core.sources.name_id`, so topic entities and answer entities get their KG ids here,
 without the KG (a mid stays itself). ``a_entity`` becomes ``meta.answer_ids``: what reachability
 and the failure breakdown look for in the subgraph. The ``graph`` column, most of a file, is not
 read here: the KG build reads it once and caches its store.
 
 ``path`` is one parquet file or a folder of the hub's shards, of which ``dataset.split``'s are
-read in name order (``kgx.kg.rog_files``).
+read in name order (``kgx.core.rog_files``).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from kgx.core.config import DatasetConfig
+from kgx.core.rog_files import rog_files, rows
+from kgx.core.sources import SourceError, name_id
 from kgx.core.types import Question
 from kgx.datasets.fields import one_alias_each
 from kgx.datasets.files import DataError
 from kgx.datasets.formats import dataset_format
-from kgx.kg.name_level import SourceError, name_id
-from kgx.kg.rog_files import rog_files, rows
 
 COLUMNS = ("id", "question", "answer", "q_entity", "a_entity")
 

@@ -22,13 +22,11 @@ For a ``not_retrieved`` question :func:`left_at` names where the method left the
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from kgx.core.metrics import answer_recall
+from kgx.core.reachability import Reach
 from kgx.core.trace import KGEvent, LLMEvent, Trace
-
-if TYPE_CHECKING:
-    from kgx.diagnose.reach import Reach
 
 HEADLINE = "hits1"
 CATEGORIES = ("correct", "not_answered", "lost", "not_retrieved", "unreachable", "fallback", "error")
@@ -36,7 +34,7 @@ KG_ONLY = frozenset({"lost", "not_retrieved", "unreachable"})  # categories that
 _QUESTION_LINE = re.compile(r"^[ \t]*(?:Question|Q)[ \t]*:.*$", re.M)
 
 
-def category(status: str, scores: dict[str, float], reach: Optional["Reach"], shown: Optional[bool]) -> str:
+def category(status: str, scores: dict[str, float], reach: Optional[Reach], shown: Optional[bool]) -> str:
     """The category of one question (see the module docstring); "" when the record predates it."""
     if status == "error":
         return "error"
@@ -83,7 +81,7 @@ def shown(trace: Trace, gold: list[list[str]]) -> bool:
     return bool(prompt) and answer_recall([prompt], gold)
 
 
-def left_at(reach: "Reach", trace: Trace) -> Optional[dict[str, Any]]:
+def left_at(reach: Reach, trace: Trace) -> Optional[dict[str, Any]]:
     """Where exploration left the gold path: over the shortest gold paths, the one the method
     followed furthest, and its first step the method did not take (a ``neighbors`` call for that
     entity, relation and direction). A path followed to the end whose last call was cut by a cap
@@ -134,7 +132,7 @@ def left_at(reach: "Reach", trace: Trace) -> Optional[dict[str, Any]]:
     }
 
 
-def describe(reach: "Reach") -> str:
+def describe(reach: Reach) -> str:
     """One line for the trace: is a gold answer within the method's depth, and how far."""
     if reach.reachable is None:
         return f"reachability unknown within depth {reach.depth}: {reach.reason}"

@@ -26,11 +26,11 @@ from kgx.core.config_checks import ConfigError
 from kgx.core.kg_config import KGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
+from kgx.core.usage import KGUsage
 from kgx.diagnose.chain_walk import on_chain
 from kgx.diagnose.gold_nodes import gold_nodes
 from kgx.diagnose.gold_path import chains
 from kgx.kg.freebase import is_literal
-from kgx.kg.metered import KGUsage
 from kgx.kg.noise import draw, pair
 from kgx.kg.sparql import SparqlKG
 

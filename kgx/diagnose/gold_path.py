@@ -18,14 +18,12 @@ does not keep it in meta: WebQSP questions take their relations from the reach p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
+from kgx.core.reachability import Reach
 from kgx.core.types import Question
 from kgx.diagnose.chain_walk import on_chain
 from kgx.kg.name_level import relation_id
-
-if TYPE_CHECKING:
-    from kgx.diagnose.reach import Reach
 
 Step = tuple[str, str]  # (relation id, "out" | "in"), walked from the topic side
 
@@ -198,7 +196,7 @@ def depths(question: Question, names: dict[str, str], paths: list) -> dict[str, 
     return found
 
 
-def gold_hint(question: Question, reach: Optional["Reach"], kg_format: str, kg: Any = None) -> GoldHint:
+def gold_hint(question: Question, reach: Optional[Reach], kg_format: str, kg: Any = None) -> GoldHint:
     """The oracle's hint: chains from the dataset when it gives them, else the reach paths';
     entities from the reach paths (those following the chain, where some do), from the dataset's
     own gold path and, given the ``kg``, from the dataset's chains walked in it, with their depths."""
@@ -236,7 +234,7 @@ def gold_hint(question: Question, reach: Optional["Reach"], kg_format: str, kg: 
     )
 
 
-def topic_paths(question: Question, reach: Optional["Reach"], kg: Any) -> list:
+def topic_paths(question: Question, reach: Optional[Reach], kg: Any) -> list:
     """Shortest gold paths, within the searched depth, from each topic entity that no reach path
     starts from: reachability keeps the shortest paths from any topic, and a conjunctive
     question's nearest topic need not be the one a method starts from (CGPE starts from the
@@ -253,7 +251,7 @@ def topic_paths(question: Question, reach: Optional["Reach"], kg: Any) -> list:
     return out
 
 
-def walked_depths(question: Question, reach: Optional["Reach"], kg: Any, gold_chains: list[list[Step]]) -> dict:
+def walked_depths(question: Question, reach: Optional[Reach], kg: Any, gold_chains: list[list[Step]]) -> dict:
     """The middle nodes of the dataset's chains walked in ``kg`` toward a gold answer (ids and
     names) with their depths; nothing without a KG, reach or chain."""
     if kg is None or reach is None or not reach.gold_ids:
@@ -268,7 +266,7 @@ def walked_depths(question: Question, reach: Optional["Reach"], kg: Any, gold_ch
     return {**found, **{names[n]: d for n, d in found.items() if n in names}}
 
 
-def limit(question: Question, reach: "Reach", kg: Any, kg_format: str) -> dict[str, str]:
+def limit(question: Question, reach: Reach, kg: Any, kg_format: str) -> dict[str, str]:
     """Whose limit a ``not_retrieved`` question is: the method's, when the KG walks a gold path to
     a gold answer (the reach paths are such paths; where the dataset gives a chain, the chain
     itself is walked), else the KG's (a gap: the dataset's chain reaches no gold answer in this KG,

@@ -11,15 +11,14 @@ measured within the method's depth, so only a reachable question is compared.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import Any, Iterable, Optional
 
-if TYPE_CHECKING:
-    from kgx.diagnose.reach import Reach
+from kgx.core.reachability import Reach
 
 EXAMPLES = 3  # questions named in the warning
 
 
-def conflict(reach: Optional["Reach"]) -> str:
+def conflict(reach: Optional[Reach]) -> str:
     """ "farther" or "nearer" when ``reach``'s distance contradicts its question's ``meta.hops``, else ""."""
     if reach is None or not reach.reachable or reach.hops is None or reach.distance is None:
         return ""

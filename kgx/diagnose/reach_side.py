@@ -3,22 +3,14 @@ met, their cost from its end, and the ways into them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator
 
+from kgx.core.reachability import Step
 from kgx.kg.freebase import DIRECTIONS, is_literal
 from kgx.kg.sparql import SparqlKG
 
 MAX_PARENTS = 5  # ways into a node kept per side: enough for max_paths paths, bounded on hubs
 FLIP = {"out": "in", "in": "out"}
-
-
-@dataclass(frozen=True)
-class Step:
-    source: str  # entity id the step leaves (topic side first)
-    relation: str  # relation id, e.g. "film.film.directed_by"
-    direction: str  # "out" if the KG triple is (source, relation, target), "in" if (target, relation, source)
-    target: str  # entity id or quoted literal
 
 
 Parent = tuple[str, str, str]  # (node the step came from, relation, direction walked from it)

@@ -271,9 +271,9 @@ def options(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     from kgx.core.locks import Busy
+    from kgx.core.sources import SourceError
     from kgx.datasets import DataError
     from kgx.kg import KGError
-    from kgx.kg.name_level import SourceError
     from kgx.llm.errors import LLMError
 
     args = options(argv)

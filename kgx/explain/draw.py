@@ -19,7 +19,7 @@ from matplotlib.path import Path as LinePath
 from matplotlib.text import Text
 from matplotlib.transforms import Affine2D, Transform
 
-from kgx.explain.graph import Graph
+from kgx.core.graph import Graph
 from kgx.explain.labels import label
 from kgx.explain.plan import LABEL_FONT, LABEL_PAD, NODE_FONT, plan, wrap
 from kgx.explain.plan_parts import Measure, Plan, Shape
@@ -75,7 +75,7 @@ def plan_of(graph: Graph, measure: Optional[Measure] = None) -> Plan:
 
 
 def render(graph: Graph) -> Picture:
-    """The whole page as a figure sized to its content, with the artists kept: :func:`kgx.explain.graph.draw`
+    """The whole page as a figure sized to its content, with the artists kept: :func:`draw`
     saves the figure, tests measure the artists."""
     figure = new_figure()
     measure = measurer(figure)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from kgx.explain.graph import Edge, Graph, Node
+from kgx.core.graph import Edge, Graph, Node
 from kgx.explain.plan_parts import Box, Measure, Plan, Route, Shape
 
 NODE_FONT, LABEL_FONT = 8.0, 7.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kgx.explain.graph import Edge
+from kgx.core.graph import Edge
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
 Point = tuple[float, float]

@@ -14,6 +14,7 @@ from pathlib import Path
 from kgx.core.cli import plain
 from kgx.core.config import ConfigError
 from kgx.core.kg_config import EndpointKGConfig
+from kgx.core.sources import SourceError
 from kgx.kg.bench import bench, candidate_entities
 from kgx.kg.build import FORMATS, build
 from kgx.kg.check import check, verdict
@@ -21,7 +22,6 @@ from kgx.kg.dump_filter import BuildError
 from kgx.kg.embedded import EmbeddedKG
 from kgx.kg.endpoint import connect
 from kgx.kg.freebase import KGError
-from kgx.kg.name_level import SourceError
 from kgx.kg.serve import OxigraphServer, ServerError
 from kgx.kg.sparql import SparqlKG
 

@@ -32,8 +32,9 @@ from typing import Iterator
 import pyoxigraph as ox
 
 from kgx.core.faults import DiskFull, disk_full
+from kgx.core.sources import SourceError
 from kgx.kg import leftovers
-from kgx.kg.name_level import NAME_LEVEL_FORMATS, BadLine, NameLevel, SourceError
+from kgx.kg.name_level import NAME_LEVEL_FORMATS, BadLine, NameLevel
 
 RDF_FORMATS = {"nt": ox.RdfFormat.N_TRIPLES, "ttl": ox.RdfFormat.TURTLE}
 FORMATS = (*RDF_FORMATS, *NAME_LEVEL_FORMATS)

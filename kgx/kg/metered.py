@@ -10,36 +10,11 @@ Freebase setup), not that the method reasoned badly.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, fields
 from typing import Any, Callable, Optional
 
 from kgx.core.trace import KGEvent, Trace
+from kgx.core.usage import KGUsage
 from kgx.kg.freebase import KG, Direction, is_literal
-
-
-@dataclass
-class KGUsage:
-    queries: int = 0
-    latency_s: float = 0.0
-    errors: int = 0
-    capped: int = 0  # calls whose result a method cut to its limit
-    entities: int = 0  # distinct entities the method labelled (``names``) to show the model
-    unnamed: int = 0  # of them, those without a name: shown by their attributes or their id
-    bare: int = 0  # of the unnamed, those shown as a bare id (no attribute to describe them either)
-    crucial: int = 0  # kg.drop: entity pairs on the question's gold path (kgx.diagnose.crucial)
-    cut: int = 0  # kg.drop: of them, the pairs removed from the KG the method read
-    dropped: int = 0  # kg.drop: the triples those pairs held (every relation, both ways)
-
-    @property
-    def unnamed_share(self) -> float:
-        """The share (0..1) of the entities shown that had no name; NaN when none was shown."""
-        return self.unnamed / self.entities if self.entities else float("nan")
-
-    def __add__(self, other: "KGUsage") -> "KGUsage":
-        return KGUsage(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(vars(self))  # its fields, shallow: asdict's deep copy was most of a log line's cost
 
 
 class MeteredKG:

@@ -1,15 +1,15 @@
 """Name-level triple files (MetaQA's ``kb.txt``, PathQuestion's KBs, the replay TSVs, a custom KB)
-turned into Freebase-shaped N-Triples: the ids names and relations get, and the converter that
-writes them (``kgx.kg.build`` loads its output). See ``kgx.kg.build`` for the shape and why."""
+turned into Freebase-shaped N-Triples: the ids relations get (names get theirs from
+:func:`kgx.core.sources.name_id`), and the converter that writes them (``kgx.kg.build`` loads its
+output). See ``kgx.kg.build`` for the shape and why."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
 from pathlib import Path
 from typing import BinaryIO
 
+from kgx.core.sources import MID, SourceError, name_id
 from kgx.kg.freebase import NAME, NS
 
 NAME_LEVEL_FORMATS = ("tsv", "metaqa", "pathquestion", "custom")
@@ -52,36 +52,14 @@ PATHQUESTION_RELATIONS = {
     "spouse": "people.person.spouse_s",
 }
 
-_MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
 # At least one dot: a bare word is a relation from some other scheme (PQ's "parents"), loaded
 # with the wrong --format.
 _RELATION = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+$")
 _SEPARATORS = {"tsv": "\t", "metaqa": "|", "pathquestion": "\t", "custom": "\t"}
 
 
-class SourceError(ValueError):
-    """A KG source that cannot be loaded as asked; the message names the file (and line)."""
-
-
 class BadLine(ValueError):
     """One malformed line: fatal, or skipped and counted under ``skip_bad``."""
-
-
-def name_id(name: str) -> str:
-    """The Freebase-style id of an entity known by ``name`` in a name-level KG.
-
-    ``m.kgx`` + 16 base32 characters (80 bits) of the SHA-1 of the UTF-8 name: the same name
-    gives the same id on every machine and run, so a dataset maps a topic entity's name to the
-    KG without the KG at hand. Real mids start ``m.0``, so generated ids never meet them; a
-    name that is itself a mid is returned unchanged. Two names sharing an id would merge two
-    entities, so a build that meets one fails (see ``NameLevel``) instead of renaming either:
-    renaming would break the name -> id promise. At 80 bits a shared id becomes likely only
-    around 10^12 distinct names.
-    """
-    if _MID.match(name):
-        return name
-    digest = base64.b32encode(hashlib.sha1(name.encode("utf-8")).digest()).decode("ascii")
-    return "m.kgx" + digest[:16].lower()
 
 
 def names_a_mid(path: Path, fmt: str) -> bool:
@@ -91,7 +69,7 @@ def names_a_mid(path: Path, fmt: str) -> bool:
     with path.open(encoding="utf-8", errors="replace") as source:
         for line in source:
             parts = line.rstrip("\r\n").split(separator)
-            if len(parts) == 3 and (_MID.match(parts[0]) or _MID.match(parts[2])):
+            if len(parts) == 3 and (MID.match(parts[0]) or MID.match(parts[2])):
                 return True
     return False
 

@@ -23,11 +23,11 @@ import pyoxigraph as ox
 
 from kgx.core.kg_config import SubgraphKGConfig
 from kgx.core.paths import resolve
+from kgx.core.rog_files import check_columns, rog_files
+from kgx.core.sources import SourceError
 from kgx.kg.build import fingerprint
 from kgx.kg.custom import KEY_CHARS
 from kgx.kg.embedded import EmbeddedKG, solution_rows
-from kgx.kg.name_level import SourceError
-from kgx.kg.rog_files import check_columns, rog_files
 from kgx.kg.sparql import Term
 from kgx.kg.subgraph_build import build_subgraphs, graph_iri, store_format
 

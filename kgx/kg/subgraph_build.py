@@ -1,6 +1,6 @@
 """The stores of ``kg=subgraph``: RoG parquet files' subgraphs, one named graph per question or one union.
 
-Each row of a RoG file (``kgx.kg.rog_files``) is one question and its Freebase subgraph, written
+Each row of a RoG file (``kgx.core.rog_files``) is one question and its Freebase subgraph, written
 ``[head, relation, tail]`` with names where Freebase has one and mids (``m.06w2sn5``) otherwise.
 They become the Freebase shape every method queries, as name-level KGs do (``kgx.kg.name_level``):
 a name is the node ``ns:<name_id(name)>`` with ``type.object.name "name"@en``, a mid is that node
@@ -38,12 +38,12 @@ from typing import Any, Optional, TextIO
 
 import pyoxigraph as ox
 
+from kgx.core.rog_files import row_count, rows
+from kgx.core.sources import SourceError, name_id
 from kgx.kg import leftovers
 from kgx.kg.build import fingerprint, install, read_manifest, workspace
 from kgx.kg.freebase import NAME, NS, literal
-from kgx.kg.name_level import SourceError, name_id
 from kgx.kg.pipeline_bar import PhaseBar, count
-from kgx.kg.rog_files import row_count, rows
 
 FORMAT = "rog"
 SCOPES = ("question", "union")

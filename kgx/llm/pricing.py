@@ -16,9 +16,9 @@ from typing import Any, Optional
 import litellm
 
 from kgx.core.config import LLMConfig
+from kgx.core.usage import Usage
 from kgx.llm.messages import Messages
 from kgx.llm.scripted import count_prompt, count_text
-from kgx.llm.usage import Usage
 
 
 def prompt_tokens(messages: Messages) -> int:

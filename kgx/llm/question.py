@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any, Optional
 from kgx.core.boundary import Repairs, clean_value
 from kgx.core.config import LLMConfig
 from kgx.core.trace import LLMEvent, Trace
+from kgx.core.usage import Usage
 from kgx.llm import pricing
 from kgx.llm.client import Completion, LLMClient
 from kgx.llm.errors import LLMError, OutputError
 from kgx.llm.messages import Messages, Validator
+from kgx.llm.meter import Meter
 from kgx.llm.structured import PROMPTED, parse_json, with_schema_instruction
-from kgx.llm.usage import Meter, Usage
 
 if TYPE_CHECKING:
     from kgx.diagnose.gold_path import GoldHint

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from kgx.explain.graph import Graph
+from kgx.core.graph import Graph
 from kgx.methods import kit
 from kgx.methods.kit import Hop, triple_text
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from kgx.explain.graph import Graph
+from kgx.core.graph import Graph
 from kgx.kg.freebase import is_literal
 from kgx.methods import kit
 from kgx.methods.samplers import bm25_rank

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
+from kgx.core.graph import Edge, Graph, Node
 from kgx.core.metrics import normalize
-from kgx.explain.graph import Edge, Graph, Node
 from kgx.kg.freebase import Direction
 from kgx.llm.errors import OutputError
 from kgx.llm.messages import Messages

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from kgx.core.graph import Graph
 from kgx.core.types import Prediction, Status
-from kgx.explain.graph import Graph
 from kgx.methods import kit
 from kgx.methods import knowpath_prompts as prompts
 from kgx.methods.answers import braces, clean_answers, conclusion

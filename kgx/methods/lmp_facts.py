@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from kgx.core.graph import Edge, Graph, Node
 from kgx.core.types import Question
-from kgx.explain.graph import Edge, Graph, Node
 from kgx.methods.kit import Hop
 
 

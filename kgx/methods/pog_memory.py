@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from kgx.explain.graph import Graph
+from kgx.core.graph import Graph
 from kgx.kg.freebase import is_literal
 from kgx.methods import kit
 from kgx.methods.kit import Arc, Hop

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from kgx.explain.graph import Graph
+from kgx.core.graph import Graph
 from kgx.kg.freebase import is_literal
 from kgx.methods import kit
 from kgx.methods.kit import Arc, Hop

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Callable, Optional
 
-from kgx.llm.usage import Usage
+from kgx.core.usage import Usage
 from kgx.results.record import Record
 
 BILLED = ("billed_calls", "billed_input_tokens", "billed_output_tokens", "cost_usd", "unpriced_calls")

@@ -12,9 +12,8 @@ from typing import Optional
 
 from kgx.core.gold import scorable
 from kgx.core.metrics import QUESTION_METRICS
+from kgx.core.usage import KGUsage, Usage
 from kgx.diagnose.breakdown import CATEGORIES, KG_ONLY
-from kgx.kg.metered import KGUsage
-from kgx.llm.usage import Usage
 from kgx.results.record import Record
 
 

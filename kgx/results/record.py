@@ -12,11 +12,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Optional
 
 from kgx.core.faults import Failure
+from kgx.core.reachability import Reach
 from kgx.core.types import Prediction, Status
+from kgx.core.usage import KGUsage, Usage
 from kgx.diagnose.breakdown import category
-from kgx.diagnose.reach import Reach
-from kgx.kg.metered import KGUsage
-from kgx.llm.usage import Usage
 
 # What a log line keeps of reachability; the gold paths go to the question's trace.
 REACH_KEPT = ("reachable", "depth", "distance", "queries", "cached", "reason", "seconds", "hops", "chained")

@@ -30,7 +30,7 @@ from kgx.diagnose.reach import Reacher
 from kgx.kg import open_kg, unnamed_possible
 from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import open_cache
-from kgx.llm.usage import Meter
+from kgx.llm.meter import Meter
 from kgx.results.billing import BillingLog
 from kgx.results.record import Record
 from kgx.run.lifecycle import Plan, RunFolder

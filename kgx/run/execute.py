@@ -217,8 +217,8 @@ def _log_explanations(tracker: Any, out_dir: Path, records: list[Record], limit:
     graphs = TraceReader(out_dir).explanations(((r.id, r.trace) for r in records), limit)
     if not graphs:
         return
+    from kgx.core.graph import Graph
     from kgx.explain.draw import write
-    from kgx.explain.graph import Graph
 
     for qid, data in graphs.items():
         write(Graph.from_dict(data), target / file_name(qid))

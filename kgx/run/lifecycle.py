@@ -28,7 +28,7 @@ from kgx.core import locks
 from kgx.core.config import ConfigError
 from kgx.core.faults import Failure
 from kgx.core.types import Question
-from kgx.llm.usage import Usage
+from kgx.core.usage import Usage
 from kgx.results.billing import BillingLog, unsettled
 from kgx.results.predlog import PredictionLog
 from kgx.results.record import Record

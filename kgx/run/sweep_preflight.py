@@ -107,8 +107,8 @@ def check(specs: Iterable[tuple[str, RunSpec]]) -> list[Problem]:
 def open_once(spec: RunSpec) -> object:
     """The job's KG, opened as the job opens it (an endpoint asked once, not retried), or what
     stopped it."""
+    from kgx.core.sources import SourceError
     from kgx.kg import KGError, open_kg
-    from kgx.kg.name_level import SourceError
 
     endpoint = getattr(spec.kg, "endpoint", "")  # an endpoint's schema has one
     where = f"kg '{spec.kg.name}'" + (f" at {endpoint}" if endpoint else "")

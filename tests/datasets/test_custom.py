@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from kgx.core.config import DatasetConfig
+from kgx.core.sources import name_id
 from kgx.datasets import DataError, dataset_config, load
 from kgx.datasets.irn import TOPIC_NAMES
-from kgx.kg.name_level import name_id
 from tests import wc2014
 
 

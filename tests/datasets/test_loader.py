@@ -9,9 +9,9 @@ import re
 import pytest
 
 from kgx.core.config import ConfigError, DatasetConfig
+from kgx.core.sources import name_id
 from kgx.datasets import DataError, dataset_config, dataset_names, load
 from kgx.datasets.__main__ import main as list_datasets
-from kgx.kg.name_level import name_id
 
 DEMO_IDS = [f"demo-{i:03d}" for i in range(1, 49)]
 

@@ -9,8 +9,8 @@ from functools import cache
 
 import pytest
 
+from kgx.core.sources import name_id
 from kgx.datasets import dataset_config, load
-from kgx.kg.name_level import name_id
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("KGX_DATA_DIR"), reason="KGX_DATA_DIR is unset: point it at the shared benchmark data"

@@ -27,10 +27,10 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
+from kgx.core.sources import name_id
 from kgx.kg import BUNDLED_KG, EmbeddedKG, EndpointKG, build_store
 from kgx.kg.endpoint import KGUnavailable
 from kgx.kg.freebase import NS, iri, is_literal
-from kgx.kg.name_level import name_id
 from kgx.kg.serve import ServerError, free_port
 from kgx.kg.virtuoso import VirtuosoServer
 from kgx.run.execute import execute

@@ -10,9 +10,9 @@ from kgx.core.trace import Trace
 from kgx.llm.cache import ResponseCache
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import LLMError, OutputError, check_keys
+from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
 from kgx.llm.structured import parse_json
-from kgx.llm.usage import Meter
 
 QUESTION = [
     {

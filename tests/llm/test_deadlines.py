@@ -15,10 +15,11 @@ import pytest
 
 from kgx.core.faults import Breaker, classify
 from kgx.core.trace import Trace
+from kgx.core.usage import Usage
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import LLMError
+from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
-from kgx.llm.usage import Meter, Usage
 from kgx.run.spec import llm_config
 from tests.helpers import trace_of
 from tests.llm.fake_server import Drip, FakeServer, completion, io_against, misbehaving

@@ -14,8 +14,8 @@ from kgx.core.config_checks import ConfigError
 from kgx.core.trace import Trace
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import LLMError, check_keys
+from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
-from kgx.llm.usage import Meter
 from kgx.run.spec import llm_config
 from tests.inprocess import kgx_main
 from tests.llm.fake_server import FakeServer, completion, io_against

@@ -17,8 +17,8 @@ from kgx.core.trace import Trace
 from kgx.llm.cache import ResponseCache
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import LLMError, OutputError
+from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
-from kgx.llm.usage import Meter
 from kgx.run.spec import llm_config
 from tests.llm.fake_server import FakeServer, completion
 

@@ -12,8 +12,8 @@ from kgx.core.config import DatasetConfig, LocalModelConfig
 from kgx.core.trace import Trace
 from kgx.datasets import load
 from kgx.llm.client import LLMClient
+from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
-from kgx.llm.usage import Meter
 from kgx.methods import Context
 from kgx.methods.knowpath import KnowPathConfig, generate_inference_paths
 from kgx.run.spec import llm_config

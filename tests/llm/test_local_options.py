@@ -16,8 +16,8 @@ from kgx.core.trace import Trace
 from kgx.llm import local, local_setup, providers
 from kgx.llm.client import LLMClient
 from kgx.llm.local_grammar import gbnf
+from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
-from kgx.llm.usage import Meter
 from kgx.run.spec import llm_config
 
 

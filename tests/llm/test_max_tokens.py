@@ -12,11 +12,12 @@ import pytest
 
 from kgx.core.config import LLMConfig, LocalModelConfig
 from kgx.core.trace import Trace
+from kgx.core.usage import Usage
 from kgx.llm.cache import ResponseCache
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import OutputError
+from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
-from kgx.llm.usage import Meter, Usage
 from kgx.run.spec import llm_config
 from tests.llm.fake_server import FakeServer, completion
 

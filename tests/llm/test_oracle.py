@@ -24,11 +24,11 @@ from kgx.kg.metered import MeteredKG
 from kgx.llm.cache import ResponseCache
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import LLMError
+from kgx.llm.meter import Meter
 from kgx.llm.oracle import OracleLLM
 from kgx.llm.oracle_evidence import Evidence
 from kgx.llm.question import QuestionLLM
 from kgx.llm.scripted import ScriptedLLM
-from kgx.llm.usage import Meter
 from kgx.methods import (
     Context,
     cgpe_prompts,

@@ -15,9 +15,9 @@ from kgx.core.config import ConfigError, LLMConfig
 from kgx.core.trace import Trace
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import LLMError
+from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
 from kgx.llm.structured import PROBE_SCHEMA
-from kgx.llm.usage import Meter
 from kgx.run.spec import llm_config, to_run_spec
 from tests.llm.fake_server import FakeServer, completion
 

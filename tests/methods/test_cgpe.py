@@ -21,8 +21,8 @@ from kgx.core.types import Question
 from kgx.kg import EmbeddedKG, build_store, open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient
+from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
-from kgx.llm.usage import Meter
 from kgx.methods import Context, get
 from kgx.methods import cgpe_paths as paths
 from kgx.methods.cgpe import CGPEConfig

@@ -19,9 +19,9 @@ from kgx.kg.metered import MeteredKG
 from kgx.llm import scripted
 from kgx.llm.client import LLMClient
 from kgx.llm.errors import OutputError
+from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
 from kgx.llm.scripted import reply
-from kgx.llm.usage import Meter
 from kgx.methods import Context, get
 from kgx.methods import knowpath_prompts as prompts
 from kgx.methods.answers import clean_answers

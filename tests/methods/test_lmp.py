@@ -10,11 +10,11 @@ import pytest
 
 from kgx.core.config import ConfigError
 from kgx.core.kg_config import EmbeddedKGConfig
+from kgx.core.sources import name_id
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
-from kgx.kg.name_level import name_id
 from kgx.methods import Context, get
 from kgx.methods.answers import unnumbered
 from kgx.methods.lmp import LMPConfig, unusable

@@ -18,8 +18,8 @@ from kgx.core.types import Question
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient
+from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
-from kgx.llm.usage import Meter
 from kgx.methods import Context, get, pog
 from kgx.methods.pog import PoGConfig
 from kgx.run.spec import to_run_spec

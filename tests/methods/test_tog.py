@@ -16,8 +16,8 @@ from kgx.core.types import Question
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient
+from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
-from kgx.llm.usage import Meter
 from kgx.methods import Context, get, tog, tog_explore, tog_prompts
 from kgx.methods.cot import messages as cot_messages
 from kgx.methods.tog import ToGConfig, ToGRConfig

@@ -12,15 +12,15 @@ import pytest
 
 from kgx.core.config import LLMConfig
 from kgx.core.kg_config import EmbeddedKGConfig
+from kgx.core.sources import name_id
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.diagnose.gold_path import GoldHint, gold_hint
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
-from kgx.kg.name_level import name_id
 from kgx.llm.client import LLMClient
+from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
-from kgx.llm.usage import Meter
 from kgx.methods import Context, get
 from kgx.methods.pog import PoGConfig
 from kgx.methods.structgpt import StructGPTConfig

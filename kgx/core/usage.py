@@ -1,4 +1,8 @@
-"""Usage figures of LLM calls, added up per stage and per question.
+"""What a question consumed: usage figures of its LLM calls (``Usage``) and KG calls (``KGUsage``).
+
+Value types only, added up per stage, per question and per run (``+``); the LLM client meters
+them (:class:`kgx.llm.meter.Meter`), the metered KG counts them (:class:`kgx.kg.metered.MeteredKG`)
+and a question's record carries them (:class:`kgx.results.record.Record`).
 
 Billed and cached figures are kept apart: a cache hit costs nothing but still tells what the
 method consumed, which is what a paper's cost table reports. A request cut at ``llm.timeout_s``
@@ -8,13 +12,14 @@ billed figures only (kgx.llm.pricing.timed_out).
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Optional
+from dataclasses import dataclass, fields
+from typing import Any, Optional
 
 
 @dataclass
 class Usage:
+    """What LLM calls consumed and cost: one call's, a stage's, a question's or a run's."""
+
     calls: int = 0  # logical calls a method made (cached ones included)
     billed_calls: int = 0  # requests that reached the provider and succeeded, or were cut at llm.timeout_s
     cached_calls: int = 0
@@ -53,25 +58,27 @@ _FIELDS = tuple(f.name for f in fields(Usage))  # looked up once: fields() on ev
 
 
 @dataclass
-class Meter:
-    """Usage per stage for one question; methods in threads may record concurrently. ``billed``
-    is told of each call the provider billed as it returns (the run's billing log,
-    kgx.results.billing), before the question's record can be written."""
+class KGUsage:
+    """What one question's KG calls cost and showed the model (or a run's, added up)."""
 
-    stages: dict[str, Usage] = field(default_factory=dict)
-    billed: Optional[Callable[[Usage], None]] = field(default=None, repr=False, compare=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    queries: int = 0
+    latency_s: float = 0.0
+    errors: int = 0
+    capped: int = 0  # calls whose result a method cut to its limit
+    entities: int = 0  # distinct entities the method labelled (``names``) to show the model
+    unnamed: int = 0  # of them, those without a name: shown by their attributes or their id
+    bare: int = 0  # of the unnamed, those shown as a bare id (no attribute to describe them either)
+    crucial: int = 0  # kg.drop: entity pairs on the question's gold path (kgx.diagnose.crucial)
+    cut: int = 0  # kg.drop: of them, the pairs removed from the KG the method read
+    dropped: int = 0  # kg.drop: the triples those pairs held (every relation, both ways)
 
-    def record(self, stage: str, usage: Usage) -> None:
-        if usage.billed_calls and self.billed is not None:
-            self.billed(usage)
-        with self._lock:
-            self.stages[stage] = self.stages.get(stage, Usage()) + usage
+    @property
+    def unnamed_share(self) -> float:
+        """The share (0..1) of the entities shown that had no name; NaN when none was shown."""
+        return self.unnamed / self.entities if self.entities else float("nan")
 
-    def total(self) -> Usage:
-        with self._lock:
-            return sum(self.stages.values(), Usage())
+    def __add__(self, other: "KGUsage") -> "KGUsage":
+        return KGUsage(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
-    def to_dict(self) -> dict[str, dict[str, Any]]:
-        with self._lock:
-            return {stage: u.to_dict() for stage, u in self.stages.items()}
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))  # its fields, shallow: asdict's deep copy was most of a log line's cost

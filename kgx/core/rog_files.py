@@ -10,6 +10,8 @@ order, so a download used as it is and a single file of one's own read the same 
 Both the dataset loader (``kgx.datasets.rog``: questions, answers, topic names) and the KG build
 (``kgx.kg.subgraph_build``: the graphs) read them through here, each only the columns it needs:
 the graphs, most of a file's bytes, are parsed once, by the build, whose store is then cached.
+Neither owns the format, so the reader stands on the floor below both: the questions of a RoG file
+are read without the KG's build code, and the KG build needs no dataset loader.
 A file polars cannot read stops either with one line naming it; bytes that are not UTF-8 in a text
 column (polars names neither row nor column) are looked up again to name the row and column.
 """
@@ -20,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
-from kgx.kg.name_level import SourceError
+from kgx.core.sources import SourceError
 
 COLUMNS = ("id", "question", "answer", "q_entity", "a_entity", "graph", "choices")
 BATCH_ROWS = 64  # questions per batch: a few hundred thousand triples at most in memory

@@ -1,11 +1,10 @@
-"""Explanations: the graph a method reasoned over, as data in the trace and as a picture.
+"""The explanation graph: the graph a method reasoned over, as data in the question's trace.
 
 LMP's facts graph (paper Fig. 5) and KnowPath's directed subgraph (Figs. 6-8) are both layered
-graphs grown outward from a topic entity, so one data shape and one drawing serve every method:
-nodes carry their depth (hops from the topic entity) and a role, edges carry relation labels
-and always point in the KG's true direction. Boxes and arrows are laid out in
-:mod:`kgx.explain.plan`, relation labels placed in :mod:`kgx.explain.labels`, the page drawn
-with matplotlib in :mod:`kgx.explain.draw`.
+graphs grown outward from a topic entity, so one data shape serves every method: nodes carry
+their depth (hops from the topic entity) and a role, edges carry relation labels and always point
+in the KG's true direction. It is data only, on the ground floor, so that a method builds one
+without importing the drawing: :mod:`kgx.explain` lays it out and draws it as a picture.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ The value only; :mod:`kgx.diagnose.reach` computes it (a meet-in-the-middle sear
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 NO_GOLD_NODE = "no gold answer is a node of the KG"
 
@@ -45,12 +45,12 @@ class Reach:
         """No gold answer is a node of the KG the question sees: the data's gap, not a method's."""
         return self.reachable is None and self.reason == NO_GOLD_NODE
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """``asdict(self)`` without its deep copy (a tenth of a fast question's CPU): steps hold strings."""
         paths = [[dict(vars(step)) for step in path] for path in self.paths]
         return {**vars(self), "paths": paths, "names": dict(self.names), "gold_ids": list(self.gold_ids)}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Reach":
+    def from_dict(cls, data: dict[str, Any]) -> "Reach":
         paths = [[Step(**step) for step in path] for path in data.get("paths", [])]
         return cls(**{**data, "paths": paths})

@@ -9,8 +9,7 @@ FiDeLiS's own setting) and the scripted backbone (``llm=scripted``) on the same 
 questions of ``rog_sample``'s WebQSP and CWQ files, each with its paper settings for the dataset
 (ToG as its released code runs it), and prints per dataset and method: LLM calls, total and input
 tokens per question, and kgx's own seconds per question (the scripted backbone answers at once,
-so these are KG reads and the methods' own work, not a model's time). ``paths_over_graph`` runs
-when this checkout has it, else one line says it was skipped. Below, the published figures: the
+so these are KG reads and the methods' own work, not a model's time). Below, the published figures: the
 FiDeLiS paper's per-question cost against ToG-style retrieval (about 2.4K tokens and 44 s against
 6.4K and 74 s, rounded as commonly quoted) and LMP's Table 4 (ChatGPT calls and tokens of ToG and
 FiDeLiS).
@@ -47,12 +46,6 @@ PUBLISHED = (
 )
 
 
-def available(method: str) -> bool:
-    from kgx.methods import METHODS as REGISTERED
-
-    return method in REGISTERED
-
-
 def figure(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -68,9 +61,6 @@ def main() -> None:
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="kgx-retrieval-cost."))
     methods = args.methods.split(",")
-    for method in [m for m in methods if not available(m)]:
-        print(f"{method}: not in this checkout (kgx.methods has no method '{method}'): skipped", flush=True)
-    methods = [m for m in methods if available(m)]
     print(
         f"{'method':<18}{'dataset':<8}{'n':>5}{'errors':>8}{'calls/q':>9}{'tokens/q':>10}{'input/q':>9}{'kgx s/q':>9}",
         flush=True,

@@ -35,7 +35,12 @@ def register_schemas() -> None:
 
     ``${kgx.token:}`` is a random token, drawn once per composed config (Hydra copies the
     resolver cache into every job of a sweep): it keeps two sweeps started in the same second
-    out of each other's folder."""
+    out of each other's folder.
+
+    The two lines below patch Hydra 1.3's internals (its config store's copying and the OmegaConf its
+    file and package config sources parse with): it has no public hook for either, and a config
+    source of kgx's own would copy Hydra's two sources whole. Each patch only saves CPU (the reasons
+    are in :func:`_the_store` and :class:`ParsedOnce`); a compose gives the same config without them."""
     ConfigStore.__deepcopy__ = _the_store  # type: ignore[method-assign]
     Plugins.instance()  # its first scan runs Hydra's config-source modules again, undoing the next line
     file_config_source.OmegaConf = importlib_resources_config_source.OmegaConf = ParsedOnce  # type: ignore[misc]

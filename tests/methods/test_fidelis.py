@@ -9,7 +9,8 @@ import re
 import pytest
 
 from kgx import datasets
-from kgx.core.config import ConfigError, DatasetConfig, KGConfig
+from kgx.core.config import ConfigError, DatasetConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.trace import Trace
 from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
@@ -28,7 +29,7 @@ JAPAN = "m.0kiv"
 
 @pytest.fixture(scope="module")
 def kg(tmp_path_factory):
-    return open_kg(KGConfig(), tmp_path_factory.mktemp("kg"))
+    return open_kg(EmbeddedKGConfig(), tmp_path_factory.mktemp("kg"))
 
 
 def context(kg, llm, **params) -> Context:

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from kgx import datasets
-from kgx.core.config import ConfigError, DatasetConfig, KGConfig, LLMConfig
+from kgx.core.config import ConfigError, DatasetConfig, LLMConfig
+from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.core.trace import Trace
 from kgx.core.types import Question
 from kgx.diagnose.gold_path import GoldHint
@@ -21,9 +22,9 @@ from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.llm import oracle_paths_over_graph
 from kgx.llm.client import LLMClient
+from kgx.llm.meter import Meter
 from kgx.llm.oracle import Judge
 from kgx.llm.question import QuestionLLM
-from kgx.llm.usage import Meter
 from kgx.methods import Context, get, paths_over_graph
 from kgx.methods import paths_over_graph_pruning as pruning
 from kgx.methods.kit import Hop
@@ -50,7 +51,7 @@ TOKYO_INDICATOR = ["Tokyo", "capital of", "country", "uses currency", "answer (c
 
 @pytest.fixture(scope="module")
 def kg(tmp_path_factory):
-    return open_kg(KGConfig(), tmp_path_factory.mktemp("kg"))
+    return open_kg(EmbeddedKGConfig(), tmp_path_factory.mktemp("kg"))
 
 
 def context(kg, params: PathsOverGraphConfig, llm, trace: Trace | None = None) -> Context:

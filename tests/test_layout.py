@@ -180,3 +180,16 @@ def test_a_method_knob_reaches_its_use_in_at_most_four_files(graph, method):
     for knob in (f.name for f in dataclasses.fields(schema) if f.name not in base):
         files = sorted(m for m, text in texts.items() if f".{knob}" in text)
         assert len(files) <= 4, f"method.{knob} of {method} is read in {files}"
+
+
+@pytest.mark.parametrize("package", sorted(p.parent.name for p in ROOT.glob("*/__init__.py")))
+def test_every_package_says_what_it_offers(package):
+    """``__all__`` on every package: what a user or a plugin imports from it, each name importable."""
+    import importlib
+
+    module = importlib.import_module(f"kgx.{package}")
+    assert module.__doc__, package
+    offered = getattr(module, "__all__", None)
+    assert offered, f"kgx.{package} has no __all__"
+    for name in offered:
+        assert hasattr(module, name) or importlib.import_module(f"kgx.{package}.{name}"), name

@@ -16,7 +16,7 @@ import dataclasses
 import os
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 import litellm
 
@@ -28,7 +28,7 @@ from kgx.llm import bounded, pricing, providers
 from kgx.llm.cache import Cache, cache_key
 from kgx.llm.errors import LLMError
 from kgx.llm.messages import Messages
-from kgx.llm.oracle import gold_params
+from kgx.llm.oracle_gold import gold_params
 from kgx.llm.ratelimit import RateLimiter, share
 from kgx.llm.retries import send
 from kgx.llm.structured import (
@@ -40,9 +40,6 @@ from kgx.llm.structured import (
     backbone_key,
     response_format,
 )
-
-if TYPE_CHECKING:
-    from kgx.diagnose.gold_path import GoldHint
 
 
 @dataclass
@@ -183,12 +180,11 @@ class LLMClient:
         response_schema: Optional[dict[str, Any]],
         sample: int,
         max_tokens: Optional[int] = None,
-        gold: Optional["GoldHint"] = None,
     ) -> Completion:
         """One call, from the cache or the provider; ``response_schema`` goes to response_format
         in the backbone's form (callers prompt with it instead for the prompted form),
-        ``max_tokens`` is a stage's expected reply size (see ``limit``) and ``gold`` the
-        question's gold, which an oracle backbone needs (and no other receives)."""
+        ``max_tokens`` is a stage's expected reply size (see ``limit``). An oracle backbone's call
+        carries the question's gold, set around it by the question's LLM (kgx.llm.oracle_gold.given)."""
         seed = self.seed + sample
         limit = self.limit(cfg, max_tokens)
         mode = self.mode(cfg) if response_schema is not None else PROMPTED
@@ -197,7 +193,7 @@ class LLMClient:
         # A server may enforce the two forms differently; json_schema keys stay as they were.
         form = {"form": mode} if mode == JSON_OBJECT_SCHEMA else {}
         # The oracle's reply depends on the question's gold: the request carries it, and so does the key.
-        oracle = gold_params(cfg, gold) if providers.is_oracle(cfg.model) else {}
+        oracle = gold_params(cfg) if providers.is_oracle(cfg.model) else {}
         # The limit sent: the backbone's own unless a stage asked for more, so keys made before
         # stages could ask stay valid.
         cached = cfg.cache and self.cache is not None

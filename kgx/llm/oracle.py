@@ -51,17 +51,13 @@ from kgx.core.metrics import normalize
 from kgx.core.values import GoldValues, parse, values_in
 from kgx.diagnose.gold_path import GoldHint, fold
 from kgx.llm import oracle_clues, oracle_fidelis, oracle_gog, oracle_paths_over_graph, scripted
-from kgx.llm.errors import LLMError
 from kgx.llm.oracle_evidence import GoldTexts
+from kgx.llm.oracle_gold import GOLD_PARAM, NO_GOLD
 from kgx.llm.scripted import ScriptedLLM, question_of, rank
 
 if TYPE_CHECKING:
-    from kgx.core.config import LLMConfig
+    pass
 
-GOLD_PARAM = "kgx_gold"  # the request parameter the client puts the hint in (oracle requests only)
-NO_GOLD = (
-    "llm=oracle needs the question's gold: the run passes it per question (QuestionLLM(client, meter, trace, gold=))"
-)
 UNKNOWN = "unknown"  # the answer of an oracle shown no gold answer: an honest miss
 QUESTION_LINE = re.compile(r"^\s*(?:Question|Q)\s*:.*$", flags=re.M)
 LIST_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)*[.)]\s+", flags=re.M)  # "1. ", "1.2. ": no gold "1" shown by them
@@ -74,13 +70,6 @@ CLUES = frozenset({"clues"})  # free strings that are a set of question phrases 
 # CGPE's matchings: filters that may keep none (minItems 0); an off-path candidate is no lead, so
 # where none is on the path, none is kept (the scripted double's choice would lead the path astray).
 FILTERS = frozenset({"keep", "scores", "matches"})
-
-
-def gold_params(cfg: "LLMConfig", gold: Optional[GoldHint]) -> dict[str, Any]:
-    """The parameter that carries the gold in an oracle request (the client adds it to no other)."""
-    if gold is None:
-        raise LLMError(f"llm '{cfg.name}' ({cfg.model}): {NO_GOLD}", "llm.oracle")
-    return {GOLD_PARAM: gold.to_dict()}
 
 
 def views(candidate: str) -> list[str]:

@@ -22,6 +22,7 @@ from kgx.llm.client import Completion, LLMClient
 from kgx.llm.errors import LLMError, OutputError
 from kgx.llm.messages import Messages, Validator
 from kgx.llm.meter import Meter
+from kgx.llm.oracle_gold import given
 from kgx.llm.structured import PROMPTED, parse_json, with_schema_instruction
 
 if TYPE_CHECKING:
@@ -120,7 +121,8 @@ class QuestionLLM:
             temp = min(2.0, base + attempt * cfg.retry_temperature_step)
             try:
                 gold = self.evidence.hint(self.gold) if self.evidence and self.gold else self.gold
-                done = self.client.complete(cfg, messages, temp, None if prompted else schema, sample, limit, gold=gold)
+                with given(gold):
+                    done = self.client.complete(cfg, messages, temp, None if prompted else schema, sample, limit)
             except LLMError as exc:
                 self._record(stage, cfg, messages, temp, None, attempt, str(exc), limit, exc.timeouts)
                 raise

@@ -582,3 +582,17 @@ def test_the_oracle_answers_a_demo_question_the_scripted_double_misses(kg, param
     assert oracle.answers == ["Japanese yen"] and oracle.status == "ok"
     assert any("Japanese yen" in e for e in oracle.evidence)
     assert meter.total().calls >= 3 and meter.total().input_tokens > 0
+
+
+def test_the_gold_is_no_parameter_of_the_client():
+    """Only the oracle needs a question's gold: it reaches the oracle's request through the question's
+    LLM (kgx.llm.oracle_gold.given), not through the signature every backbone's call shares."""
+    import inspect
+
+    from kgx.llm.client import LLMClient
+    from kgx.llm.oracle_gold import QUESTION_GOLD, given
+
+    assert "gold" not in inspect.signature(LLMClient.complete).parameters
+    with given("hint"):  # type: ignore[arg-type]
+        assert QUESTION_GOLD.get() == "hint"
+    assert QUESTION_GOLD.get() is None

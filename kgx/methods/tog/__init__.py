@@ -1,6 +1,6 @@
 """Think-on-Graph (Sun et al., ICLR 2024): the LLM walks the KG by beam search. ToG-R too.
 
-From the topic entities, at each depth (Sec. 2.1; one depth is ``tog_explore.py``):
+From the topic entities, at each depth (Sec. 2.1; one depth is ``exploration.py``):
   1. ``relation_prune``: per frontier entity, one call keeps up to N of its relations (both
      directions), each with a score, the scores adding up to 1 (kgx normalises, and notes,
      scores that do not: the model's ranking is kept);
@@ -43,9 +43,9 @@ from kgx.methods.answers import answer_schema, sufficiency_schema
 from kgx.methods.base import Context, register
 from kgx.methods.fallbacks import no_answer
 from kgx.methods.samplers import check_available
-from kgx.methods.tog_explore import CallCap, explore, explore_ask, start, topic_entities
-from kgx.methods.tog_prompts import messages, triples_prompt
-from kgx.methods.tog_search import Path, Search, frontier_of
+from kgx.methods.tog.exploration import CallCap, explore, explore_ask, start, topic_entities
+from kgx.methods.tog.prompts import messages, triples_prompt
+from kgx.methods.tog.search import Path, Search, frontier_of
 
 
 @dataclass

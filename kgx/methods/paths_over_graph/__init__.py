@@ -7,8 +7,8 @@ Per question:
      from the topic entities to the answer, and split questions. The indicator's length predicts
      the depth (D_predict, its relations), its order orders the topic entities, and the entities it
      names that the question subgraph holds join them as waypoints.
-Then three exploration phases (``paths_over_graph_phases.py``), each pruning its candidate paths
-to ``width`` (``paths_over_graph_pruning.py``: fuzzy, branch-reduced and precise selection) and
+Then three exploration phases (``phases.py``), each pruning its candidate paths
+to ``width`` (``pruning.py``: fuzzy, branch-reduced and precise selection) and
 ending in the same check: ``path_summary`` (with ``method.summary``) summarises the paths into
 chains of reasoning, and ``reasoning`` says whether paths and summary, with the model's own
 knowledge, suffice, and if so answers:
@@ -25,7 +25,7 @@ When no check suffices, ``answer`` answers from every path kept and the model's 
 (status ``fallback`` when no path was found; likewise without any topic entity).
 
 Call bound, retries of invalid output not counted: with P the calls of one pruning
-(``paths_over_graph_pruning.calls``: 2 branch-reduced and 3 precise at the defaults), P' those of
+(``pruning.calls``: 2 branch-reduced and 3 precise at the defaults), P' those of
 node expansion's selection (3: precise alone, after fuzzy selection), C = 2 the check (1 without
 summary), 1 the pruning of the <= 2W paths phases 1 and 2 kept, and 1 a round's re-selection when the
 expansion paths outgrow ``max_expansions``:
@@ -48,9 +48,9 @@ from dataclasses import dataclass
 
 from kgx.core.config import ConfigError, MethodConfig, check_choice, check_temperature
 from kgx.core.types import Horizon, Prediction, Question
-from kgx.methods import paths_over_graph_pruning as pruning
 from kgx.methods.base import Context, register
-from kgx.methods.paths_over_graph_phases import begin, expansion, no_topic, supplement, topic_paths
+from kgx.methods.paths_over_graph import pruning as pruning
+from kgx.methods.paths_over_graph.phases import begin, expansion, no_topic, supplement, topic_paths
 from kgx.methods.samplers import check_available
 
 STAGES = (

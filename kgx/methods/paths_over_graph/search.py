@@ -4,7 +4,7 @@
 kept, and how they are shown: in prompts, as evidence (the triples they walk) and as the
 explanation graph. :meth:`Search.check` is the paper's path summarising and question answering
 (Sec. 4.4): ``path_summary`` writes chains of reasoning from the paths, ``reasoning`` says whether
-paths and summary suffice and answers if so. Kept apart from the phases (``paths_over_graph_phases.py``)
+paths and summary suffice and answers if so. Kept apart from the phases (``phases.py``)
 so that those read as the paper's exploration.
 """
 
@@ -15,12 +15,12 @@ from typing import Optional
 
 from kgx.core.types import Prediction, Question
 from kgx.methods import kit
-from kgx.methods import paths_over_graph_prompts as prompts
 from kgx.methods.answers import conclusion, final_answer, sufficiency_schema
 from kgx.methods.base import Context
 from kgx.methods.cot import to_prediction
-from kgx.methods.paths_over_graph_graph import Route, Subgraph
-from kgx.methods.paths_over_graph_pruning import Pruner
+from kgx.methods.paths_over_graph import prompts as prompts
+from kgx.methods.paths_over_graph.pruning import Pruner
+from kgx.methods.paths_over_graph.routes import Route, Subgraph
 
 PHASES = {1: "topic entity paths", 2: "LLM supplement paths", 3: "node expansion"}
 

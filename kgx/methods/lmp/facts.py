@@ -1,8 +1,8 @@
 """LMP's facts graph, its readout (Wan et al., Sec. 3.2, Alg. 2) and what it is shown as.
 
-Message passing (``kgx/methods/lmp.py``) leaves a facts graph per topic entity; this module holds
+Message passing (``kgx/methods/lmp/__init__.py``) leaves a facts graph per topic entity; this module holds
 that graph and turns it into the text the answer call reads (the numbered outline, or an
-ablation's text) and into the explanation picture. Kept apart so that ``lmp.py`` reads as Alg. 1
+ablation's text) and into the explanation picture. Kept apart so that ``__init__.py`` reads as Alg. 1
 alone.
 """
 

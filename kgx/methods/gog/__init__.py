@@ -3,9 +3,9 @@
 The Thinking-Searching-Generating loop (Sec. 5), at most ``method.max_steps`` steps:
   1. Thinking (``think``): a thought that decomposes the question, names the next sub-question or
      decides to answer, and one action (Sec. 5.1);
-  2. Search[entities] (``gog_search.py``, Sec. 5.2): each entity's relations explored, the top N
+  2. Search[entities] (``searching.py``, Sec. 5.2): each entity's relations explored, the top N
      kept for the thought by the ``filter`` call, the triples through them read;
-     Generate[thought] (``gog_generate.py``, Sec. 5.3): known triples chosen by BM25, new ones
+     Generate[thought] (``generation.py``, Sec. 5.3): known triples chosen by BM25, new ones
      generated ``samples`` times, verified (``verify``), their new entities linked (``link``);
      Finish[answers]: the answer;
   3. the action's Observation joins the history the next thought sees.
@@ -24,7 +24,7 @@ Retries of invalid output are not counted.
 Departures from the released code (YaooXu/GoG), each for kgx's rules or bound: every choice is
 constrained to its candidates (a Search reads entities met and not searched yet, the first one the
 topic entities; the released prompt is parsed from free text), a Search reads at most
-``max_search`` entities, every Generate is verified (see ``gog_generate.py``), a name is linked by
+``max_search`` entities, every Generate is verified (see ``generation.py``), a name is linked by
 the KG's own name lookup (released: a BM25 index of Freebase names), and an entity with a single
 relation needs no ``filter`` call.
 """
@@ -40,9 +40,9 @@ from kgx.core.types import Horizon, Prediction, Question
 from kgx.methods import kit
 from kgx.methods.answers import clean_answers, conclusion, final_answer
 from kgx.methods.base import Context, register
-from kgx.methods.gog_generate import generate
-from kgx.methods.gog_memory import Memory, Step
-from kgx.methods.gog_prompts import (
+from kgx.methods.gog.generation import generate
+from kgx.methods.gog.memory import Memory, Step
+from kgx.methods.gog.prompts import (
     ACTIONS,
     UNKNOWN,
     action_text,
@@ -52,7 +52,7 @@ from kgx.methods.gog_prompts import (
     think_prompt,
     think_schema,
 )
-from kgx.methods.gog_search import search
+from kgx.methods.gog.searching import search
 
 
 @dataclass

@@ -7,7 +7,7 @@
         is rewritten as a sentence, then the model says whether the statement, its placeholder
         filled with the path's last entity, can be deduced from that sentence. A deducible path is
         a reasoning path and is extended no further;
-     b. Path-RAG (``fidelis_rag``, no LLM) gives each remaining path its ``top_n`` next steps;
+     b. Path-RAG (``rag``, no LLM) gives each remaining path its ``top_n`` next steps;
      c. ``beam_search``: one call chooses the ``width`` best of all those extensions, the new beam;
      until the paths run out or reach ``depth`` hops (the last step only verifies);
   3. ``answer``: one call answers from the reasoning paths (the last beam where none was
@@ -31,14 +31,14 @@ from dataclasses import dataclass, field
 
 from kgx.core.config import ConfigError, MethodConfig, check_choice, check_temperature
 from kgx.core.types import Horizon, Prediction, Question
-from kgx.methods import fidelis_prompts as prompts
 from kgx.methods import kit
 from kgx.methods.answers import final_answer
 from kgx.methods.base import Context, register
-from kgx.methods.fidelis_prompts import PLACEHOLDER
-from kgx.methods.fidelis_rag import Graph, next_steps
+from kgx.methods.fidelis import prompts as prompts
+from kgx.methods.fidelis.prompts import PLACEHOLDER
+from kgx.methods.fidelis.rag import Graph, next_steps
 from kgx.methods.samplers import check_available
-from kgx.methods.tog_search import Path
+from kgx.methods.tog.search import Path
 
 
 @dataclass

@@ -2,12 +2,12 @@
 
   1. Clue extraction (Sec. 3.2, one LLM call): the question's entities and relation-like words,
      without a hard split between the two, as a set of clues C, written freely by the model
-     (the question's phrases are a hint, ``cgpe_phrases.py``).
+     (the question's phrases are a hint, ``question_phrases.py``).
   2. Initial nodes (Sec. 3.3, no LLM): a KG node whose name is a clue starts a path; that clue
      is used for the path. Clue text is only ever a ``kg.search`` string. When no clue names a
      node, each is widened to the longest question phrase holding it that does (kgx's rule for a
      model that writes "Lewis" for "Jerry Lewis").
-  3. Next node (Sec. 3.4, the matchings in ``cgpe_matching.py``), per path, until every clue is
+  3. Next node (Sec. 3.4, the matchings in ``matching.py``), per path, until every clue is
      used: the node's neighbours are the candidates, each as (relation, label, entity) with
      label = the entity's type or "none";
        - character matching (no LLM): a candidate named like an unused clue is the next node;
@@ -34,12 +34,11 @@ from typing import Any, Optional
 
 from kgx.core.config import ConfigError, MethodConfig, check_temperature
 from kgx.core.types import Horizon, Prediction, Question
-from kgx.methods import cgpe_prompts as prompts
 from kgx.methods import kit
 from kgx.methods.answers import braces, clean_answers
 from kgx.methods.base import Context, register
-from kgx.methods.cgpe_matching import character_matching, exact_matching, fuzzy_matching, neighbours, rough_matching
-from kgx.methods.cgpe_paths import (
+from kgx.methods.cgpe import prompts as prompts
+from kgx.methods.cgpe.clue_paths import (
     COVERAGE,
     MERGED,
     NO_CLUES,
@@ -52,7 +51,8 @@ from kgx.methods.cgpe_paths import (
     merges,
     path_triples,
 )
-from kgx.methods.cgpe_phrases import clue_pattern, fold, names_first, phrases, same_characters, written
+from kgx.methods.cgpe.matching import character_matching, exact_matching, fuzzy_matching, neighbours, rough_matching
+from kgx.methods.cgpe.question_phrases import clue_pattern, fold, names_first, phrases, same_characters, written
 from kgx.methods.fallbacks import no_answer
 
 

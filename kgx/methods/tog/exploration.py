@@ -1,7 +1,7 @@
 """One depth of Think-on-Graph's beam search, per frontier entity: its relations pruned, the
 entities they reach scored, every extension scored relation score x entity score (Sec. 2.1).
 
-Kept apart from the search loop (``tog.py``) so that each reads as its part of the paper. Entity
+Kept apart from the search loop (``__init__.py``) so that each reads as its part of the paper. Entity
 scoring comes in two forms: kgx's one ``entity_score`` call per frontier entity for all its kept
 relations (``method.score_per=entity``), and the released code's one call per kept relation
 (``method.score_per=relation``, up to N calls per frontier entity). Every exploration call goes
@@ -21,7 +21,7 @@ from kgx.methods.base import Context
 from kgx.methods.cgpe import CGPEConfig
 from kgx.methods.kit import Arc, Hop
 from kgx.methods.samplers import rank
-from kgx.methods.tog_prompts import (
+from kgx.methods.tog.prompts import (
     entity_prompt,
     entity_scores,
     messages,
@@ -29,7 +29,7 @@ from kgx.methods.tog_prompts import (
     relation_scores,
     scored_schema,
 )
-from kgx.methods.tog_search import Candidate, Path, Search, labelled
+from kgx.methods.tog.search import Candidate, Path, Search, labelled
 
 
 class CallCap(Exception):

@@ -1,9 +1,9 @@
-"""PoG's Path Exploration at one depth (Chen et al., NeurIPS 2024; steps 1-2 of ``pog.py``'s
+"""PoG's Path Exploration at one depth (Chen et al., NeurIPS 2024; steps 1-2 of ``__init__.py``'s
 docstring): per frontier entity, the relations chosen (``relation_exploration``), the entities they
 reach, each remembered as met (the pool reflection backtracks to), and those kept
 (``entity_pruning``, or a bm25/sbert ranking).
 
-Kept apart so that ``pog.py`` reads as the loop over depths: guidance, exploration, memory,
+Kept apart so that ``__init__.py`` reads as the loop over depths: guidance, exploration, memory,
 evaluation and reflection.
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 from kgx.core.types import Question
 from kgx.kg.freebase import DIRECTIONS, is_literal
 from kgx.methods import kit
-from kgx.methods import pog_prompts as prompts
 from kgx.methods.base import Context
 from kgx.methods.kit import Hop
-from kgx.methods.pog_memory import Link, Memory, distinct_labels, unnecessary
+from kgx.methods.pog import prompts as prompts
+from kgx.methods.pog.memory import Link, Memory, distinct_labels, unnecessary
 from kgx.methods.samplers import rank, ranker, shortlist
 
 

@@ -1,6 +1,6 @@
 """Paths-over-Graph's question analysis and its three exploration phases (Tan et al., WWW 2025,
 Sec. 4.1-4.2; released PoG_single.py and PoG_multi.py), each ending in the check of
-``paths_over_graph_search.py``: the steps of ``paths_over_graph.py``'s docstring, one function each.
+``search.py``: the steps of ``__init__.py``'s docstring, one function each.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from kgx.core.metrics import normalize
 from kgx.core.types import Prediction, Question
 from kgx.kg.freebase import is_literal
 from kgx.methods import kit
-from kgx.methods import paths_over_graph_prompts as prompts
 from kgx.methods.answers import clean_answers, final_answer
 from kgx.methods.base import Context
-from kgx.methods.paths_over_graph_graph import Route, connecting, merged, reach, routes_from
-from kgx.methods.paths_over_graph_search import Analysis, Search
+from kgx.methods.paths_over_graph import prompts as prompts
+from kgx.methods.paths_over_graph.routes import Route, connecting, merged, reach, routes_from
+from kgx.methods.paths_over_graph.search import Analysis, Search
 
 WAYPOINTS = 3  # entities the indicator names that join the topic entities (released: the 3 most similar)
 

@@ -1,7 +1,7 @@
 """What Generate-on-Graph knows of one question: the entities met and their labels, the triples
 read from the KG or generated, and the Thought / Action / Observation steps so far.
 
-Kept apart from the algorithm (``gog.py``) so that it reads as the paper's loop. The history is the
+Kept apart from the algorithm (``__init__.py``) so that it reads as the paper's loop. The history is the
 context every Thinking step sees (the released code rebuilds the prompt from its records each
 step); the triples are what a Generate action chooses its known triples from (BM25 against the
 thought, Sec. 5.3), the evidence of the answer and the explanation graph.

@@ -2,7 +2,7 @@
 explored subgraph, every entity met (the pool reflection backtracks to), the memory text per
 sub-objective and the reflection decisions.
 
-Kept apart from the algorithm (``pog.py``) so that it reads as the paper's stages; what lives here
+Kept apart from the algorithm (``__init__.py``) so that it reads as the paper's stages; what lives here
 is how the subgraph grows, how it is written in prompts and evidence, and how it is drawn.
 """
 

@@ -23,8 +23,8 @@ from typing import Optional
 from kgx.llm.errors import OutputError
 from kgx.methods import kit
 from kgx.methods.base import Context
-from kgx.methods.gog_memory import Fact, Memory
-from kgx.methods.gog_prompts import (
+from kgx.methods.gog.memory import Fact, Memory
+from kgx.methods.gog.prompts import (
     generate_messages,
     generate_prompt,
     generate_schema,

@@ -2,7 +2,7 @@
 after each exploration round one call says whether the subgraph and the model's knowledge answer
 the question; when the rounds run out unanswered, the inference path's answer is the answer.
 
-Kept apart so that ``knowpath.py`` reads as the algorithm: inference paths generation, subgraph
+Kept apart so that ``__init__.py`` reads as the algorithm: inference paths generation, subgraph
 exploration, and the loop of rounds that calls :func:`evaluate` after each. What lives here is the
 verdict, every way a question ends (:func:`fallback`, :func:`finish`), and the evidence and the
 explanation graph a prediction carries.
@@ -16,11 +16,11 @@ from typing import Any, Optional
 from kgx.core.graph import Graph
 from kgx.core.types import Prediction, Status
 from kgx.methods import kit
-from kgx.methods import knowpath_prompts as prompts
 from kgx.methods.answers import braces, clean_answers, conclusion
 from kgx.methods.base import Context
-from kgx.methods.knowpath_parse import InferencePath
-from kgx.methods.knowpath_subgraph import Exploration, depths
+from kgx.methods.knowpath import prompts as prompts
+from kgx.methods.knowpath.exploration_graph import Exploration, depths
+from kgx.methods.knowpath.parse import InferencePath
 
 
 @dataclass

@@ -8,7 +8,7 @@ Knowledge Graphs", Sec. 2 and App. A, B, F).
    subgraphs: one call selects relations among the frontier's relations (both directions), one
    call selects entities among those the chosen relations reach, then every path grows by
    ``-> r -> e`` or ``<- r <- e`` in the edge's true direction (Alg. 2).
-3. Evaluation-based answering (Sec. 2.4, ``knowpath_answering.py``): after each round one call
+3. Evaluation-based answering (Sec. 2.4, ``evaluation.py``): after each round one call
    says whether the subgraph and the model's knowledge answer the question; if so, stop.
    Otherwise, after the last round, the inference path's answer is the answer (status ``fallback``).
 
@@ -26,13 +26,13 @@ from kgx.core.types import Horizon, Prediction, Question
 from kgx.kg.freebase import DIRECTIONS
 from kgx.llm.errors import OutputError
 from kgx.methods import kit
-from kgx.methods import knowpath_prompts as prompts
 from kgx.methods.answers import conclusion
 from kgx.methods.base import Context, register
 from kgx.methods.kit import Hop
-from kgx.methods.knowpath_answering import Verdict, evaluate, fallback, finish, from_inference_path
-from kgx.methods.knowpath_parse import InferencePath, arrow_lines, read_reply
-from kgx.methods.knowpath_subgraph import Exploration, Subgraph, distinct, walk
+from kgx.methods.knowpath import prompts as prompts
+from kgx.methods.knowpath.evaluation import Verdict, evaluate, fallback, finish, from_inference_path
+from kgx.methods.knowpath.exploration_graph import Exploration, Subgraph, distinct, walk
+from kgx.methods.knowpath.parse import InferencePath, arrow_lines, read_reply
 
 
 @dataclass

@@ -1,14 +1,14 @@
 """PoG's Reflection mechanism (Chen et al., NeurIPS 2024: self-correction): after a depth that did not
 suffice, the model decides whether entities met at earlier depths should join the next frontier,
-and which. Kept apart so that ``pog.py`` reads as the exploration loop."""
+and which. Kept apart so that ``__init__.py`` reads as the exploration loop."""
 
 from __future__ import annotations
 
 from kgx.core.types import Question
 from kgx.methods import kit
-from kgx.methods import pog_prompts as prompts
 from kgx.methods.base import Context
-from kgx.methods.pog_memory import Memory, distinct_labels
+from kgx.methods.pog import prompts as prompts
+from kgx.methods.pog.memory import Memory, distinct_labels
 from kgx.methods.samplers import ranker, shortlist
 
 

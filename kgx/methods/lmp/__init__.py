@@ -9,7 +9,7 @@ For each topic entity, layer by layer (Alg. 1):
   3. Transformation: one LLM call summarises the K aggregated facts for the question;
   4. Pooling: the neighbours reached through one relation become one hyper-entity whose text is
      that summary.
-Then the facts graph is read out depth-first as a numbered outline (Alg. 2, ``lmp_facts``) and
+Then the facts graph is read out depth-first as a numbered outline (Alg. 2, ``facts``) and
 given to the final answer call. ``method.depth`` counts hops as in the paper's Table 7: a layer
 whose neighbours are CVT nodes reaches the CVT's attributes too, so it covers two hops (App. C.2).
 
@@ -30,12 +30,12 @@ from kgx.core.types import Horizon, Prediction, Question
 from kgx.kg.freebase import is_literal
 from kgx.llm.errors import OutputError
 from kgx.methods import kit
-from kgx.methods import lmp_prompts as prompts
 from kgx.methods.answers import answers_schema, braces, clean_answers, unnumbered
 from kgx.methods.base import Context, register
 from kgx.methods.fallbacks import no_answer
 from kgx.methods.kit import Hop
-from kgx.methods.lmp_facts import Fact, FactsGraph, explanation, readout
+from kgx.methods.lmp import prompts as prompts
+from kgx.methods.lmp.facts import Fact, FactsGraph, explanation, readout
 from kgx.methods.samplers import check_available, rank
 
 

@@ -27,7 +27,7 @@ from kgx.kg.freebase import DIRECTIONS, is_literal
 from kgx.methods import kit
 from kgx.methods.kit import Arc, Hop
 from kgx.methods.samplers import rank
-from kgx.methods.tog_search import Path
+from kgx.methods.tog.search import Path
 
 if TYPE_CHECKING:
     from kgx.methods.base import Context

@@ -1,6 +1,6 @@
 """The state of Think-on-Graph's beam search: the paths it keeps and the names of what they reach.
 
-Kept apart from the algorithm (``tog.py``) so that it reads as the paper's stages; what lives
+Kept apart from the algorithm (``__init__.py``) so that it reads as the paper's stages; what lives
 here is how paths grow, which of them the LLM sees, and how they become evidence, the
 ``Triples:`` text of the prompts and the explanation graph.
 """

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
 from kgx.methods import kit
-from kgx.methods import paths_over_graph_prompts as prompts
-from kgx.methods.paths_over_graph_graph import Route, entity_set
+from kgx.methods.paths_over_graph import prompts as prompts
+from kgx.methods.paths_over_graph.routes import Route, entity_set
 from kgx.methods.samplers import rank
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from kgx.kg.freebase import DIRECTIONS
 from kgx.methods import kit
 from kgx.methods.base import Context
-from kgx.methods.gog_memory import Fact, Memory
-from kgx.methods.gog_prompts import filter_messages, filter_prompt
+from kgx.methods.gog.memory import Fact, Memory
+from kgx.methods.gog.prompts import filter_messages, filter_prompt
 from kgx.methods.kit import Hop
 
 

@@ -1,9 +1,9 @@
 """CGPE's next-node matching (Tao et al., Sec. 3.4): the candidate set of a path's last node, and the
 four matchings that narrow it to the next node(s) against the clues the path has not used:
 character matching (no LLM), then fuzzy, rough and exact matching (one LLM call each), as step 3
-of ``cgpe.py``'s docstring describes them.
+of ``__init__.py``'s docstring describes them.
 
-Kept apart so that ``cgpe.py`` reads as the paper's algorithm: its ``next_nodes`` runs these in
+Kept apart so that ``__init__.py`` reads as the paper's algorithm: its ``next_nodes`` runs these in
 order for one path, and its ``explore`` decides when paths end or merge (Sec. 3.5).
 """
 
@@ -14,11 +14,11 @@ from typing import Any, Collection, Optional
 from kgx.core.types import Question
 from kgx.kg.freebase import Direction, is_literal
 from kgx.llm.messages import Messages
-from kgx.methods import cgpe_prompts as prompts
 from kgx.methods import kit
 from kgx.methods.base import Context
-from kgx.methods.cgpe_paths import STAGE_EXPLORE, Candidate, Path, grouped
-from kgx.methods.cgpe_phrases import same_characters
+from kgx.methods.cgpe import prompts as prompts
+from kgx.methods.cgpe.clue_paths import STAGE_EXPLORE, Candidate, Path, grouped
+from kgx.methods.cgpe.question_phrases import same_characters
 
 
 def neighbours(path: Path, ctx: Context) -> list[Candidate]:

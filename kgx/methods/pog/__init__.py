@@ -3,7 +3,7 @@ Model on Knowledge Graphs", NeurIPS 2024; released code liyichen-cly/PoG, main_f
 
 Per question:
   0. ``decomposition`` (Task Decomposition, the Guidance mechanism): one call splits the question into sub-objectives.
-Then from the topic entities, at each depth d = 1..D (Path Exploration, ``pog_exploration.py``):
+Then from the topic entities, at each depth d = 1..D (Path Exploration, ``exploration.py``):
   1. ``relation_exploration``: per frontier entity, one call chooses up to ``width`` of its
      relations (both directions), guided by the question and the sub-objectives;
   2. ``entity_pruning``: per frontier entity, one call keeps, per chosen relation, up to
@@ -11,7 +11,7 @@ Then from the topic entities, at each depth d = 1..D (Path Exploration, ``pog_ex
   3. ``memory`` (Memory Updating): one call rewrites what is known per sub-objective from the new triples;
   4. ``reasoning`` (Evaluation): one call says whether memory and triples suffice and, if
      so, answers;
-  5. reflection (the Reflection mechanism, self-correction; d < D only; ``pog_reflection.py``): one
+  5. reflection (the Reflection mechanism, self-correction; d < D only; ``reflection.py``): one
      ``reflection`` call decides whether entities met at earlier depths should join the next frontier
      and why; if so, one ``backtrack`` call chooses which.
 At the depth limit, or when a depth finds nothing new, one ``answer`` call answers from the memory
@@ -43,12 +43,12 @@ from kgx.core.config import ConfigError, MethodConfig, check_choice, check_tempe
 from kgx.core.types import Horizon, Prediction, Question
 from kgx.kg.freebase import is_literal
 from kgx.methods import kit
-from kgx.methods import pog_prompts as prompts
 from kgx.methods.answers import conclusion, final_answer, sufficiency_schema
 from kgx.methods.base import Context, register
-from kgx.methods.pog_exploration import explore
-from kgx.methods.pog_memory import Memory, interleave
-from kgx.methods.pog_reflection import reflect
+from kgx.methods.pog import prompts as prompts
+from kgx.methods.pog.exploration import explore
+from kgx.methods.pog.memory import Memory, interleave
+from kgx.methods.pog.reflection import reflect
 from kgx.methods.samplers import check_available
 
 STAGES = (

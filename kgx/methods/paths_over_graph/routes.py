@@ -11,7 +11,7 @@
   from both: multi-entity path exploration. The entities those joining paths pass through are the
   reduced graph (graph reduction) the later phases explore.
 
-Kept apart from the algorithm (``paths_over_graph.py``) so that it reads as the paper's phases.
+Kept apart from the algorithm (``__init__.py``) so that it reads as the paper's phases.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Optional
 from kgx.kg.freebase import DIRECTIONS, is_literal
 from kgx.methods import kit
 from kgx.methods.kit import Hop
-from kgx.methods.pog_memory import unnecessary
+from kgx.methods.pog.memory import unnecessary
 
 if TYPE_CHECKING:
     from kgx.methods.base import Context

@@ -35,11 +35,11 @@ from typing import Optional
 from kgx.core.config import MethodConfig, check_temperature
 from kgx.core.types import Horizon, Prediction, Question
 from kgx.methods import kit
-from kgx.methods import structgpt_prompts as prompts
 from kgx.methods.answers import clean_answers, conclusion, final_answer, sufficiency_schema
 from kgx.methods.base import Context, register
 from kgx.methods.kit import Arc, Hop
-from kgx.methods.structgpt_read import (
+from kgx.methods.structgpt import prompts as prompts
+from kgx.methods.structgpt.reading import (
     Reading,
     constraint_values,
     extract_triples,

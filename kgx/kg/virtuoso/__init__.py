@@ -23,7 +23,7 @@ from typing import Optional, Sequence, Union
 import pyoxigraph as ox
 
 from kgx.kg.serve import ServerError
-from kgx.kg.virtuoso_process import PACKAGED_INI, VirtuosoProcess, binary, sql_string, write_ini
+from kgx.kg.virtuoso.process import PACKAGED_INI, VirtuosoProcess, binary, sql_string, write_ini
 
 DEFAULT_GRAPH = "http://freebase.com"  # the graph IRI of the papers' Freebase setups
 LOAD_ERROR = "kgx-load-error "  # prefix of a failed load_list row in isql's output

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from kgx.core.lifeline import server_preexec
-from kgx.kg.dump_filter import BuildError, atomic_write, disk_full_error
+from kgx.kg.build.dump_filter import BuildError, atomic_write, disk_full_error
 from kgx.kg.serve import ServerError
-from kgx.kg.virtuoso_process import PACKAGED_INI, VirtuosoProcess, sql_string, write_ini
+from kgx.kg.virtuoso.process import PACKAGED_INI, VirtuosoProcess, sql_string, write_ini
 
 BUFFERS_PER_GB = 85_000  # Virtuoso's table: 8 KB pages with their overhead, per GB given to it
 MIN_GB = 0.5

@@ -1,5 +1,5 @@
 """One ``virtuoso-t`` process on loopback and its SQL client: what a temporary test instance
-(:mod:`kgx.kg.virtuoso`) and a persistent Freebase database (:mod:`kgx.kg.virtuoso_db`) share.
+(:mod:`kgx.kg.virtuoso`) and a persistent Freebase database (:mod:`kgx.kg.virtuoso.db`) share.
 
 The ini is the packaged one with every file in one directory and both ports on 127.0.0.1, so an
 instance shares nothing with the packaged service or another instance. ``isql-vt`` exits 0

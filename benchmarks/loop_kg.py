@@ -213,9 +213,9 @@ def reply_checks(replies: int = 2000) -> None:
     reply gets a schema with choices no earlier one had, as in a run."""
     from kgx.llm.structured import parse_json
     from kgx.methods.answers import answers_schema
-    from kgx.methods.cgpe_prompts import rough_schema
+    from kgx.methods.cgpe.prompts import rough_schema
     from kgx.methods.kit import choice_schema
-    from kgx.methods.tog_prompts import scored_schema
+    from kgx.methods.tog.prompts import scored_schema
 
     kinds = {
         "answers (io, cot, every method's last call)": lambda i: (

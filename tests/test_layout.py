@@ -157,12 +157,26 @@ def test_no_module_is_over_350_lines():
 
 def test_no_module_name_is_used_twice_for_different_things():
     """``failures.py`` vs ``report/failures.py``, ``summary.py`` vs ``report/summary.py`` were
-    two things each under one name; a stem may repeat only for a package's entry files."""
+    two things each under one name; a stem may repeat only for a package's entry files, and across
+    method families for one role (each family's ``prompts.py`` holds its prompts)."""
     stems: dict[str, list[str]] = {}
     for p in ROOT.rglob("*.py"):
         if p.name not in ("__init__.py", "__main__.py"):
-            stems.setdefault(p.stem, []).append(str(p.relative_to(ROOT)))
-    assert {s: where for s, where in stems.items() if len(where) > 1} == {}
+            role = "methods/<family>" if p.parent.parent == ROOT / "methods" else str(p.parent.relative_to(ROOT))
+            stems.setdefault(p.stem, []).append(f"{role}/{p.name}")
+    family = "methods/<family>/"
+    repeated = {s: where for s, where in stems.items() if len(where) > 1}
+    assert {s: where for s, where in repeated.items() if not all(w.startswith(family) for w in where)} == {}
+
+
+def test_each_method_family_is_a_package_of_its_own():
+    """A method with modules of its own (prompts, search, ...) is a package under ``kgx/methods/``:
+    its algorithm in ``__init__.py``, each concern beside it; ``kgx/methods/`` itself holds the kit
+    every method shares and the one-file baselines."""
+    flat = sorted(p.stem for p in (ROOT / "methods").glob("*.py") if p.name != "__init__.py")
+    assert flat == ["answers", "base", "cot", "fallbacks", "io", "kit", "samplers", "sc"]
+    families = sorted(p.parent.name for p in (ROOT / "methods").glob("*/__init__.py"))
+    assert families == ["cgpe", "fidelis", "gog", "knowpath", "lmp", "paths_over_graph", "pog", "structgpt", "tog"]
 
 
 @pytest.mark.parametrize("method", ["lmp", "knowpath", "tog", "pog", "structgpt", "cgpe"])

@@ -21,8 +21,8 @@ from typing import Any, Optional, Protocol
 from kgx.diagnose.gold_path import Step
 from kgx.llm.scripted import rank
 
-KEYWORDS = frozenset({"retrieval_keywords"})  # kgx.methods.fidelis_prompts.KEYWORDS
-STEPS = frozenset({"beam_steps"})  # kgx.methods.fidelis_prompts.STEPS
+KEYWORDS = frozenset({"retrieval_keywords"})  # kgx.methods.fidelis.prompts.KEYWORDS
+STEPS = frozenset({"beam_steps"})  # kgx.methods.fidelis.prompts.STEPS
 
 
 class Judge(Protocol):

@@ -1,6 +1,6 @@
 """How the oracle backbone (:mod:`kgx.llm.oracle`) plays Generate-on-Graph (kgx.methods.gog).
 
-GoG's requests are read by their shapes, which ``kgx.methods.gog_prompts`` writes:
+GoG's requests are read by their shapes, which ``kgx.methods.gog.prompts`` writes:
 - the Thinking step: an object with an ``action`` among Search / Generate / Finish, the
   ``entities`` a Search may read (an enum) and free ``answers``;
 - a generation: an array ``generated`` of ``{subject, relation, object}`` strings;

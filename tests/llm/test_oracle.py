@@ -29,20 +29,16 @@ from kgx.llm.oracle import OracleLLM
 from kgx.llm.oracle_evidence import Evidence
 from kgx.llm.question import QuestionLLM
 from kgx.llm.scripted import ScriptedLLM
-from kgx.methods import (
-    Context,
-    cgpe_prompts,
-    get,
-    kit,
-    knowpath_prompts,
-    lmp_prompts,
-    structgpt_prompts,
-    tog_prompts,
-)
+from kgx.methods import Context, get, kit
 from kgx.methods.answers import answers_schema, sufficiency_schema
-from kgx.methods.cgpe_phrases import clue_pattern, phrases, same_characters
+from kgx.methods.cgpe import prompts as cgpe_prompts
+from kgx.methods.cgpe.question_phrases import clue_pattern, phrases, same_characters
+from kgx.methods.knowpath import prompts as knowpath_prompts
 from kgx.methods.lmp import LMPConfig
+from kgx.methods.lmp import prompts as lmp_prompts
+from kgx.methods.structgpt import prompts as structgpt_prompts
 from kgx.methods.tog import ToGConfig
+from kgx.methods.tog import prompts as tog_prompts
 from kgx.run.spec import to_run_spec
 from tests import wc2014
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 from kgx.diagnose.gold_path import GoldHint
 from kgx.llm.oracle import Judge
-from kgx.methods import gog_prompts
-from kgx.methods.gog_prompts import think_schema
+from kgx.methods.gog import prompts as gog_prompts
+from kgx.methods.gog.prompts import think_schema
 from kgx.methods.kit import choice_schema, triple_text
 
 STARRING, DIRECTED = ("film.film.starring", "in"), ("film.film.directed_by", "out")

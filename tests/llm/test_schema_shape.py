@@ -16,9 +16,9 @@ import pytest
 from kgx.llm import structured
 from kgx.llm.schema_shape import EVERY_ITEM, shape_of
 from kgx.llm.structured import parse_json
-from kgx.methods.cgpe_prompts import exact_schema, rough_schema
+from kgx.methods.cgpe.prompts import exact_schema, rough_schema
 from kgx.methods.kit import choice_schema
-from kgx.methods.tog_prompts import scored_schema
+from kgx.methods.tog.prompts import scored_schema
 
 LABELS = ["film.film.directed_by", "film.film.written_by", "film.film.starred_actors"]
 SCHEMAS = {

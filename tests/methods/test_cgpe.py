@@ -24,10 +24,10 @@ from kgx.llm.client import LLMClient
 from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
 from kgx.methods import Context, get
-from kgx.methods import cgpe_paths as paths
 from kgx.methods.cgpe import CGPEConfig
-from kgx.methods.cgpe_phrases import clue_pattern, names_first, phrases, written
-from kgx.methods.cgpe_prompts import ASKED
+from kgx.methods.cgpe import clue_paths as paths
+from kgx.methods.cgpe.prompts import ASKED
+from kgx.methods.cgpe.question_phrases import clue_pattern, names_first, phrases, written
 from kgx.methods.kit import Hop
 from kgx.run.spec import to_run_spec
 from tests.doubles import Call, FakeLLM

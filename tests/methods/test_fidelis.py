@@ -16,9 +16,9 @@ from kgx.kg import open_kg
 from kgx.kg.metered import MeteredKG
 from kgx.methods import Context, fidelis, get
 from kgx.methods.fidelis import FiDeLiSConfig, Plan
-from kgx.methods.fidelis_prompts import KEYWORDS, STEPS
-from kgx.methods.fidelis_rag import Graph, next_steps
-from kgx.methods.tog_search import Path
+from kgx.methods.fidelis.prompts import KEYWORDS, STEPS
+from kgx.methods.fidelis.rag import Graph, next_steps
+from kgx.methods.tog.search import Path
 from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
 

@@ -23,10 +23,10 @@ from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
 from kgx.llm.scripted import reply
 from kgx.methods import Context, get
-from kgx.methods import knowpath_prompts as prompts
 from kgx.methods.answers import clean_answers
 from kgx.methods.knowpath import KnowPathConfig
-from kgx.methods.knowpath_parse import parse_path
+from kgx.methods.knowpath import prompts as prompts
+from kgx.methods.knowpath.parse import parse_path
 from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
 from tests.helpers import trace_of

@@ -26,11 +26,11 @@ from kgx.llm.meter import Meter
 from kgx.llm.oracle import Judge
 from kgx.llm.question import QuestionLLM
 from kgx.methods import Context, get, paths_over_graph
-from kgx.methods import paths_over_graph_pruning as pruning
 from kgx.methods.kit import Hop
 from kgx.methods.paths_over_graph import PathsOverGraphConfig
-from kgx.methods.paths_over_graph_graph import Route, Subgraph, connecting, routes_from
-from kgx.methods.paths_over_graph_pruning import Pruner
+from kgx.methods.paths_over_graph import pruning as pruning
+from kgx.methods.paths_over_graph.pruning import Pruner
+from kgx.methods.paths_over_graph.routes import Route, Subgraph, connecting, routes_from
 from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
 from tests.inprocess import kgx_main
@@ -220,7 +220,7 @@ def test_node_expansion_adds_the_edges_of_the_entities_on_the_paths(kg):
 
 
 def test_expansion_edges_extend_the_expansion_paths_that_end_where_they_start():
-    from kgx.methods.paths_over_graph_phases import joined
+    from kgx.methods.paths_over_graph.phases import joined
 
     r = Hop("r", "out")
     path = Route("a", (r,), (frozenset({("a", "b")}),))

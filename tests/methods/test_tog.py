@@ -18,10 +18,12 @@ from kgx.kg.metered import MeteredKG
 from kgx.llm.client import LLMClient
 from kgx.llm.meter import Meter
 from kgx.llm.question import QuestionLLM
-from kgx.methods import Context, get, tog, tog_explore, tog_prompts
+from kgx.methods import Context, get, tog
 from kgx.methods.cot import messages as cot_messages
 from kgx.methods.tog import ToGConfig, ToGRConfig
-from kgx.methods.tog_search import Path, Search
+from kgx.methods.tog import exploration as tog_explore
+from kgx.methods.tog import prompts as tog_prompts
+from kgx.methods.tog.search import Path, Search
 from kgx.run.spec import to_run_spec
 from tests.doubles import FakeLLM
 from tests.inprocess import kgx_main

@@ -157,9 +157,9 @@ def message(problems: list[Problem], jobs: int) -> str:
 def local_time(specs: Iterable[tuple[str, RunSpec]]) -> str:
     """How long the jobs that run the local model are expected to take, in one line; "" when
     none does, or they take less than ``LOCAL_ANNOUNCED``. A question takes the method's call
-    bound (kgx.estimate.model.call_bound) in calls where it has one, else what LMP's took."""
-    from kgx.estimate.model import call_bound
+    bound (kgx.methods.call_bound) in calls where it has one, else what LMP's took."""
     from kgx.llm.providers import LOCAL
+    from kgx.methods import call_bound
 
     local = [
         (job, spec)
@@ -169,7 +169,7 @@ def local_time(specs: Iterable[tuple[str, RunSpec]]) -> str:
     questions = seconds = 0.0
     for _, spec in local:
         count = _questions(spec.dataset)
-        bound = call_bound(spec)
+        bound = call_bound(spec.method)
         questions += count
         seconds += count * (bound * LOCAL_SECONDS_PER_CALL if bound else LOCAL_SECONDS_PER_QUESTION)
     if seconds < LOCAL_ANNOUNCED:

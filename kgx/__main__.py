@@ -116,7 +116,7 @@ def task(cfg: DictConfig) -> Optional[float]:
         f"complete_match={s['complete_match']:.1f}; fallback {s['fallback_rate']:.1f}%, "
         f"{s['parse_failures']:.0f} parse failures\n"
         f"{why_missed(s)}"
-        f"  per question: {s['llm_calls_per_q']:.2f} LLM calls, {s['total_tokens_per_q']:.0f} tokens, "
+        f"  per question: {s['llm_calls_per_q']:.2f} LLM calls, {s['total_tokens_per_q']:,.0f} tokens, "
         f"{s['latency_s_per_q']:.2f} s; cost {cost}; wall {s['wall_s']:.1f} s\n"
         f"  this invocation: {outcome.computed} answered, {failed}{outcome.resumed} resumed, "
         f"{outcome.billed_calls} billed LLM calls\n"

@@ -159,3 +159,10 @@ def kg_methods() -> list[str]:
     from kgx.methods import METHODS
 
     return sorted(name for name, found in METHODS.items() if found.config().horizon() is not None)
+
+
+def unwrapped(text: str) -> str:
+    """A paper table in text with its notes (after the table's last blank line) one per line again,
+    as they are before wrapping: a wrapped note's further lines start with two spaces."""
+    table, _, notes = text.rpartition("\n\n")
+    return f"{table}\n\n{notes.replace(chr(10) + '  ', ' ')}"

@@ -22,7 +22,9 @@ LLM_OPTIONS = sorted(p.stem for p in (CONF_DIR / "llm").glob("*.yaml"))
 
 def test_defaults_compose_to_the_local_lmp_run(compose_cfg):
     spec = to_run_spec(compose_cfg())
-    assert isinstance(spec.method, LMPConfig) and (spec.method.width, spec.method.depth) == (3, 1)
+    # its 16 demo questions reach 2 hops: the main job walks 2 (conf/paper_backbone/lmp_demo_local.yaml)
+    assert isinstance(spec.method, LMPConfig) and (spec.method.width, spec.method.depth) == (3, 2)
+    assert spec.settings.source.startswith("not published: the main job's demo questions reach 2 hops")
     assert spec.llm.model == "kgx-local/smollm2-135m-instruct"
     assert spec.dataset.name == "demo" and spec.kg.name == "demo"
     assert spec.run.concurrency >= 1 and spec.stages == {}
@@ -157,7 +159,7 @@ def test_every_method_default_comes_from_its_schema_alone(compose_cfg):
     from kgx.methods import METHODS
 
     for name, method in METHODS.items():
-        composed = to_run_spec(compose_cfg(f"method={name}")).method
+        composed = to_run_spec(compose_cfg(f"method={name}", "llm=scripted")).method  # no setting of the main job's
         assert composed == method.config(), name
         assert dataclasses.fields(method.config)[0].name == "name" and method.stages
 

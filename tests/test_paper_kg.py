@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 from kgx.report.paper_report import paper_report
+from tests.helpers import unwrapped
 from tests.inprocess import Done, paper_sweep
 
 SAMPLE = Path(os.environ.get("KGX_DATA_DIR", "/nonexistent")) / "rog_sample"
@@ -61,7 +62,9 @@ def rog(tmp_path_factory, _mlflow_template) -> Path:
 
 
 def report(cwd: Path, fmt: str = "csv", **options) -> str:
-    return paper_report("knowpath_table1", fmt=fmt, uri=f"sqlite:///{cwd / 'mlruns' / 'mlflow.db'}", **options)
+    return unwrapped(
+        paper_report("knowpath_table1", fmt=fmt, uri=f"sqlite:///{cwd / 'mlruns' / 'mlflow.db'}", **options)
+    )
 
 
 def cells(text: str) -> dict[tuple[str, str, str], dict]:

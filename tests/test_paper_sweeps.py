@@ -15,6 +15,7 @@ import pytest
 
 from kgx.report.__main__ import main as report_main
 from kgx.report.sweeps import reason
+from tests.helpers import unwrapped
 from tests.inprocess import Done, paper_sweep
 
 CWQ = [
@@ -48,7 +49,7 @@ def twice(tmp_path_factory, _mlflow_template) -> Path:
 def report(capsys, cwd: Path, *args: str) -> tuple[str, str]:
     report_main(["paper", *args, "--tracking-uri", f"sqlite:///{cwd / 'mlruns' / 'mlflow.db'}"])
     captured = capsys.readouterr()
-    return captured.out, captured.err
+    return unwrapped(captured.out), captured.err
 
 
 def failed_sweep(cwd: Path) -> str:

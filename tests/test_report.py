@@ -348,3 +348,24 @@ def test_no_runs_is_a_clear_error_with_exit_code_2(store, capsys, tmp_path):
     with pytest.raises(SystemExit):
         main(["table", "--tracking-uri", f"sqlite:///{missing}"])
     assert "no MLflow store" in capsys.readouterr().err and not missing.exists()
+
+
+def test_figures_are_grouped_by_thousands_and_never_in_exponents():
+    from kgx.core.numbers import readable
+    from kgx.report.render import TextTable, term_text
+    from kgx.track.tracker import shown
+
+    assert [readable(v) for v in (1906.3, 999.6, 44.25, 5.1875, 0.0023, 0.000023, 0.0)] == [
+        "1,906",
+        "1,000",
+        "44.2",
+        "5.19",
+        "0.0023",
+        "0.0000230",
+        "0",
+    ]
+    assert shown("total_tokens_per_q", 1906.3) == "1,906" and shown("hits1", 37.5) == "37.5"
+    wide = TextTable("t", ["row", "a", "b", "c"], [["x", "1" * 30, "2" * 30, "3" * 30]], 1)
+    blocks = term_text(wide, 70).split("\n\n")  # two value columns fit beside the label in 70
+    assert len(blocks) == 2 and blocks[1].splitlines()[0].split() == ["row", "c"]
+    assert max(len(line) for line in term_text(wide, 70).splitlines()) <= 70

@@ -85,7 +85,8 @@ def test_the_sweep_page_links_each_runs_artifacts(store):
     text = artifact(store, store.parent, "report/index.html")
     blocks = details(text)
     assert len(blocks["demo-002"]) == 3  # one per run, side by side
-    for label in ("io", "tog (method.depth=1)", "tog (method.depth=2)"):
+    # a run named by its method, backbone and KG, then the knob that tells it apart, in short
+    for label in ("io · scripted · demo", "tog · scripted · demo (depth=1)", "tog · scripted · demo (depth=2)"):
         assert f">{label}</option>" in text
     parent_page = Path(urllib.parse.urlparse(MlflowClient(store.uri).get_run(store.parent).info.artifact_uri).path)
     hrefs = re.findall(r'href="(\.\./[^"]+)"', text)

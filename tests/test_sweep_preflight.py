@@ -57,3 +57,21 @@ def test_the_ways_out_of_freebase_datasets_include_subgraphs_and_replay(compose_
     assert "start the endpoint at http://localhost:8890/sparql" in fix
     assert "dataset=webqsp_rog,cwq_rog kg=subgraph" in fix and "kg=replay" in fix
     assert "kg=subgraph" not in kg_fix(to_run_spec(compose_cfg("method=tog", "dataset=grailqa", "llm=scripted")))
+
+
+def test_a_sweep_on_the_local_model_says_how_long_it_expects_before_it_starts(compose_cfg):
+    from kgx.run.spec import to_run_spec
+    from kgx.run.sweep_preflight import local_time
+
+    def specs(*jobs: tuple[str, ...]) -> list:
+        return [(" ".join(job), to_run_spec(compose_cfg(*job))) for job in jobs]
+
+    grid = specs(*[(f"method={m}", f"run.seed={s}") for m in ("io", "cot") for s in (0, 1, 2)])
+    said = local_time(grid)  # 6 jobs x 16 demo questions x 16 s: 25.6 min
+    assert said.startswith(
+        "kgx: 6 jobs of this sweep run the local CPU model on 96 questions in all: expect about 26 min"
+    )
+    # ToG's call bound (2ND + D + 1 = 22 at N = D = 3) x 2.7 s a call, on 4 questions: 4 min
+    assert "on 4 questions in all: expect about 4 min" in local_time(specs(("method=tog", "dataset.limit=4")))
+    assert local_time(specs(("method=io", "dataset.limit=2"))) == ""  # half a minute: nothing to announce
+    assert local_time(specs(("method=io", "llm=scripted"))) == ""  # no local model

@@ -9,7 +9,6 @@ the pilot is too small for the interval it prints (``warnings``).
 
 from __future__ import annotations
 
-import importlib
 import math
 from dataclasses import dataclass, field
 from typing import Optional
@@ -107,12 +106,10 @@ def rate_bound(spec: RunSpec, records: list[Record], total: Total, parallel: int
 
 
 def call_bound(spec: RunSpec) -> Optional[float]:
-    """The method's bound on LLM calls per question, where its module defines one
-    (``call_bound(params)``, e.g. ToG's 2ND + D + 1); None otherwise."""
-    from kgx.methods import method
+    """The method's bound on LLM calls per question (kgx.methods.call_bound), or None."""
+    from kgx.methods import call_bound as bound
 
-    bound = getattr(importlib.import_module(method(spec.method.name).answer.__module__), "call_bound", None)
-    return None if bound is None else float(bound(spec.method))
+    return bound(spec.method)
 
 
 def no_spread(strata: Strata, kinds: list[str], values: dict[str, list[float]]) -> list[str]:

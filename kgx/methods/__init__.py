@@ -3,6 +3,6 @@ entry-point group ``kgx.methods``: kgx's own are declared in its pyproject.toml,
 own (docs/contributing/extending.md). ``METHODS`` imports them on first use.
 """
 
-from kgx.methods.base import METHODS, Context, Method, get, method, prepare, register
+from kgx.methods.base import METHODS, Context, Method, call_bound, get, method, prepare, register
 
-__all__ = ["METHODS", "Context", "Method", "get", "method", "prepare", "register"]
+__all__ = ["METHODS", "Context", "Method", "call_bound", "get", "method", "prepare", "register"]

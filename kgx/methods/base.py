@@ -9,6 +9,7 @@ which is what ``llm.stages.<stage>`` is checked against.
 
 from __future__ import annotations
 
+import importlib
 import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional
@@ -64,6 +65,14 @@ def method(name: str) -> Method:
 
 def get(name: str) -> Answer:
     return method(name).answer
+
+
+def call_bound(params: MethodConfig) -> Optional[float]:
+    """The method's bound on LLM calls per question, where its module defines one
+    (``call_bound(params)``, e.g. ToG's 2ND + D + 1); None otherwise. The estimate's prior on calls
+    and a sweep's announced time on the local model (kgx.run.sweep_preflight) read it."""
+    bound = getattr(importlib.import_module(method(params.name).answer.__module__), "call_bound", None)
+    return None if bound is None else float(bound(params))
 
 
 def prepare(params: MethodConfig) -> None:

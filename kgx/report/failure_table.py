@@ -86,22 +86,23 @@ def _without_kg(frame: pl.DataFrame) -> list[str]:
 
 
 def plot_failures(frame: pl.DataFrame, out_dir: Path, rows: Sequence[str] = ("method", "dataset")) -> Path:
-    """One stacked bar per ``rows`` value: the mean share of every category, adding up to 100."""
+    """One stacked horizontal bar per ``rows`` value: the mean share of every category, adding up
+    to 100. Bars are stacked down the page, so that forty configurations make a taller figure of
+    readable names rather than a strip too wide for any page."""
     grid = failure_table(frame, rows)
     names = [" / ".join(str(v) for v in row) for row in grid.rows]
-    fig = Figure(figsize=(max(5.0, 0.9 * len(names) + 3.0), 4.2))
+    fig = Figure(figsize=(8.5, 1.4 + 0.32 * len(names)), layout="constrained")
     ax = fig.add_subplot()
-    bottoms = [0.0] * len(names)
+    lefts = [0.0] * len(names)
     for (metric,), header in zip(grid.cols, grid.headers):
-        heights = [grid.cell(row, (metric,)).mean or 0.0 for row in grid.rows]
-        ax.bar(names, heights, bottom=bottoms, label=header, color=COLORS.get(header))
-        bottoms = [b + h for b, h in zip(bottoms, heights)]
-    ax.set_ylabel("% of questions")
-    ax.set_ylim(0, 100)
+        widths = [grid.cell(row, (metric,)).mean or 0.0 for row in grid.rows]
+        ax.barh(names, widths, left=lefts, label=header, color=COLORS.get(header))
+        lefts = [left + w for left, w in zip(lefts, widths)]
+    ax.set_xlabel("% of questions")
+    ax.set_xlim(0, 100)
+    ax.invert_yaxis()  # the table's order, top to bottom
     ax.set_title("Why questions were missed")
-    ax.tick_params(axis="x", labelrotation=30)
-    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
-    fig.tight_layout()
+    fig.legend(loc="outside right upper", fontsize="small")
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "failures.png"
     fig.savefig(path, dpi=110)

@@ -28,19 +28,30 @@ MAX_QUESTIONS = 2000
 MAX_PICTURES = 30
 MAX_EVIDENCE = 20
 
+# Read at 1,280 px and in MLflow's narrower artifact pane: a table wider than the page scrolls
+# inside its own box (.scroll) with its first column held in view; captions, notes and question
+# texts wrap; a figure is shown at its own size, or shrunk to the page's width, never wider.
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1200px;padding:0 16px;color:#222}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}
-.sub,.note{color:#666}nav a{margin-right:12px}
-table{border-collapse:collapse;margin:8px 0}caption{text-align:left;color:#666;padding-bottom:4px;white-space:nowrap}
-th,td{border:1px solid #ddd;padding:3px 8px}td.num{text-align:right;font-variant-numeric:tabular-nums}
-th{background:#f4f4f4}figure{display:inline-block;margin:8px 16px 8px 0}figure img{max-width:100%}
+.sub,.note{color:#666;max-width:110ch;overflow-wrap:anywhere}nav a{margin-right:12px}
+.scroll{max-width:100%;overflow-x:auto;margin:8px 0}
+table{border-collapse:separate;border-spacing:0;margin:0}
+caption{text-align:left;color:#666;padding-bottom:4px;max-width:calc(100vw - 48px);position:sticky;left:0}
+th,td{border:1px solid #ddd;border-width:0 1px 1px 0;padding:3px 8px;white-space:nowrap}
+tr:first-child>*{border-top-width:1px}tr>:first-child{border-left-width:1px}
+td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#f4f4f4}
+tr>:first-child{position:sticky;left:0;z-index:1;white-space:normal;min-width:6em;max-width:16em}
+td.in{background:#dff3e2}td.out{background:#fbe0dc}
+figure{display:block;margin:8px 0;max-width:100%}figure img{display:block;max-width:100%;height:auto}
+figcaption{color:#666;font-size:12px}
 details{border:1px solid #e3e3e3;border-radius:4px;margin:3px 0;padding:2px 8px}
 details[open]{background:#fafafa}summary{cursor:pointer}summary code{color:#555}
 .st{display:inline-block;min-width:56px;text-align:center;border-radius:3px;font-size:12px;padding:0 4px}
 .ok{background:#d9f2dc}.fallback{background:#fdf0c8}.error{background:#f8d2d2}
 .right{color:#1a7f37}.wrong{color:#b42318}.run{color:#666;font-size:12px}
-dl{display:grid;grid-template-columns:110px 1fr;gap:2px 12px;margin:6px 0}dt{color:#666}dd{margin:0}
+dl{display:grid;grid-template-columns:110px minmax(0,1fr);gap:2px 12px;margin:6px 0}dt{color:#666}
+dd{margin:0;overflow-wrap:anywhere}summary{overflow-wrap:anywhere}
 dd ul{margin:0;padding-left:18px}.filters select{margin-right:12px}img.explain{max-width:100%;border:1px solid #ddd}
 """
 
@@ -128,7 +139,7 @@ def questions(runs: Sequence[RunQuestions], metric: str) -> str:
     if not total:
         return out[0] + '<p class="note">no per-question records (predictions.jsonl) for these runs</p></section>'
     out.append(
-        "<table><tr><th>run</th><th>questions</th><th>ok</th><th>fallback</th><th>error</th>"
+        '<div class="scroll"><table><tr><th>run</th><th>questions</th><th>ok</th><th>fallback</th><th>error</th>'
         f"<th>{esc(metric)} = 1</th><th>entities shown without a name</th></tr>"
     )
     for run in runs:
@@ -149,7 +160,7 @@ def questions(runs: Sequence[RunQuestions], metric: str) -> str:
             )
             + "</tr>"
         )
-    out.append("</table>")
+    out.append("</table></div>")
     shown = min(total, MAX_QUESTIONS)
     out.append(_filters(runs, metric, shown))
     pairs = [(i, record) for i, run in enumerate(runs) for record in run.records]
@@ -220,7 +231,7 @@ def _question(record: Record, run: RunQuestions, index: int, metric: str, severa
         f", {kg.entities} entities shown, {kg.unnamed} without a name ({kg.unnamed_share:.0%})" if kg.entities else ""
     )
     on_kg = f"; {kg.queries} KG calls{named}" if kg.queries else ""
-    rows.append(("cost", esc(f"{record.calls} LLM calls, {record.tokens} tokens, {record.latency_s:.2f} s{on_kg}")))
+    rows.append(("cost", esc(f"{record.calls:,} LLM calls, {record.tokens:,} tokens, {record.latency_s:.2f} s{on_kg}")))
     if record.trace:  # the shard that holds it, and the command that shows it in MLflow's trace view
         rows.append(("trace", _link(run.link, record.trace)))
         rows.append(("transcript", f"<code>{esc(command(run.run_id))} {esc(record.id)}</code>"))

@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence
 import polars as pl
 
 from kgx.report.html import MAX_PICTURES, RunQuestions, explanation_path
-from kgx.report.runs import ReportError, download, natural_key, run_labels
+from kgx.report.runs import ReportError, download, natural_key, run_titles
 from kgx.results.predlog import PredictionLog
 from kgx.results.record import Record
 
@@ -44,7 +44,7 @@ def from_mlflow(mlflow: Any, frame: pl.DataFrame, page_uri: Optional[str]) -> li
     URI of the folder the page is logged to, or None for a page written outside the store.
     Pictures are embedded, up to ``MAX_PICTURES`` in all; the others are linked."""
     runs, budget = [], MAX_PICTURES
-    for label, run_id in sorted(zip(run_labels(frame), frame["run_id"])):
+    for label, run_id in sorted(zip(run_titles(frame), frame["run_id"])):
         root = mlflow.get_run(run_id).info.artifact_uri
         with tempfile.TemporaryDirectory() as tmp:
             records = run_records(mlflow, run_id, tmp)

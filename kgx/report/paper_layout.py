@@ -24,9 +24,19 @@ from typing import Callable, Sequence
 from kgx.report.paper_cells import Comparison
 from kgx.report.paper_derived import rule_notes
 from kgx.report.paper_published import COST_METRICS, PER_QUESTION, RULES, PaperTable, Published
-from kgx.report.render import TextTable, decimals, escape, html_table, latex_text, markdown_text, term_text
+from kgx.report.render import (
+    TextTable,
+    decimals,
+    escape,
+    html_table,
+    latex_text,
+    markdown_text,
+    term_text,
+    wrapped,
+)
 from kgx.report.sweeps import FailedJob
 
+TEXT_WIDTH = 120  # a text table wider prints in blocks of columns; its notes wrap at it
 FORMATS = {"text": "text", "term": "text", "markdown": "md", "md": "md", "latex": "latex", "html": "html", "csv": "csv"}
 LEGEND = (
     "paper: the figure as printed. kgx: mean [95% interval] runs×questions; the interval is over seeds "
@@ -61,7 +71,7 @@ def number(value: float, metric: str, like: float, sign: str = "") -> str:
     ``like`` (kgx's mean: its interval and difference print as precisely as it does).
     ``sign="+"`` prints the sign of a positive difference too."""
     precise = metric in COST_METRICS or metric in PER_QUESTION
-    return f"{value:{sign}.{decimals(like) if precise else 1}f}"
+    return f"{value:{sign},.{decimals(like) if precise else 1}f}"
 
 
 def paper_text(p: Published) -> str:
@@ -81,10 +91,13 @@ def kgx_text(c: Comparison) -> str:
     return f"{mean}{interval} {size}" + (f" ({c.on})" if c.on else "")
 
 
+VERDICTS = {True: "in", False: "out"}  # the paper's figure inside or outside kgx's interval
+
+
 def delta_text(c: Comparison) -> str:
     if c.difference is None:
         return ""
-    verdict = {True: " in", False: " out", None: ""}[c.inside]
+    verdict = f" {VERDICTS[c.inside]}" if c.inside is not None else ""
     return number(c.difference, c.published.metric, c.mean, "+") + verdict
 
 
@@ -95,6 +108,7 @@ def text_table(table: PaperTable, comparisons: Sequence[Comparison], style: Styl
     for c in comparisons:
         rows.setdefault((c.published.group, c.published.row), {})[c.published.column] = c
     body: list[list[str]] = []
+    marks: dict[tuple[int, int], str] = {}  # the kgx and Δ cells: the paper's figure in or out of kgx's interval
     group = None
     for (heading, label), cells in rows.items():
         if heading != group and heading:
@@ -102,11 +116,15 @@ def text_table(table: PaperTable, comparisons: Sequence[Comparison], style: Styl
         group = heading
         shown = [cells.get(column) for column in columns]
         body.append([f"  {label}" if heading else label, "paper", *cell_texts(shown, paper_text, style)])
+        marks.update(
+            {(len(body), i + 2): VERDICTS[c.inside] for i, c in enumerate(shown) if c and c.inside is not None}
+        )
         body.append(["", "kgx", *cell_texts(shown, kgx_text, style)])
         if any(c and c.difference is not None for c in shown):
+            marks.update({(len(body), col): mark for (row, col), mark in marks.items() if row == len(body) - 1})
             body.append(["", "Δ", *cell_texts(shown, delta_text, style)])
     title = f"{table.name}: {table.paper}, {table.source}: {table.title}"
-    return TextTable(title, ["", "", *columns], body, 2)  # labels and header: every format escapes its own
+    return TextTable(title, ["", "", *columns], body, 2, marks)  # labels and header: every format escapes its own
 
 
 def cell_texts(shown: Sequence, text: Callable, style: Style) -> list[str]:
@@ -200,7 +218,7 @@ def render_paper(
         return latex_text(text) + latex_notes(footer)
     if fmt == "md":
         return markdown_text(text) + "\n" + "".join(f"{n}\n\n" for n in footer)
-    return term_text(text) + "\n" + "".join(f"{n}\n" for n in footer)
+    return term_text(text, TEXT_WIDTH) + "\n" + "".join(f"{wrapped(n, TEXT_WIDTH)}\n" for n in footer)
 
 
 def latex_notes(footer: Sequence[str]) -> str:

@@ -1,8 +1,11 @@
 """PNG figures of runs: accuracy against cost, and a metric against a swept parameter.
 
-One panel per dataset (different datasets have different scales). Each point is the mean over
-replicate runs (seeds) with std error bars. Figures are drawn on matplotlib's ``Figure``
-directly, not pyplot, so no display backend or global figure state is involved.
+One panel per dataset (different datasets have different scales), at most ``COLUMNS`` side by
+side and further datasets on rows below, so that a figure is about as wide as a page (1,280 px)
+whatever the number of datasets, and is read at its own size rather than shrunk. Each point is
+the mean over replicate runs (seeds) with std error bars, and is named beside it. Figures are
+drawn on matplotlib's ``Figure`` directly, not pyplot, so no display backend or global figure
+state is involved.
 """
 
 from __future__ import annotations
@@ -29,8 +32,11 @@ from kgx.report.runs import (
 from kgx.report.tables import aggregate, labels
 
 PANEL = "dataset"
+COLUMNS = 2  # panels side by side; more datasets take further rows
+PANEL_SIZE = (4.6, 3.6)  # inches
+DPI = 110  # two panels and a legend column: about 1,250 px wide
 LEGEND_ROWS = 22  # as many as fit beside a panel; more series get another legend column
-LEGEND_WIDTH = 2.5  # inches the figure widens by per legend column
+LEGEND_WIDTH = 2.2  # inches the figure widens by per legend column
 
 
 def plot_cost_accuracy(
@@ -54,15 +60,17 @@ def plot_cost_accuracy(
     style = _styles(list({_name(p, by, series) for p in means.iter_rows(named=True)}))
     for ax, (panel,) in zip(axes, labels(frame, [PANEL])):
         for point in means.filter(pl.col(param_column(PANEL)) == panel).iter_rows(named=True):
+            name = _name(point, by, series)
+            at = (point[f"{cost}:mean"], point[f"{metric}:mean"])
             ax.errorbar(
-                point[f"{cost}:mean"],
-                point[f"{metric}:mean"],
+                *at,
                 xerr=point[f"{cost}:std"],
                 yerr=point[f"{metric}:std"],
                 capsize=3,
                 linestyle="none",
-                **style[_name(point, by, series)],
+                **style[name],
             )
+            _point_label(ax, name, at)
         _axes(ax, panel, cost, metric)
     return _save(fig, out_dir / f"{metric}_vs_{cost}.png")
 
@@ -85,21 +93,23 @@ def plot_param(
     for ax, (panel,) in zip(axes, labels(frame, [PANEL])):
         points = means.filter(pl.col(param_column(PANEL)) == panel).iter_rows(named=True)
         for name, line in _lines(sorted(points, key=lambda p: position[p[param_column(param)]]), by, series).items():
-            ax.errorbar(
-                [position[p[param_column(param)]] for p in line],
-                [p[f"{metric}:mean"] for p in line],
-                yerr=[p[f"{metric}:std"] or 0.0 for p in line],
-                capsize=3,
-                **style[name],
-            )
+            xs = [position[p[param_column(param)]] for p in line]
+            ys = [p[f"{metric}:mean"] for p in line]
+            ax.errorbar(xs, ys, yerr=[p[f"{metric}:std"] or 0.0 for p in line], capsize=3, **style[name])
+            _point_label(ax, name, (xs[-1], ys[-1]))  # a line is named at its last point
         _ticks(ax, position, values)
         _axes(ax, panel, full_key(param), metric)
     return _save(fig, out_dir / f"{metric}_vs_{full_key(param)}.png")
 
 
+def _point_label(ax: Axes, name: str, at: tuple[float, float]) -> None:
+    """The series' name beside its point, small, so that the figure reads without the legend."""
+    ax.annotate(name, at, xytext=(5, 4), textcoords="offset points", fontsize=7, color="#333")
+
+
 def _styles(names: list[str]) -> dict[str, dict]:
-    """A colour and marker per series, the same in every panel, labelled once in the legend.
-    Names go in a legend rather than beside the points: points close together would overlap."""
+    """A colour and marker per series, the same in every panel, keyed once in the legend (where
+    points close together overlap their names, the legend still tells them apart)."""
     markers = "osD^vP*X"
     return {
         name: {"color": f"C{i % 10}", "marker": markers[i // 10 % len(markers)], "label": name}
@@ -141,9 +151,15 @@ def _name(point: dict, by: Sequence[str], series: Sequence[str]) -> str:
 
 
 def _panels(frame: pl.DataFrame) -> tuple[Figure, list[Axes]]:
+    """A panel per dataset, ``COLUMNS`` to a row; the grid's unused places are left blank."""
     count = len(labels(frame, [PANEL]))
-    fig = Figure(figsize=(4.5 * count + LEGEND_WIDTH, 3.6), layout="constrained")
-    return fig, list(fig.subplots(1, count, squeeze=False)[0])
+    columns, rows = min(count, COLUMNS), math.ceil(count / COLUMNS)
+    width, height = PANEL_SIZE
+    fig = Figure(figsize=(width * columns + LEGEND_WIDTH, height * rows), layout="constrained")
+    axes = list(fig.subplots(rows, columns, squeeze=False).flat)
+    for spare in axes[count:]:
+        fig.delaxes(spare)
+    return fig, axes[:count]
 
 
 def _axes(ax: Axes, title: str, x: str, y: str) -> None:
@@ -164,5 +180,5 @@ def _save(fig: Figure, path: Path) -> Path:
         fig.set_figwidth(fig.get_figwidth() + LEGEND_WIDTH * (columns - 1))
         fig.legend([handles[n] for n in names], names, loc="outside right upper", fontsize=8, ncols=columns)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=DPI)
     return path

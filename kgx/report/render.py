@@ -12,8 +12,9 @@ import csv
 import html
 import io
 import math
+import textwrap
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
 from kgx.report.tables import Cell, Grid
@@ -67,21 +68,23 @@ def decimals(x: float) -> int:
 def cell_text(cell: Cell, pm: str = "+-", missing: str = MISSING_TEXT) -> str:
     if cell.mean is None:
         return missing
-    d = decimals(cell.mean)  # the std is printed to the mean's precision
+    d = decimals(cell.mean)  # the std is printed to the mean's precision; thousands grouped
     if cell.std is None:
-        return f"{cell.mean:.{d}f} (n={cell.n})"
-    return f"{cell.mean:.{d}f} {pm} {cell.std:.{d}f} (n={cell.n})"
+        return f"{cell.mean:,.{d}f} (n={cell.n})"
+    return f"{cell.mean:,.{d}f} {pm} {cell.std:,.{d}f} (n={cell.n})"
 
 
 @dataclass(frozen=True)
 class TextTable:
     """A table in words: a title, the header, the body's rows, and how many leading columns are
-    labels (left-aligned, escaped in LaTeX, ``<th>`` in HTML); the other cells are printed as they are."""
+    labels (left-aligned, escaped in LaTeX, ``<th>`` in HTML); the other cells are printed as they
+    are. ``marks`` (row, column) -> a word HTML colours the cell by (a paper's ``in``/``out``)."""
 
     title: str
     header: list[str]
     body: list[list[str]]
     labels: int
+    marks: dict[tuple[int, int], str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,16 +110,45 @@ def term(grid: Grid) -> str:
     return term_text(as_text(grid, cell_text))
 
 
-def term_text(table: TextTable) -> str:
+def term_text(table: TextTable, width: Optional[int] = None) -> str:
+    """Aligned columns. Given a ``width``, a table wider than that prints in blocks of columns
+    that fit, one under the other, each with the label columns again (a paper's twelve
+    backbone x dataset columns read in a terminal without wrapping every line)."""
     header, body = table.header, table.body
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+    labels = list(range(table.labels))
+    blocks = _blocks(widths, table.labels, width) if width else [list(range(table.labels, len(header)))]
 
-    def line(cells: list[str]) -> str:
+    def line(cells: list[str], shown: list[int]) -> str:
         return "  ".join(
-            c.ljust(w) if i < table.labels else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+            cells[i].ljust(widths[i]) if i < table.labels else cells[i].rjust(widths[i]) for i in shown
         ).rstrip()
 
-    return "\n".join([table.title, line(header), "  ".join("-" * w for w in widths), *map(line, body)]) + "\n"
+    parts = [table.title]
+    for block in blocks:
+        shown = labels + block
+        parts += [line(header, shown), "  ".join("-" * widths[i] for i in shown), *(line(r, shown) for r in body)]
+        parts.append("") if block is not blocks[-1] else None
+    return "\n".join(parts) + "\n"
+
+
+def _blocks(widths: list[int], labels: int, width: int) -> list[list[int]]:
+    """The value columns in runs that fit ``width`` beside the label columns (at least one each)."""
+    room = width - sum(w + 2 for w in widths[:labels])
+    blocks: list[list[int]] = [[]]
+    used = 0
+    for i in range(labels, len(widths)):
+        if blocks[-1] and used + widths[i] + 2 > room:
+            blocks.append([])
+            used = 0
+        blocks[-1].append(i)
+        used += widths[i] + 2
+    return blocks
+
+
+def wrapped(text: str, width: int) -> str:
+    """A note as lines of at most ``width`` characters, the lines after the first indented."""
+    return textwrap.fill(text, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
 
 
 def markdown(grid: Grid) -> str:
@@ -188,20 +220,25 @@ def _blank(values: tuple) -> list:
 
 
 def html_table(table: Union[Grid, TextTable]) -> str:
-    """A ``<table>`` with the title as its caption; every label and cell is escaped."""
+    """A ``<table>`` with the title as its caption, in a box of its own that scrolls sideways
+    when the table is wider than the page (the label columns stay in view: kgx.report.html's
+    style); every label and cell is escaped, a marked cell carries its mark as a class."""
     if isinstance(table, Grid):
         table = as_text(table, lambda c: cell_text(c, "±"))
-    rows = ["<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in table.header) + "</tr>"]
+    rows = ["<tr>" + "".join(f'<th scope="col">{html.escape(c)}</th>' for c in table.header) + "</tr>"]
     rows += [
         "<tr>"
         + "".join(
-            f"<th>{html.escape(c)}</th>" if i < table.labels else f'<td class="num">{html.escape(c)}</td>'
+            f'<th scope="row">{html.escape(c)}</th>'
+            if i < table.labels
+            else f'<td class="{" ".join(["num", *filter(None, [table.marks.get((r, i))])])}">{html.escape(c)}</td>'
             for i, c in enumerate(row)
         )
         + "</tr>"
-        for row in table.body
+        for r, row in enumerate(table.body)
     ]
-    return f"<table><caption>{html.escape(table.title.replace('+-', '±'))}</caption>{''.join(rows)}</table>\n"
+    caption = html.escape(table.title.replace("+-", "±"))
+    return f'<div class="scroll"><table><caption>{caption}</caption>{"".join(rows)}</table></div>\n'
 
 
 FORMATS: dict[str, Callable[[Grid], str]] = {

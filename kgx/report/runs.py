@@ -181,11 +181,37 @@ def numeric(values: Sequence[Optional[str]]) -> bool:
 
 def run_labels(frame: pl.DataFrame, most: int = 3) -> list[str]:
     """A name per run (row) of ``frame`` that tells them apart: the method, then the keys whose
-    values differ among the runs, e.g. ``lmp (method.depth=2)``. A method's own knob counts
-    only where it differs between runs of that method (io has no depth to compare with tog's);
-    of a group that differs as a whole (``llm.*``) only its ``.name`` is shown; execution
-    settings other than the seed are left out. Runs that differ in nothing shown get their run
-    id's first 8 characters."""
+    values differ among the runs, e.g. ``lmp (method.depth=2)``. Runs that differ in nothing
+    shown get their run id's first 8 characters."""
+    method = param_column("method")
+    names = [
+        f"{row.get(method) or 'run'}" + _knobs(row, [k for k in _differing(frame) if k != full_key("method")], most)
+        for row in frame.iter_rows(named=True)
+    ]
+    return _apart(names, frame)
+
+
+# What a run is, in the words of its question labels: its method, backbone and KG.
+TITLE_KEYS = ("method.name", "llm.name", "kg.name")
+PROVENANCE_GROUP = "settings."  # where a run's settings came from, not what it computes
+
+
+def run_titles(frame: pl.DataFrame, most: int = 3) -> list[str]:
+    """A run's method, backbone and KG, then what else tells it apart from the other runs in
+    short keys, e.g. ``lmp · gpt4 · freebase (depth=4, width=5)`` (an HTML page's question labels)."""
+    differing = [k for k in _differing(frame) if k not in TITLE_KEYS and not k.startswith(PROVENANCE_GROUP)]
+    names = [
+        " · ".join(str(row.get(f"params.{k}") or "-") for k in TITLE_KEYS) + _knobs(row, differing, most, short=True)
+        for row in frame.iter_rows(named=True)
+    ]
+    return _apart(names, frame)
+
+
+def _differing(frame: pl.DataFrame) -> list[str]:
+    """The config keys whose values differ among the runs. A method's own knob counts only where
+    it differs between runs of that method (io has no depth to compare with tog's); of a group
+    that differs as a whole (``llm.*``) only its ``.name`` counts; execution settings other than
+    the seed are left out."""
     method = param_column("method")
     if method not in frame.columns:
         frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias(method))
@@ -198,14 +224,29 @@ def run_labels(frame: pl.DataFrame, most: int = 3) -> list[str]:
         if (spread[c].max() if c.startswith(method_group) else frame[c].n_unique()) > 1
     ]
     named = {k.rsplit(".", 1)[0] for k in differing if k.endswith(".name")}
-    differing = [k for k in differing if k.endswith(".name") or k.rsplit(".", 1)[0] not in named]
-    names = []
-    for row in frame.iter_rows(named=True):
-        parts = [f"{k}={row[f'params.{k}']}" for k in differing if row[f"params.{k}"] is not None]
-        parts = parts[:most] + ([f"+{len(parts) - most} more"] if len(parts) > most else [])
-        names.append(f"{row[method] or 'run'}" + (f" ({', '.join(parts)})" if parts else ""))
+    return [k for k in differing if k.endswith(".name") or k.rsplit(".", 1)[0] not in named]
+
+
+def _knobs(row: dict, keys: Sequence[str], most: int, short: bool = False) -> str:
+    """`` (method.depth=2, +1 more)``: the run's values of ``keys``, at most ``most`` of them;
+    ``short``: keys as a reader says them (``depth``, ``dataset``, ``seed``)."""
+    parts = [f"{_short(k) if short else k}={row[f'params.{k}']}" for k in keys if row[f"params.{k}"] is not None]
+    parts = parts[:most] + ([f"+{len(parts) - most} more"] if len(parts) > most else [])
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _short(key: str) -> str:
+    named = {full: short for short, full in SHORT_KEYS.items()}
+    if key in named:
+        return named[key]
+    group, _, rest = key.partition(".")
+    return rest if group == "method" else key
+
+
+def _apart(names: list[str], frame: pl.DataFrame) -> list[str]:
+    """Names that are still alike get their run id's first 8 characters."""
     if len(set(names)) < len(names):
-        names = [f"{n} [{run_id[:8]}]" for n, run_id in zip(names, frame["run_id"])]
+        return [f"{n} [{run_id[:8]}]" for n, run_id in zip(names, frame["run_id"])]
     return names
 
 

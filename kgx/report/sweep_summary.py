@@ -30,7 +30,7 @@ from kgx.report.runs import (
     numeric,
     param_column,
     resolve_parent,
-    run_labels,
+    run_titles,
     separating_keys,
 )
 from kgx.report.tables import Grid, cost_table, metric_table
@@ -190,7 +190,7 @@ def log_run_report(run_id: str, uri: str, out_dir: Path, records: Sequence[Recor
     folder; logged while the run is open, after its metrics. A single run has no figure (one
     point says nothing), so the page costs no plotting: it is cheap for a long run."""
     frame = load_run(run_id, uri)
-    (label,) = run_labels(frame)
+    (label,) = run_titles(frame)
     text = page(
         f"run {frame['run_name'][0]}",
         f"{label}, run id {run_id}, {count(len(records), 'question')}",

@@ -163,6 +163,8 @@ def validate_jobs(config: DictConfig) -> int:
         problems = sweep_preflight.check(specs)
         if problems:
             raise SystemExit(sweep_preflight.message(problems, len(jobs)))
+    if expected := sweep_preflight.local_time(specs):
+        print(expected, file=sys.stderr)
     return len(jobs)
 
 

@@ -11,6 +11,10 @@ the parent run exists, every job's needs are checked once per distinct need:
   hold the topic entities of its dataset's questions (the job's own check, kgx.run.preflight).
 
 ``python -m kgx -m ... --no-preflight`` skips it (each job still checks its own needs as it starts).
+
+A sweep whose jobs run the local CPU model says before it starts how long it expects to take: the
+questions of every such job at the seconds a question takes there (:func:`local_time`), so that
+six jobs of sixteen questions do not run for half an hour unannounced.
 """
 
 from __future__ import annotations
@@ -30,6 +34,11 @@ from kgx.run.spec import RunSpec
 
 SKIP_ENV = "KGX_NO_PREFLIGHT"  # set by ``--no-preflight`` (kgx.__main__)
 SHOWN = 3  # jobs named per problem
+# The local CPU model (SmolLM2-135M, llama.cpp on 2 cores): the main job (LMP, 16 demo questions, about
+# 6 LLM calls a question) measured 16 s a question, so about 2.7 s a call.
+LOCAL_SECONDS_PER_QUESTION = 16.0
+LOCAL_SECONDS_PER_CALL = 2.7
+LOCAL_ANNOUNCED = 60.0  # seconds: a sweep expected to take longer on the local model says so first
 
 
 @dataclass
@@ -143,3 +152,44 @@ def message(problems: list[Problem], jobs: int) -> str:
         f"no job was launched:\n{lines}\n"
         f"  (--no-preflight skips these checks; each job then stops on its own)"
     )
+
+
+def local_time(specs: Iterable[tuple[str, RunSpec]]) -> str:
+    """How long the jobs that run the local model are expected to take, in one line; "" when
+    none does, or they take less than ``LOCAL_ANNOUNCED``. A question takes the method's call
+    bound (kgx.methods.call_bound) in calls where it has one, else what LMP's took."""
+    from kgx.llm.providers import LOCAL
+    from kgx.methods import call_bound
+
+    local = [
+        (job, spec)
+        for job, spec in specs
+        if any(cfg.model.startswith(f"{LOCAL}/") for cfg in (spec.llm, *spec.stages.values()))
+    ]
+    questions = seconds = 0.0
+    for _, spec in local:
+        count = _questions(spec.dataset)
+        bound = call_bound(spec.method)
+        questions += count
+        seconds += count * (bound * LOCAL_SECONDS_PER_CALL if bound else LOCAL_SECONDS_PER_QUESTION)
+    if seconds < LOCAL_ANNOUNCED:
+        return ""
+    return (
+        f"kgx: {len(local)} job{'s' * (len(local) != 1)} of this sweep run the local CPU model on {questions:,.0f} "
+        f"questions in all: expect about {seconds / 60:,.0f} min, one job after another "
+        f"(~{LOCAL_SECONDS_PER_QUESTION:g} s a question as LMP's main job took on 2 cores; "
+        f"~{LOCAL_SECONDS_PER_CALL:g} s a call for a method with a "
+        "call bound). python -m kgx.estimate measures it on a pilot; llm=scripted runs in seconds"
+    )
+
+
+def _questions(dataset: DatasetConfig) -> int:
+    """How many questions a job answers (its ids, sample and limit applied); 0 for a file that
+    cannot be read, which :func:`check` reports."""
+    from kgx import datasets
+    from kgx.datasets import DataError
+
+    try:
+        return len(datasets.load(dataset))
+    except DataError:
+        return 0

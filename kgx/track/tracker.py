@@ -22,6 +22,7 @@ from kgx.core.config import RunConfig
 from kgx.core.faults import Failure, describe
 from kgx.core.locks import waiting
 from kgx.core.masking import masked_url
+from kgx.core.numbers import readable
 from kgx.track.remote import bound_retries, reaching
 
 MLRUNS = "mlruns"
@@ -105,10 +106,11 @@ def run_params(resolved: dict[str, Any]) -> dict[str, str]:
 
 
 def shown(name: str, value: float) -> str:
-    """A figure as kgx prints it: one decimal for a percentage, three significant digits else."""
+    """A figure as kgx prints it: one decimal for a percentage, else three significant digits or
+    the whole number with its thousands grouped (kgx.core.numbers)."""
     if math.isnan(value):
         return "n/a"
-    return f"{value:.1f}" if name in PERCENT else f"{value:.3g}"
+    return f"{value:.1f}" if name in PERCENT else readable(value)
 
 
 def dashboard_view() -> dict[str, Any]:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kgx.core.config import ConfigError
 from kgx.core.types import Question
@@ -27,6 +29,13 @@ MIN_PILOT = 25  # the default pilot's least size: Cochran's rule at skewness 1 (
 DEFAULT_PILOT = (
     f"one of every kind, two of each where that is at most half the job, at least {MIN_PILOT}, at most the job"
 )
+
+
+def kind_key(metas: Sequence[Mapping[str, Any]]) -> str:
+    """The first of KINDS that every question's meta carries with more than one value among them,
+    else "" (the questions are of one kind): what a pilot stratifies by, and what a sweep's figure
+    of accuracy by kind splits by (kgx.report.figures)."""
+    return next((k for k in KINDS if all(k in m for m in metas) and len({str(m[k]) for m in metas}) > 1), "")
 
 
 @dataclass(frozen=True)
@@ -42,14 +51,7 @@ class Strata:
         """Strata by meta ``key``; "auto": the first of KINDS that every question carries with
         more than one value among them, else one stratum; "none": one stratum."""
         if key == "auto":
-            key = next(
-                (
-                    k
-                    for k in KINDS
-                    if all(k in q.meta for q in questions) and len({str(q.meta[k]) for q in questions}) > 1
-                ),
-                "none",
-            )
+            key = kind_key([q.meta for q in questions]) or "none"
         if key == "none":
             return cls("", {q.id: "" for q in questions})
         lacking = [q.id for q in questions if key not in q.meta]

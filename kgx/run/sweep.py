@@ -308,6 +308,7 @@ class SweepTracking(Callback):
             ReportError,
             log_summary,
         )
+        from kgx.report.figures import log_figures
 
         tracker = _tracker(config)
         reused = f"{REUSED_TAG}{self.parent_id}"
@@ -330,6 +331,10 @@ class SweepTracking(Callback):
         except ReportError as exc:  # no finished child: nothing to tabulate
             summary = []
             tracker.client.set_tag(self.parent_id, "report", str(exc)[:5000])
+        try:
+            summary += log_figures(self.parent_id, tracker.uri)
+        except ReportError as exc:
+            tracker.client.set_tag(self.parent_id, "figures", str(exc)[:5000])
         table = log_table(tracker, self.parent_id, done, self.varying)
         tracker.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
         BEATING.close()

@@ -42,7 +42,7 @@ def execute(
     (``run.force`` overrides). ``parent_id`` makes the MLflow run a child of a sweep's run.
     One invocation per config at a time: a second one is refused (locks.Busy), naming the first."""
     from kgx.track import claims
-    from kgx.track.tracker import PARENT_TAG, Tracker, git_commit, run_params
+    from kgx.track.tracker import JOB_TAG, PARENT_TAG, Tracker, git_commit, run_params, run_title
 
     # Everything that can fail on bad input fails here, before any question runs, and before
     # litellm is imported (seconds of it): bad input is told at once.
@@ -73,9 +73,9 @@ def execute(
             "git_commit": git_commit(Path(__file__).parent),
             "config_hash": folder.digest,
             "output_dir": str(folder.path.resolve()),  # where its answers are, from any directory
-            **({PARENT_TAG: parent_id} if parent_id else {}),
+            **({PARENT_TAG: parent_id, JOB_TAG: run_name or "job"} if parent_id else {}),
         }
-        name = run_name or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"
+        name = run_title([spec.method.name, spec.dataset.name, spec.llm.name, spec.kg.name], run_name or "")
         done = folder.claim(tracker, name, run_params(spec.resolved()), tags, run_name or "", parent_id)
         if done is not None:
             return done

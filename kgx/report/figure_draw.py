@@ -86,14 +86,15 @@ def kind_figure(grids: dict[str, Grid], stem: Path, metric: str) -> list[Path]:
 
 def paper_figure(cells: Sequence[Cell], stem: Path, table: str) -> list[Path]:
     """kgx's figure per cell with its 95% interval, the published figure beside it: a dot per
-    cell, green when the published figure is inside the interval, orange when outside."""
+    cell, green when the published figure is inside the interval, orange when outside, blue when
+    they are not compared (kgx's questions stand in for the paper's, or kgx has no interval)."""
     fig = Figure(figsize=(WIDTH, 1.4 + CELL_HEIGHT * len(cells)), layout="constrained")
     ax = fig.subplots()
     tips = {}
     for y, cell in enumerate(cells):
         shade = {True: "tab:green", False: "tab:orange"}.get(cell.inside, "tab:blue")
         low, high = cell.low if cell.low is not None else cell.mean, cell.high if cell.high is not None else cell.mean
-        (dot, *_), *_ = ax.errorbar(
+        dot, *_ = ax.errorbar(
             [cell.mean], [y], xerr=[[cell.mean - low], [high - cell.mean]], fmt="o", color=shade, capsize=3
         )
         dot.set_gid(f"c{y}")
@@ -102,6 +103,8 @@ def paper_figure(cells: Sequence[Cell], stem: Path, table: str) -> list[Path]:
     ax.scatter([], [], marker="x", color="black", label="published")
     ax.errorbar([], [], xerr=[], fmt="o", color="tab:green", label="kgx, 95% interval: published inside")
     ax.errorbar([], [], xerr=[], fmt="o", color="tab:orange", label="kgx: published outside")
+    if any(c.inside is None for c in cells):
+        ax.errorbar([], [], xerr=[], fmt="o", color="tab:blue", label="kgx: other questions, or no interval")
     ax.set_yticks(range(len(cells)), [c.label for c in cells], fontsize=8)
     ax.invert_yaxis()
     titled(ax, f"{table}: kgx against the published figures", "figure (%)", "")

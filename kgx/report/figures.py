@@ -14,6 +14,7 @@ method and backbone, and by whatever else separates it from its neighbours (``de
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import tempfile
@@ -93,15 +94,18 @@ def point_label(row: dict, keys: Sequence[str]) -> str:
 
 
 def with_front(points: Sequence[Point]) -> list[Point]:
-    """The points, those on their panel's Pareto front marked: no other point of the panel is at
-    most as costly and more accurate (of equal points, one is on the front)."""
-    marked = []
+    """The points in their order, those on their panel's Pareto front marked: no other point of
+    the panel is at most as costly and more accurate (of equal points, one is on the front)."""
+    front: set[int] = set()
     for panel in dict.fromkeys(p.panel for p in points):
         best = -math.inf
-        for p in sorted((p for p in points if p.panel == panel), key=lambda p: (p.x, -p.y)):
-            marked.append(Point(p.panel, p.label, p.x, p.y, p.runs, front=p.y > best))
+        for i, p in sorted(
+            ((i, p) for i, p in enumerate(points) if p.panel == panel), key=lambda ip: (ip[1].x, -ip[1].y)
+        ):
+            if p.y > best:
+                front.add(i)
             best = max(best, p.y)
-    return marked
+    return [dataclasses.replace(p, front=i in front) for i, p in enumerate(points)]
 
 
 def cost_points(frame: pl.DataFrame, metric: str, cost: str) -> list[Point]:

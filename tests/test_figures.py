@@ -1,4 +1,4 @@
-"""The data of a sweep's figures (kgx.report.figures), value by value, and their drawing's size and labels."""
+"""The data of a sweep's figures (kgx.report.figure_points), value by value, and their drawing's size and labels."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from kgx.estimate.strata import kind_key
-from kgx.report.figures import (
+from kgx.datasets.kinds import kind_key
+from kgx.report.figure_points import (
     Point,
     cost_points,
     label_text,
@@ -138,7 +138,7 @@ def test_a_figure_is_ten_inches_wide_with_every_point_named_on_hover(tmp_path):
 
 def test_the_paper_figure_has_a_line_per_cell_and_names_both_figures(tmp_path):
     from kgx.report.figure_draw import paper_figure
-    from kgx.report.figures import Cell
+    from kgx.report.figure_points import Cell
 
     cells = [Cell(f"row {i} · CWQ", 50.0 + i, 45.0 + i, 55.0 + i, 52.0, True) for i in range(10)]
     png, html = paper_figure(cells, tmp_path / "lmp_table1_vs_published", "lmp_table1")

@@ -17,25 +17,16 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from kgx.core.config import ConfigError
 from kgx.core.types import Question
+from kgx.datasets.kinds import kind_key
 
-KINDS = ("qtype", "compositionality_type", "level", "hops")  # meta keys that say a question's kind
 MIN_PILOT = 25  # the default pilot's least size: Cochran's rule at skewness 1 (module docstring)
 DEFAULT_PILOT = (
     f"one of every kind, two of each where that is at most half the job, at least {MIN_PILOT}, at most the job"
 )
-
-
-def kind_key(metas: Sequence[Mapping[str, Any]]) -> str:
-    """The first of KINDS that every question's meta carries with more than one value among them,
-    else "" (the questions are of one kind): what a pilot stratifies by, and what a sweep's figure
-    of accuracy by kind splits by (kgx.report.figures)."""
-    return next((k for k in KINDS if all(k in m for m in metas) and len({str(m[k]) for m in metas}) > 1), "")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from pathlib import Path
 from kgx.report.commands import KEYS_HELP, deliver, keys, output_arguments, report_command
 from kgx.report.compare import compare_labels, compare_runs, describe
 from kgx.report.failure_table import failure_table, listing, plot_failures
-from kgx.report.figures import figures_of
 from kgx.report.paper_layout import FORMATS as PAPER_FORMATS
 from kgx.report.paper_published import TABLES, load_published
 from kgx.report.paper_released import RELEASED, score_all
@@ -19,6 +18,7 @@ from kgx.report.plots import plot_cost_accuracy, plot_param
 from kgx.report.questions import DATASET_FIELDS, RECORD_FIELDS, QuestionFields, breakdown_table
 from kgx.report.render import render
 from kgx.report.runs import ReportError, client, load_runs
+from kgx.report.sweep_figures import figures_of
 from kgx.report.sweep_summary import html_report
 from kgx.report.sweeps import choose
 from kgx.report.tables import cost_table, metric_table

@@ -1,4 +1,4 @@
-"""The drawing of a sweep's figures (kgx.report.figures computes what they show).
+"""The drawing of a sweep's figures (kgx.report.figure_points computes what they show).
 
 Readable at the size MLflow's artifact pane and a browser show them: 10 inches wide at 100 dpi
 (1,000 px), panels wrapped two to a row rather than strung out in one strip, every point labelled
@@ -18,7 +18,7 @@ from pathlib import Path
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from kgx.report.figures import Cell, Point, label_text
+from kgx.report.figure_points import Cell, Point, label_text
 from kgx.report.runs import natural_key
 from kgx.report.tables import Grid
 

@@ -28,7 +28,7 @@ from kgx.results.figures import summarize
 from kgx.results.record import Record
 from kgx.run import preflight
 from kgx.run.answering import llm_client, make_reacher, pool, traced_ids
-from kgx.run.lifecycle import Outcome, Plan, RunFolder
+from kgx.run.lifecycle import METRICS_FILE, Outcome, Plan, RunFolder
 from kgx.run.loop import LoopResult, Progress, answer_all
 from kgx.run.processes import warm
 from kgx.run.spec import RunSpec
@@ -110,6 +110,8 @@ def execute(
             outcome = conclude(questions, plan, loop, folder.path, run_id, client.invocation)
             if loop.disk_full is not None:
                 stop_on_full_disk(tracker, outcome, loop.disk_full)
+            # Exact, beside the answers: MLflow gets them rounded for display (Tracker.log_metrics).
+            (folder.path / METRICS_FILE).write_text(json.dumps(outcome.summary, indent=2))
             tracker.log_metrics(outcome.summary)
             tracker.log_outcome(outcome.status, outcome.failures, loop.tripped, outcome.not_started)
             _log_artifacts(tracker, folder.path, outcome.records)
@@ -198,7 +200,7 @@ def _log_artifacts(tracker: Any, out_dir: Path, records: list[Record]) -> None:
         # Every row decides the columns' types: a column empty in the first 100 rows (left_at, when the
         # first question the method loses comes later) would be typed Null and fail at the first value.
         pl.DataFrame(flat, infer_schema_length=None).write_parquet(out_dir / "predictions.parquet")
-    for name in ("config.json", "predictions.jsonl", "predictions.parquet"):
+    for name in ("config.json", METRICS_FILE, "predictions.jsonl", "predictions.parquet"):
         tracker.log_artifact(out_dir / name)
     if (out_dir / "traces").is_dir() and any(r.trace for r in records):  # run.traces=off: none written
         tracker.log_artifact(out_dir / "traces", "traces")

@@ -232,7 +232,7 @@ class SweepTracking(Callback):
             ReportError,
             log_summary,
         )
-        from kgx.report.figures import log_figures
+        from kgx.report.sweep_figures import log_figures
 
         tracker = _tracker(config)
         reused = f"{REUSED_TAG}{self.parent_id}"

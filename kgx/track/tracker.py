@@ -132,7 +132,7 @@ def job_of(run: Any) -> str:
 def rounded(name: str, value: float) -> float:
     """A figure as MLflow shows it: a percentage to two decimals, a count as it is, another figure
     to four significant digits (tokens per question to one decimal). Unrounded, the runs table
-    prints ``90.4766305``; the run's artifact ``metrics.json`` keeps the exact figures."""
+    prints ``90.4766305``; the run's ``metrics.json`` (its folder and artifacts) keeps them exact."""
     if math.isnan(value) or float(value).is_integer():
         return value
     if name in PERCENT:
@@ -301,14 +301,13 @@ class Tracker:
         return run_id
 
     def log_metrics(self, metrics: dict[str, float]) -> None:
-        """Rounded for display (:func:`rounded`), exact in artifact ``metrics.json``; NaN is logged
+        """Rounded for display (:func:`rounded`: the run's ``metrics.json`` has them exact); NaN is logged
         as NaN (an unknown cost stays unknown) and named in a tag."""
         from mlflow.entities import Metric
 
         now = int(time.time() * 1000)
         shown = [Metric(k, rounded(k, float(v)), now, 0) for k, v in metrics.items()]
         self.client.log_batch(self.run_id, metrics=shown)
-        self.client.log_dict(self.run_id, {k: float(v) for k, v in metrics.items()}, "metrics.json")
         unknown = [k for k, v in metrics.items() if math.isnan(v)]
         self.client.set_tag(self.run_id, "unknown_metrics", ",".join(unknown) or "none")
 

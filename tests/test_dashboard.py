@@ -36,8 +36,10 @@ def chromium() -> str:
     pytest.skip(message)
 
 
-def render(browser: str, url: str) -> str:
-    """The page's DOM once its scripts ran; wide, so that the grid renders every column."""
+def render(browser: str, url: str, screenshot: Path | None = None) -> str:
+    """The page's DOM once its scripts ran; wide, so that the grid renders every column. With
+    ``screenshot``, a picture of the page there instead (and no DOM)."""
+    shot = [f"--screenshot={screenshot}"] if screenshot else ["--dump-dom"]
     done = subprocess.run(
         [
             browser,
@@ -46,7 +48,7 @@ def render(browser: str, url: str) -> str:
             "--disable-gpu",
             "--window-size=2400,1400",
             "--virtual-time-budget=15000",
-            "--dump-dom",
+            *shot,
             url,
         ],
         capture_output=True,
@@ -57,26 +59,15 @@ def render(browser: str, url: str) -> str:
     return done.stdout
 
 
-@pytest.fixture
-def dashboard(tmp_path: Path):
-    """A sweep's store and ``kgx.ui`` serving it; yields the printed dashboard URL. The server's
+def serve(store: Path):
+    """``kgx.ui`` serving the store of ``store``; yields the printed dashboard URL. The server's
     whole process group is stopped afterwards."""
-    done = kgx_main(
-        tmp_path,
-        "-m",
-        "method=io,cot",
-        "llm=scripted",
-        "kg=demo",
-        "dataset.limit=2",
-        "run.progress=false",
-    )
-    assert done.returncode == 0, done.stderr
     port = free_port()
-    log = tmp_path / "ui.log"
+    log = store / "ui.log"
     with log.open("w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "kgx.ui", "--port", str(port)],
-            cwd=tmp_path,
+            cwd=store,
             env=kgx_env(),
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -88,9 +79,26 @@ def dashboard(tmp_path: Path):
         while not (printed := re.search(r"^dashboard: (\S+)$", log.read_text(), re.M)) and time.time() < deadline:
             time.sleep(0.2)
         assert printed, log.read_text()
-        yield tmp_path, printed.group(1)
+        yield printed.group(1)
     finally:
         stop_group(proc)
+
+
+@pytest.fixture
+def dashboard(tmp_path: Path):
+    """A sweep's store and ``kgx.ui`` serving it; yields the store and the dashboard URL."""
+    done = kgx_main(
+        tmp_path,
+        "-m",
+        "method=io,cot",
+        "llm=scripted",
+        "kg=demo",
+        "dataset.limit=2",
+        "run.progress=false",
+    )
+    assert done.returncode == 0, done.stderr
+    for url in serve(tmp_path):
+        yield tmp_path, url
 
 
 def test_the_dashboard_opens_on_the_comparison_and_lists_the_traces(dashboard):
@@ -109,12 +117,14 @@ def test_the_dashboard_opens_on_the_comparison_and_lists_the_traces(dashboard):
     for name in HEADERS:
         assert f'col-id="metrics.`{name}`"' in page, name
     assert 'col-id="params.`method.name`"' in page
-    names = set(re.findall(r">(method=(?:io|cot))<", page))
-    assert names == {"method=io", "method=cot"}  # the children, under their expanded parent
+    names = set(re.findall(r">((?:io|cot) · demo · scripted · demo)<", page))
+    assert names == {"io · demo · scripted · demo", "cot · demo · scripted · demo"}  # under their expanded parent
     assert re.search(r">method [0-9a-f]{6}<", page)  # the parent, named by what its ad-hoc multirun swept
 
     child = next(
-        r for r in MlflowClient(uri).search_runs([experiment.experiment_id]) if r.info.run_name == "method=cot"
+        r
+        for r in MlflowClient(uri).search_runs([experiment.experiment_id])
+        if r.info.run_name == "cot · demo · scripted · demo"
     )
     mlflow.set_tracking_uri(uri)  # also sets $MLFLOW_TRACKING_URI for the rest of the process: unset below
     try:
@@ -131,3 +141,49 @@ def test_the_dashboard_opens_on_the_comparison_and_lists_the_traces(dashboard):
     )
     assert "What is the capital of Australia?" in listing  # the traces table lists the questions
     assert traces[0].info.tags["mlflow.traceName"] in listing  # and the selected trace is named by its id
+
+
+def test_a_sweep_opens_on_its_comparison_with_its_figures_on_the_parent(tmp_path):
+    """A 2-method x 2-dataset sweep: its runs named by what they ran with the KG and the seed in
+    columns, the chart view without empty sections, and the sweep's figures on its parent."""
+    browser = chromium()
+    if not os.environ.get("KGX_DATA_DIR"):
+        pytest.skip("KGX_DATA_DIR is unset: MetaQA is shared data")
+    done = kgx_main(
+        tmp_path,
+        "-m",
+        "method=io,tog",
+        "dataset=metaqa_1hop,metaqa_2hop",
+        "kg=metaqa",
+        "llm=scripted",
+        "dataset.limit=5",
+        "run.progress=false",
+    )
+    assert done.returncode == 0, done.stderr
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("kgx")
+    [parent] = [r for r in client.search_runs([experiment.experiment_id]) if r.data.tags.get("sweep")]
+    figures = {a.path for a in client.list_artifacts(parent.info.run_id, "figures")}
+    for name in ("hits1_vs_llm_calls_per_q", "hits1_vs_total_tokens_per_q", "hits1_by_kind"):
+        assert {f"figures/{name}.png", f"figures/{name}.html"} <= figures, figures
+    assert "figures/hits1_vs_cost_usd.png" not in figures  # the scripted backbone costs nothing: no dollar figure
+    for url in serve(tmp_path):
+        page = render(browser, url)
+        for dataset in ("metaqa_1hop", "metaqa_2hop"):
+            for method in ("io", "tog"):
+                assert f">{method} · {dataset} · scripted · metaqa<" in page, (method, dataset)
+        assert 'col-id="params.`kg.name`"' in page and 'col-id="params.`run.seed`"' in page
+        shot = tmp_path / "dashboard.png"
+        render(browser, url, shot)
+        assert shot.stat().st_size > 20_000  # a rendered page, not a blank one
+        charts = render(browser, url.replace("/runs?", "/runs?compareRunsMode=CHART&"))
+        # One section of the four comparison charts, and no section of charts without data.
+        assert re.search(r">Comparison</div><div[^>]*>\(4\)</div>", charts)
+        assert "No charts in this section" not in charts
+        render(browser, url.replace("/runs?", "/runs?compareRunsMode=CHART&"), tmp_path / "charts.png")
+        base = url.split("/#/")[0]
+        artifact = f"{base}/#/experiments/{experiment.experiment_id}/runs/{parent.info.run_id}/artifacts"
+        render(browser, f"{artifact}/figures/hits1_vs_total_tokens_per_q.png", tmp_path / "figure.png")
+        assert (tmp_path / "figure.png").stat().st_size > 20_000

@@ -176,5 +176,8 @@ def test_a_run_left_running_by_a_killed_process_is_marked_killed_by_the_next_com
     assert left.info.status == "RUNNING"  # kill -9: nothing ended it
     result = kgx_main(in_tmp, "method=io", "llm=scripted", "dataset.limit=1", "run.progress=false")
     assert result.returncode == 0
-    assert f"mlflow run {left.info.run_id} (tog-demo-scripted) was left RUNNING by pid {proc.pid}" in result.stderr
+    assert (
+        f"mlflow run {left.info.run_id} (tog · demo · scripted · demo) was left RUNNING by pid {proc.pid}"
+        in result.stderr
+    )
     assert client.get_run(left.info.run_id).info.status == "KILLED"

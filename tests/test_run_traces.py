@@ -19,7 +19,7 @@ def artifacts(tmp: Path, run_id: str) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
 
-RUN_FILES = ["config.json", "predictions.jsonl", "predictions.parquet", "report/index.html"]
+RUN_FILES = ["config.json", "metrics.json", "predictions.jsonl", "predictions.parquet", "report/index.html"]
 
 
 def test_traces_off_writes_and_logs_no_file_per_question(run, in_tmp):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -33,6 +34,12 @@ def runs(cwd: Path):
     return client.search_runs([experiment.experiment_id], max_results=1000)
 
 
+def sweep_table(cwd: Path, parent_id: str) -> dict:
+    """The sweep's figures per configuration, as its parent run holds them."""
+    client = MlflowClient(f"sqlite:///{cwd / 'mlruns' / 'mlflow.db'}")
+    return json.loads(Path(client.download_artifacts(parent_id, "sweep_table.json", str(cwd))).read_text())
+
+
 @pytest.mark.slow
 def test_parallel_sweep_has_one_parent_and_reruns_nothing(tmp_path):
     (tmp_path / "sweeps").mkdir()
@@ -52,20 +59,32 @@ def test_parallel_sweep_has_one_parent_and_reruns_nothing(tmp_path):
         ("cot", "0"),
         ("cot", "1"),
     }
-    # Named by what varies, in the sweep's order: the fixed overrides would make every name alike.
-    assert {r.info.run_name for r in children} == {
-        "method=io seed=0",
-        "method=io seed=1",
-        "method=cot seed=0",
-        "method=cot seed=1",
+    # Named by what they ran (method, dataset, backbone, KG), then by what else varies; the job in a tag.
+    assert {(r.info.run_name, r.data.tags["job"]) for r in children} == {
+        ("io · demo · scripted · demo · seed=0", "method=io seed=0"),
+        ("io · demo · scripted · demo · seed=1", "method=io seed=1"),
+        ("cot · demo · scripted · demo · seed=0", "method=cot seed=0"),
+        ("cot · demo · scripted · demo · seed=1", "method=cot seed=1"),
     }
-    # The parent carries the sweep's table: a mean per configuration, the best one's figures plainly.
+    # The parent's figures are the sweep's mean; every configuration's are in its table artifact.
+    means = {}
     for method in ("io", "cot"):
         replicates = [r.data.metrics["hits1"] for r in children if r.data.params["method.name"] == method]
-        assert parent.data.metrics[f"{method}.hits1"] == pytest.approx(sum(replicates) / 2)
-        assert parent.data.metrics[f"{method}.runs"] == 2
-    best = parent.data.tags["best"]
-    assert parent.data.metrics["hits1"] == parent.data.metrics[f"{best}.hits1"]
+        means[method] = sum(replicates) / 2
+    assert parent.data.metrics["hits1"] == pytest.approx(sum(means.values()) / 2, abs=0.01)
+    assert not [m for m in parent.data.metrics if "." in m and not m.startswith("failure.")]  # no per-cell metric
+    named, run_id = re.fullmatch(r"(.+) \((\w{32})\)", parent.data.tags["best_child"]).groups()
+    [best] = [r for r in children if r.info.run_id == run_id]
+    assert best.info.run_name == named and best.data.metrics["hits1"] == max(r.data.metrics["hits1"] for r in children)
+    assert means[parent.data.tags["best"]] == max(means.values())
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
+    table = json.loads(
+        Path(client.download_artifacts(parent.info.run_id, "sweep_table.json", str(tmp_path))).read_text()
+    )
+    assert table["io"]["hits1"] == pytest.approx(means["io"]) and table["io"]["runs"] == 2
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
+    drawn = {a.path for a in client.list_artifacts(parent.info.run_id, "figures")}
+    assert {"figures/hits1_vs_total_tokens_per_q.png", "figures/hits1_vs_total_tokens_per_q.html"} <= drawn
     assert "| configuration | runs | hits1 |" in parent.data.tags["mlflow.note.content"]
     assert "| configuration | runs | hits1 |" in done.stdout
 
@@ -265,7 +284,8 @@ def test_an_ad_hoc_grid_gets_its_parent_and_reports_a_config_finished_before_it(
     io = next(r for r in runs(tmp_path) if r.data.params.get("method.name") == "io")
     assert io.data.tags[f"reused_by.{parent.info.run_id}"] == "method=io"
     assert parent.data.tags["children_finished"] == "2"
-    assert parent.data.metrics["io.runs"] == 1 and parent.data.metrics["io.hits1"] == io.data.metrics["hits1"]
+    table = sweep_table(tmp_path, parent.info.run_id)
+    assert table["io"]["runs"] == 1 and table["io"]["hits1"] == io.data.metrics["hits1"]
     assert "| io | 1 |" in done.stdout
 
 

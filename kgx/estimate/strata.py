@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from kgx.core.config import ConfigError
 from kgx.core.types import Question
+from kgx.datasets.kinds import kind_key
 
-KINDS = ("qtype", "compositionality_type", "level", "hops")  # meta keys that say a question's kind
 MIN_PILOT = 25  # the default pilot's least size: Cochran's rule at skewness 1 (module docstring)
 DEFAULT_PILOT = (
     f"one of every kind, two of each where that is at most half the job, at least {MIN_PILOT}, at most the job"
@@ -42,14 +42,7 @@ class Strata:
         """Strata by meta ``key``; "auto": the first of KINDS that every question carries with
         more than one value among them, else one stratum; "none": one stratum."""
         if key == "auto":
-            key = next(
-                (
-                    k
-                    for k in KINDS
-                    if all(k in q.meta for q in questions) and len({str(q.meta[k]) for q in questions}) > 1
-                ),
-                "none",
-            )
+            key = kind_key([q.meta for q in questions]) or "none"
         if key == "none":
             return cls("", {q.id: "" for q in questions})
         lacking = [q.id for q in questions if key not in q.meta]

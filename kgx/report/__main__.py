@@ -8,6 +8,7 @@ package registers (kgx.report.commands, entry-point group ``kgx.reports``).
     python -m kgx.report breakdown --by compositionality_type --metric hits1  # a metric per question type
     python -m kgx.report plot --cost total_tokens_per_q --param method.depth
     python -m kgx.report html --parent my_sweep --out report.html
+    python -m kgx.report figures --parent my_sweep          # its figures: accuracy against cost, by kind, ...
     python -m kgx.report compare RUN_A RUN_B --metric hits1 --show 10
     python -m kgx.report paper knowpath_table1 --parent SWEEP   # a paper's table, kgx beside it
     python -m kgx.report leaderboard --dataset webqsp --format html --out board.html  # every system's figure

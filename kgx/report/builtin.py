@@ -21,7 +21,8 @@ from kgx.report.paper_report import paper_report
 from kgx.report.plots import plot_cost_accuracy, plot_param
 from kgx.report.questions import DATASET_FIELDS, RECORD_FIELDS, QuestionFields, breakdown_table
 from kgx.report.render import render
-from kgx.report.runs import client, load_runs
+from kgx.report.runs import ReportError, client, load_runs
+from kgx.report.sweep_figures import figures_of
 from kgx.report.sweep_summary import html_report
 from kgx.report.sweeps import choose
 from kgx.report.tables import cost_table, metric_table
@@ -114,6 +115,26 @@ def plot(args: argparse.Namespace) -> str:
     paths = [plot_cost_accuracy(frame, args.out_dir, args.metric, args.cost, args.by)]
     paths += [plot_param(frame, args.out_dir, p, args.metric, args.by) for p in args.param]
     return "".join(f"{p}\n" for p in paths)
+
+
+def _figures_arguments(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--metric", default="hits1")
+    sub.add_argument("--out-dir", type=Path, default=Path("outputs/report/figures"))
+    sub.add_argument("--log", action="store_true", help="also log them to the sweep's parent run (figures/)")
+
+
+@report_command(
+    "figures",
+    "a sweep's figures (PNG and HTML): accuracy against cost, by kind of question, against the paper, "
+    "against a swept number",
+    _figures_arguments,
+)
+def figures(args: argparse.Namespace) -> str:
+    if not args.parent:
+        raise ReportError("figures are of one sweep: name it with {parent}", parent=("--parent NAME_OR_ID", "parent="))
+    runs_of(args)  # says which sweep --parent NAME took
+    paths = figures_of(args.experiment, args.tracking_uri, args.parent, args.out_dir, args.log, args.metric)
+    return "".join(f"{p}\n" for p in paths) or "nothing to draw for this sweep\n"
 
 
 def _html_arguments(sub: argparse.ArgumentParser) -> None:

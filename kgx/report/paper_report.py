@@ -115,14 +115,23 @@ def paper_section(mlflow: Any, sweep_id: str, frame: pl.DataFrame, name: str) ->
     every note the text report has (the failed jobs and how to rerun them among them)."""
     if name not in TABLES:
         return f"Paper table {name}", f"no paper table '{name}'"
-    table, cells = paper_table(name)
+    table = TABLES[name]
     sweep: Sweep = as_sweep(mlflow, mlflow.get_run(sweep_id))
     failed = failed_jobs(mlflow, [sweep])
-    fields = QuestionFields(mlflow, peers=prepared(frame).to_dicts())
-    inputs = Inputs(frame, comparable=not table.stand_in, fields=fields, failed=failed)
-    comparisons, standing = compare_all(cells, inputs)
+    comparisons, standing = sweep_cells(mlflow, frame, name, failed)
     source = f"the FINISHED runs of sweep {sweep.name} ({frame.height})" + standing_note(
         frame, comparisons, standing, name
     )
     text = text_table(table, comparisons, STYLES["html"])
     return f"Paper table: {name}", NotedTable(text, notes(table, comparisons, source, failed))
+
+
+def sweep_cells(
+    mlflow: Any, frame: pl.DataFrame, name: str, failed: Sequence[FailedJob] = ()
+) -> tuple[list[Comparison], Optional[str]]:
+    """Every cell of paper table ``name`` from a sweep's runs (``frame``), and the backbone that
+    stood in for the paper's, if one did: for the sweep's page and its figure against the paper."""
+    table, cells = paper_table(name)
+    fields = QuestionFields(mlflow, peers=prepared(frame).to_dicts())
+    inputs = Inputs(frame, comparable=not table.stand_in, fields=fields, failed=failed)
+    return compare_all(cells, inputs)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from kgx.report.store import ReportError, search
-from kgx.track.tracker import PARENT_TAG, REUSED_TAG
+from kgx.track.tracker import PARENT_TAG, REUSED_TAG, job_of
 
 SWEEP_TAG = "sweep"  # kgx.run.sweep tags a sweep's parent run with the sweep's name
 OVERRIDES_TAG = "sweep_overrides"  # ... and with the command's overrides, as given (credentials masked)
@@ -89,7 +89,7 @@ def latest_children(mlflow: Any, experiment_id: str, parent_id: str) -> list[Any
         *search(mlflow, experiment_id, None, f"tags.`{REUSED_TAG}{parent_id}` != ''"),
     ]
     reused = f"{REUSED_TAG}{parent_id}"
-    latest = {r.data.tags.get(reused) or r.info.run_name: r for r in sorted(runs, key=lambda r: r.info.start_time)}
+    latest = {r.data.tags.get(reused) or job_of(r): r for r in sorted(runs, key=lambda r: r.info.start_time)}
     return list(latest.values())
 
 

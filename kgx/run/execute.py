@@ -29,7 +29,7 @@ from kgx.results.figures import summarize
 from kgx.results.record import Record
 from kgx.run import preflight
 from kgx.run.answering import llm_client, make_reacher, pool, traced_ids
-from kgx.run.lifecycle import Outcome, Plan, RunFolder
+from kgx.run.lifecycle import METRICS_FILE, Outcome, Plan, RunFolder
 from kgx.run.loop import LoopResult, Progress, answer_all
 from kgx.run.processes import warm
 from kgx.run.spec import RunSpec
@@ -43,7 +43,7 @@ def execute(
     (``run.force`` overrides). ``parent_id`` makes the MLflow run a child of a sweep's run.
     One invocation per config at a time: a second one is refused (locks.Busy), naming the first."""
     from kgx.track import claims
-    from kgx.track.tracker import PARENT_TAG, Tracker, git_commit, run_params
+    from kgx.track.tracker import JOB_TAG, PARENT_TAG, Tracker, git_commit, run_params, run_title
 
     # Everything that can fail on bad input fails here, before any question runs, and before
     # litellm is imported (seconds of it): bad input is told at once.
@@ -75,9 +75,9 @@ def execute(
             "git_commit": git_commit(Path(__file__).parent),
             "config_hash": folder.digest,
             "output_dir": str(folder.path.resolve()),  # where its answers are, from any directory
-            **({PARENT_TAG: parent_id} if parent_id else {}),
+            **({PARENT_TAG: parent_id, JOB_TAG: run_name or "job"} if parent_id else {}),
         }
-        name = run_name or f"{spec.method.name}-{spec.dataset.name}-{spec.llm.name}"
+        name = run_title([spec.method.name, spec.dataset.name, spec.llm.name, spec.kg.name], run_name or "")
         done = folder.claim(tracker, name, run_params(spec.resolved()), tags, run_name or "", parent_id)
         if done is not None:
             return done
@@ -112,6 +112,8 @@ def execute(
             outcome = conclude(questions, plan, loop, folder.path, run_id, client.invocation)
             if loop.disk_full is not None:
                 stop_on_full_disk(tracker, outcome, loop.disk_full)
+            # Exact, beside the answers: MLflow gets them rounded for display (Tracker.log_metrics).
+            (folder.path / METRICS_FILE).write_text(json.dumps(outcome.summary, indent=2))
             tracker.log_metrics(outcome.summary)
             tracker.log_outcome(outcome.status, outcome.failures, loop.tripped, outcome.not_started)
             _log_artifacts(tracker, folder.path, outcome.records)
@@ -200,7 +202,7 @@ def _log_artifacts(tracker: Any, out_dir: Path, records: list[Record]) -> None:
         # Every row decides the columns' types: a column empty in the first 100 rows (left_at, when the
         # first question the method loses comes later) would be typed Null and fail at the first value.
         pl.DataFrame(flat, infer_schema_length=None).write_parquet(out_dir / "predictions.parquet")
-    for name in ("config.json", "predictions.jsonl", "predictions.parquet"):
+    for name in ("config.json", METRICS_FILE, "predictions.jsonl", "predictions.parquet"):
         tracker.log_artifact(out_dir / name)
     if (out_dir / "traces").is_dir() and any(r.trace for r in records):  # run.traces=off: none written
         tracker.log_artifact(out_dir / "traces", "traces")

@@ -85,6 +85,7 @@ class Outcome:
 
 
 MANIFEST = "manifest.json"  # in a run's folder: the config hash that owns it, and what that config is
+METRICS_FILE = "metrics.json"  # in a run's folder: its figures exact (MLflow shows them rounded)
 LEGACY_MARKS = ("predictions.jsonl", "mlflow_run_id")  # results a folder from before manifests holds
 
 
@@ -235,12 +236,15 @@ class RunFolder:
 
 
 def skipped(run: Any, out_dir: Path) -> Outcome:
-    """The outcome of an earlier FINISHED run of the same config."""
-    summary = dict(run.data.metrics)
+    """The outcome of an earlier FINISHED run of the same config: its exact figures from its
+    folder's ``metrics.json`` (MLflow's are rounded), else, for a folder gone, MLflow's."""
+    folder = Path(run.data.tags.get("output_dir", out_dir))
+    exact = folder / METRICS_FILE
+    summary = json.loads(exact.read_text()) if exact.exists() else dict(run.data.metrics)
     return Outcome(
         summary,
         [],
-        Path(run.data.tags.get("output_dir", out_dir)),
+        folder,
         run.info.run_id,
         0,
         0,

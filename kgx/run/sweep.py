@@ -12,11 +12,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import os
-import re
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -32,20 +29,17 @@ from omegaconf import DictConfig, OmegaConf
 from kgx.core.boundary import SECRETS
 from kgx.core.config import ConfigError, RunConfig
 from kgx.core.masking import masked_config, masked_overrides, masked_text
-from kgx.diagnose.breakdown import CATEGORIES
 from kgx.llm.ratelimit import JOBS_ENV
 from kgx.run import hydra_record, sweep_preflight
 from kgx.run.lifecycle import config_hash
 from kgx.run.spec import to_run_spec
+from kgx.run.sweep_table import log_table, short
 from kgx.run.sweep_workers import bind_workers
 from kgx.track import claims
-from kgx.track.tracker import HEADLINE, PARENT_TAG, REUSED_TAG, Tracker, run_params, shown
-
-BREAKDOWN = ("reachable", *(f"failure.{c}" for c in CATEGORIES))  # on the parent per configuration, not in its table
+from kgx.track.tracker import JOB_TAG, PARENT_TAG, REUSED_TAG, Tracker, job_of, run_params
 
 SWEEP_GROUP = "sweeps"
 PAPER_GROUP = "paper"  # +paper=<table>: a paper's table (conf/paper/), reported by kgx.report paper
-METRIC_CHARS = re.compile(r"[^/\w.\- :]")  # what MLflow refuses in a metric name
 SWEEP_FILE = "kgx_sweep.json"  # in the multirun directory: the parent run and the jobs in parallel
 # The parent run's heartbeat while its sweep runs (kgx.track.claims), held by the launching process:
 # not on the callback, which launchers pickle to their workers.
@@ -76,12 +70,6 @@ def current_job() -> Job:
     name = job_name(list(hydra.overrides.task), sweep.get("varying", []))
     shown = SECRETS.redact(name or hydra.job.override_dirname or hydra.job.name)[0]  # a credential given to -m
     return Job(shown, sweep["parent_run_id"])
-
-
-def short(key: str) -> str:
-    """An override key as a name shows it: ``run.seed`` is ``seed``, ``+sweeps`` is ``sweeps``."""
-    bare = key.lstrip("+~")
-    return bare[len("run.") :] if bare.startswith("run.") else bare
 
 
 def swept_keys(jobs: list[list[str]]) -> list[str]:
@@ -115,7 +103,8 @@ def job_failed(config: DictConfig, job: Job, exc: BaseException) -> None:
         params = run_params(to_run_spec(config).resolved())
     except Exception:
         params = {}
-    _tracker(config).record_failure(job.name or "job", reason, {PARENT_TAG: job.parent_id or ""}, params)
+    tags = {PARENT_TAG: job.parent_id or "", JOB_TAG: job.name or "job"}
+    _tracker(config).record_failure(job.name or "job", reason, tags, params)
 
 
 def job_overrides(config: DictConfig) -> list[list[str]]:
@@ -189,71 +178,6 @@ def display_name(config: DictConfig, name: str, varying: list[str], key: str) ->
     return f"{name}: {keys} {key[:6]}" if keys and keys != name else f"{name} {key[:6]}"
 
 
-def configuration(child: Any, varying: list[str], job: str = "") -> str:
-    """The configuration a child ran, without its replicate keys (``run.*``, e.g. the seed):
-    ``io``, ``io/cwq``, ``cot/temperature:0.5``. A group override is read back from the
-    group's ``name`` param, another key from its own param; a group with no param of its own
-    (``+experiment``, ``+paper/row``) from the job's name (``job``, else the run's), which names
-    what varies."""
-    named = dict(part.partition("=")[::2] for part in (job or child.info.run_name or "").split())
-    parts = []
-    for key in varying:
-        bare = key.lstrip("+~")
-        if bare.startswith("run."):
-            continue
-        value = child.data.params.get(bare if "." in bare else f"{bare}.name") or named.get(short(key), "-")
-        parts.append(f"{short(key)}:{value}" if "." in bare else value)
-    return "/".join(parts) or "all"
-
-
-def aggregate(children: list[Any], varying: list[str], parent_id: str = "") -> dict[str, dict[str, float]]:
-    """The mean of every headline figure and of the failure breakdown (where logged) per
-    configuration, over its replicates. A run the sweep reused is named by its job in this sweep."""
-    groups: dict[str, list[Any]] = {}
-    for child in children:
-        job = child.data.tags.get(f"{REUSED_TAG}{parent_id}", "")
-        groups.setdefault(configuration(child, varying, job), []).append(child)
-    table = {}
-    for label, runs in sorted(groups.items()):
-        row = {"runs": float(len(runs))}
-        for metric in (*HEADLINE, *BREAKDOWN):
-            values = [v for r in runs if not math.isnan(v := r.data.metrics.get(metric, math.nan))]
-            row[metric] = sum(values) / len(values) if values else math.nan
-        table[label] = row
-    return table
-
-
-def render(table: dict[str, dict[str, float]]) -> str:
-    """The aggregated table in markdown, figures rounded as kgx prints them."""
-    head = ["configuration", "runs", *HEADLINE]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for label, row in table.items():
-        lines.append("| " + " | ".join([label, f"{row['runs']:.0f}", *(shown(m, row[m]) for m in HEADLINE)]) + " |")
-    return "\n".join(lines)
-
-
-def log_table(tracker: Tracker, parent_id: str, children: list[Any], varying: list[str]) -> str:
-    """Give the parent run the sweep's table: ``<configuration>.<metric>`` for every cell, the
-    best configuration's figures (by hits@1) under the plain names so the parent's row in the
-    runs table is filled, its name in tag ``best``, and the rounded table as its description."""
-    from mlflow.entities import Metric
-
-    table = aggregate(children, varying, parent_id)
-    if not table:
-        return ""
-    best = max(table, key=lambda label: -math.inf if math.isnan(table[label]["hits1"]) else table[label]["hits1"])
-    cells = {f"{METRIC_CHARS.sub('_', label)}.{m}": v for label, row in table.items() for m, v in row.items()}
-    cells.update({m: table[best][m] for m in (*HEADLINE, *BREAKDOWN)})
-    now = int(time.time() * 1000)
-    metrics = [Metric(k, v, now, 0) for k, v in cells.items() if not math.isnan(v)]
-    for i in range(0, len(metrics), 500):
-        tracker.client.log_batch(parent_id, metrics=metrics[i : i + 500])
-    text = render(table)
-    tracker.client.set_tag(parent_id, "best", best)
-    tracker.client.set_tag(parent_id, "mlflow.note.content", f"Best: {best}\n\n{text}")
-    return text
-
-
 class SweepTracking(Callback):
     """Hydra callback (conf/config.yaml): the parent run of a multirun."""
 
@@ -310,11 +234,12 @@ class SweepTracking(Callback):
             ReportError,
             log_summary,
         )
+        from kgx.report.sweep_figures import log_figures
 
         tracker = _tracker(config)
         reused = f"{REUSED_TAG}{self.parent_id}"
         latest = {
-            c.data.tags.get(reused) or c.info.run_name: c
+            c.data.tags.get(reused) or job_of(c): c
             for c in sorted(tracker.children(self.parent_id), key=lambda c: c.info.start_time)
         }
         children = list(latest.values())  # a job rerun after a failure counts once, as it ended
@@ -332,6 +257,10 @@ class SweepTracking(Callback):
         except ReportError as exc:  # no finished child: nothing to tabulate
             summary = []
             tracker.client.set_tag(self.parent_id, "report", str(exc)[:5000])
+        try:
+            summary += log_figures(self.parent_id, tracker.uri)
+        except ReportError as exc:
+            tracker.client.set_tag(self.parent_id, "figures", str(exc)[:5000])
         table = log_table(tracker, self.parent_id, done, self.varying)
         tracker.client.set_terminated(self.parent_id, status="FAILED" if failed else "FINISHED")
         BEATING.close()

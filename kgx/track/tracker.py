@@ -51,7 +51,11 @@ PERCENT = {
     "complete_match",
     "fallback_rate",
 }
-KEY_PARAMS = ("method.name", "dataset.name", "llm.name", "run.seed")
+KEY_PARAMS = ("method.name", "dataset.name", "llm.name", "kg.name", "run.seed")  # kg: runs on two KGs do not compare
+# A sweep's run is named by what it ran (kgx.track.tracker.run_title); the job it was, by which the
+# sweep counts it (``method=cot seed=1``), is its tag ``job``.
+JOB_TAG = "job"
+NAMED = ("method", "dataset", "llm", "kg")  # the config groups a run's name gives
 # MLflow 3's runs table loads a saved view from the experiment tag ``mlflow.sharedViewState.<key>``
 # when its URL carries ``viewStateShareKey=<key>`` (and no search facets of its own).
 VIEW_KEY = "kgx"
@@ -113,12 +117,58 @@ def shown(name: str, value: float) -> str:
     return f"{value:.1f}" if name in PERCENT else readable(value)
 
 
+def run_title(names: list[str], job: str = "") -> str:
+    """A run's name in the runs table: ``tog · metaqa_2hop · gpt4o-mini · metaqa`` (method,
+    dataset, backbone, KG: what decides whether two runs compare), then whatever else sets a
+    sweep's ``job`` apart from its neighbours (``tog · ... · metaqa · seed=1``)."""
+    rest = [part for part in job.split() if part.partition("=")[0] not in NAMED]
+    return " · ".join([*names, *rest])
+
+
+def job_of(run: Any) -> str:
+    """The job a sweep's run was (``method=cot seed=1``): its tag, else, for runs logged before
+    runs were named by their method, dataset, backbone and KG, its name."""
+    return run.data.tags.get(JOB_TAG) or run.info.run_name or ""
+
+
+def rounded(name: str, value: float) -> float:
+    """A figure as MLflow shows it: a percentage to two decimals, a count as it is, another figure
+    to four significant digits (tokens per question to one decimal). Unrounded, the runs table
+    prints ``90.4766305``; the run's ``metrics.json`` (its folder and artifacts) keeps them exact."""
+    if math.isnan(value) or float(value).is_integer():
+        return value
+    if name in PERCENT:
+        return round(value, 2)
+    return round(value, 1) if abs(value) >= 1000 else float(f"{value:.4g}")
+
+
+# The chart view's first section: accuracy against cost per run, then the headline accuracy. MLflow
+# adds a bar chart of every other metric below it, by the prefix before '/' (none of kgx's has one).
+COMPARISON = "kgx-comparison"
+COMPARISON_CHARTS = (("hits1", "total_tokens_per_q"), ("hits1", "llm_calls_per_q"), ("hits1", None), ("f1", None))
+
+
+def chart(y: str, x: Optional[str]) -> dict[str, Any]:
+    """A card of MLflow's chart view: ``y`` against ``x`` per run, or a bar per run of ``y``."""
+    card = {"runsCountToCompare": 100, "metricSectionId": COMPARISON, "deleted": False, "isGenerated": False}
+    if x is None:
+        return {**card, "uuid": f"kgx-{y}", "type": "BAR", "metricKey": y, "displayName": y}
+    axes = {"xaxis": {"key": x, "type": "METRIC"}, "yaxis": {"key": y, "type": "METRIC"}}
+    return {**card, "uuid": f"kgx-{y}-{x}", "type": "SCATTER", "displayName": f"{y} against {x}", **axes}
+
+
 def dashboard_view() -> dict[str, Any]:
-    """The runs-table view kgx.ui opens on: run name, key params and the headline figures."""
+    """The view kgx.ui opens on: in the runs table the run name, key params and the headline
+    figures; in the chart view, a first section comparing the runs, and no empty charts."""
     return {
         "selectedColumns": [f"params.`{k}`" for k in KEY_PARAMS] + [f"metrics.`{m}`" for m in HEADLINE],
         "orderByKey": "attributes.start_time",
         "orderByAsc": False,
+        "compareRunCharts": [chart(y, x) for y, x in COMPARISON_CHARTS],
+        "compareRunSections": [
+            {"uuid": COMPARISON, "name": "Comparison", "display": True, "isReordered": False, "deleted": False}
+        ],
+        "hideEmptyCharts": True,
     }
 
 
@@ -253,11 +303,13 @@ class Tracker:
         return run_id
 
     def log_metrics(self, metrics: dict[str, float]) -> None:
-        """NaN is logged as NaN (an unknown cost stays unknown) and named in a tag."""
+        """Rounded for display (:func:`rounded`: the run's ``metrics.json`` has them exact); NaN is logged
+        as NaN (an unknown cost stays unknown) and named in a tag."""
         from mlflow.entities import Metric
 
         now = int(time.time() * 1000)
-        self.client.log_batch(self.run_id, metrics=[Metric(k, float(v), now, 0) for k, v in metrics.items()])
+        shown = [Metric(k, rounded(k, float(v)), now, 0) for k, v in metrics.items()]
+        self.client.log_batch(self.run_id, metrics=shown)
         unknown = [k for k, v in metrics.items() if math.isnan(v)]
         self.client.set_tag(self.run_id, "unknown_metrics", ",".join(unknown) or "none")
 

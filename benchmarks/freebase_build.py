@@ -3,7 +3,7 @@ project for the real dump, beside the hours users report.
 
     python benchmarks/freebase_build.py [--copies 2000] [--workers 1] [--loaders 2] [--memory-gb 2] [--rule english]
 
-It writes a synthetic dump in the real format (``kgx.kg.build.dump_synth``: the demo KG and ``copies``
+It writes a synthetic dump in the real format (``kgx.kg.pipelines.dump_synth``: the demo KG and ``copies``
 renamed copies of it, ~3,200 lines each, gzip, tab-separated) under a temp directory, runs
 ``python -m kgx.kg freebase build`` on it in-process (filter with ``workers`` processes, then
 ``loaders`` parallel bulk loaders into a fresh Virtuoso database), and prints:
@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 from kgx.kg import BUNDLED_KG
-from kgx.kg.build.dump_synth import write_dump
-from kgx.kg.build.freebase_dump import BuildOptions, build_freebase
+from kgx.kg.pipelines.dump_synth import write_dump
+from kgx.kg.pipelines.freebase_dump import BuildOptions, build_freebase
 
 DUMP_BYTES = 400e9  # freebase-rdf-latest uncompressed
 KEPT_TRIPLES = 1.0e9

@@ -131,7 +131,7 @@ def build(source: Path, cache: Path, scope: str) -> None:
     and the process's peak memory as JSON."""
     from dataclasses import asdict
 
-    from kgx.kg.build.rog_subgraphs import build_subgraphs
+    from kgx.kg.pipelines.rog_subgraphs import build_subgraphs
 
     store = cache / "kg" / ("subgraph" if scope == "question" else f"subgraph-{scope}")
     result = build_subgraphs([source], store, scope=scope)

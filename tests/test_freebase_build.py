@@ -27,11 +27,11 @@ import pytest
 
 from kgx.kg import BUNDLED_KG
 from kgx.kg.__main__ import main
-from kgx.kg.build import dump_filter as df
-from kgx.kg.build import progress_bar as pipeline_bar
-from kgx.kg.build.dump_filter import BuildError, FilterState, filter_dump
-from kgx.kg.build.dump_synth import NS, write_dump
-from kgx.kg.build.freebase_dump import BuildOptions, build_freebase
+from kgx.kg.pipelines import dump_filter as df
+from kgx.kg.pipelines import progress_bar as pipeline_bar
+from kgx.kg.pipelines.dump_filter import BuildError, FilterState, filter_dump
+from kgx.kg.pipelines.dump_synth import NS, write_dump
+from kgx.kg.pipelines.freebase_dump import BuildOptions, build_freebase
 from kgx.kg.virtuoso import db as virtuoso_db
 from kgx.kg.virtuoso.db import VirtuosoDB, saved_sizing, size_for
 from tests.helpers import kgx_env

@@ -21,8 +21,8 @@ from kgx.core.types import Horizon, Question
 from kgx.datasets import DataError, load
 from kgx.diagnose.reach import Reacher
 from kgx.kg import SubgraphKG, open_kg
-from kgx.kg.build import MANIFEST
-from kgx.kg.build.rog_subgraphs import build_subgraphs, graph_iri
+from kgx.kg.pipelines import MANIFEST
+from kgx.kg.pipelines.rog_subgraphs import build_subgraphs, graph_iri
 
 DATA = Path(os.environ.get("KGX_DATA_DIR", "")) / "rog_sample"
 needs_sample = pytest.mark.skipif(

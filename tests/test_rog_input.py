@@ -12,7 +12,7 @@ import pytest
 from kgx.core.config import DatasetConfig
 from kgx.core.sources import SourceError
 from kgx.datasets import DataError, load
-from kgx.kg.build.rog_subgraphs import build_subgraphs
+from kgx.kg.pipelines.rog_subgraphs import build_subgraphs
 from tests.inprocess import kgx_main
 from tests.test_rog import TWO, rog_frame
 

@@ -8,7 +8,7 @@ a path here is one parquet file or a folder of such shards, of which a split's a
 order, so a download used as it is and a single file of one's own read the same way.
 
 Both the dataset loader (``kgx.datasets.rog``: questions, answers, topic names) and the KG build
-(``kgx.kg.build.rog_subgraphs``: the graphs) read them through here, each only the columns it needs:
+(``kgx.kg.pipelines.rog_subgraphs``: the graphs) read them through here, each only the columns it needs:
 the graphs, most of a file's bytes, are parsed once, by the build, whose store is then cached.
 Neither owns the format, so the reader stands on the floor below both: the questions of a RoG file
 are read without the KG's build code, and the KG build needs no dataset loader.

@@ -2,7 +2,7 @@
 
 A row holds ``id``, ``question``, ``answer`` (names), ``q_entity`` (topic entity names),
 ``a_entity`` (the answers that are entities of its subgraph) and ``graph``. The KG built from the
-same files (``kg=subgraph``, :mod:`kgx.kg.build.rog_subgraphs`) names every entity by
+same files (``kg=subgraph``, :mod:`kgx.kg.pipelines.rog_subgraphs`) names every entity by
 :func:`kgx.core.sources.name_id`, so topic entities and answer entities get their KG ids here,
 without the KG (a mid stays itself). ``a_entity`` becomes ``meta.answer_ids``: what reachability
 and the failure breakdown look for in the subgraph. The ``graph`` column, most of a file, is not

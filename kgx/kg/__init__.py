@@ -14,12 +14,12 @@ from kgx.core.kg_config import EmbeddedKGConfig, EndpointKGConfig, KGConfig, Sub
 from kgx.core.paths import resolve
 from kgx.core.registry import RegistryError
 from kgx.kg.backends import KG_BACKENDS, KGBackend, kg_backend
-from kgx.kg.build import build_store
 from kgx.kg.custom import store_dir
 from kgx.kg.embedded import EmbeddedKG
 from kgx.kg.endpoint import EndpointKG, connect
 from kgx.kg.freebase import KG, NS, KGError
 from kgx.kg.name_level import NAME_LEVEL_FORMATS, names_a_mid
+from kgx.kg.pipelines import build_store
 from kgx.kg.sparql import Noise, SparqlKG
 from kgx.kg.subgraph import SubgraphKG, open_subgraphs
 

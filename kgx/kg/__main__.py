@@ -16,12 +16,12 @@ from kgx.core.config import ConfigError
 from kgx.core.kg_config import EndpointKGConfig
 from kgx.core.sources import SourceError
 from kgx.kg.bench import bench, candidate_entities
-from kgx.kg.build import FORMATS, build
-from kgx.kg.build.dump_filter import BuildError
 from kgx.kg.check import check, verdict
 from kgx.kg.embedded import EmbeddedKG
 from kgx.kg.endpoint import connect
 from kgx.kg.freebase import KGError
+from kgx.kg.pipelines import FORMATS, build
+from kgx.kg.pipelines.dump_filter import BuildError
 from kgx.kg.serve import OxigraphServer, ServerError
 from kgx.kg.sparql import SparqlKG
 
@@ -94,7 +94,7 @@ def _serve_db(args: argparse.Namespace) -> int:
 
 
 def _freebase_build(args: argparse.Namespace) -> int:
-    from kgx.kg.build.freebase_dump import BuildOptions, build_freebase
+    from kgx.kg.pipelines.freebase_dump import BuildOptions, build_freebase
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # unwind: the server shuts down cleanly
     opts = BuildOptions(
@@ -260,7 +260,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _freebase_parser(sub: argparse._SubParsersAction) -> None:
-    from kgx.kg.build.dump_filter import RULES
+    from kgx.kg.pipelines.dump_filter import RULES
 
     freebase = sub.add_parser("freebase", help="Freebase from its dump: filter, bulk-load into Virtuoso")
     build = freebase.add_subparsers(dest="action", required=True).add_parser(

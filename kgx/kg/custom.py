@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kgx.core.kg_config import EmbeddedKGConfig
-from kgx.kg.build import check_sources, fingerprint
+from kgx.kg.pipelines import check_sources, fingerprint
 
 KEY_CHARS = 16  # of the sources' fingerprint in the folder name: 64 bits
 

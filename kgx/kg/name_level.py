@@ -1,7 +1,7 @@
 """Name-level triple files (MetaQA's ``kb.txt``, PathQuestion's KBs, the replay TSVs, a custom KB)
 turned into Freebase-shaped N-Triples: the ids relations get (names get theirs from
-:func:`kgx.core.sources.name_id`), and the converter that writes them (``kgx.kg.build`` loads its
-output). See ``kgx.kg.build`` for the shape and why."""
+:func:`kgx.core.sources.name_id`), and the converter that writes them (``kgx.kg.pipelines`` loads its
+output). See ``kgx.kg.pipelines`` for the shape and why."""
 
 from __future__ import annotations
 

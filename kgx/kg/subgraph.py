@@ -1,6 +1,6 @@
 """``kg=subgraph``: RoG's per-question Freebase subgraphs as an embedded store, in two scopes.
 
-Each scope has its own store (``kgx.kg.build.rog_subgraphs``), and the handle reads the scope its store
+Each scope has its own store (``kgx.kg.pipelines.rog_subgraphs``), and the handle reads the scope its store
 was built for (its manifest says which). ``kg.scope=question`` (the setting RoG, GNN-RAG and
 SubgraphRAG report): each question's subgraph is a named graph, and ``for_question`` gives a view
 whose every query has that question's graph as its default graph; a handle on the whole store reads
@@ -25,10 +25,10 @@ from kgx.core.kg_config import SubgraphKGConfig
 from kgx.core.paths import resolve
 from kgx.core.rog_files import check_columns, rog_files
 from kgx.core.sources import SourceError
-from kgx.kg.build import fingerprint
-from kgx.kg.build.rog_subgraphs import build_subgraphs, graph_iri, store_format
 from kgx.kg.custom import KEY_CHARS
 from kgx.kg.embedded import EmbeddedKG, solution_rows
+from kgx.kg.pipelines import fingerprint
+from kgx.kg.pipelines.rog_subgraphs import build_subgraphs, graph_iri, store_format
 from kgx.kg.sparql import Term
 
 VIEW_CACHE = 10_000  # results kept per question view: one question's calls

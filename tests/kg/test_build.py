@@ -14,9 +14,9 @@ import pytest
 
 from kgx.core.sources import SourceError, name_id
 from kgx.kg import name_level
-from kgx.kg.build import build, build_store, fingerprint
 from kgx.kg.freebase import NAME, NS
 from kgx.kg.name_level import relation_id
+from kgx.kg.pipelines import build, build_store, fingerprint
 from tests.helpers import kgx_env
 
 CVT = "m.05kh7j4"

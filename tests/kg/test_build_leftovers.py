@@ -15,8 +15,8 @@ import pytest
 
 from kgx.core.kg_config import SubgraphKGConfig
 from kgx.kg import open_kg
-from kgx.kg.build.leftovers import LOCK
-from kgx.kg.build.rog_subgraphs import build_subgraphs
+from kgx.kg.pipelines.leftovers import LOCK
+from kgx.kg.pipelines.rog_subgraphs import build_subgraphs
 from tests.helpers import kgx_env
 
 GRAPHS = {
@@ -29,7 +29,7 @@ GRAPHS = {
 HANGING_BUILD = """
 import sys, time
 from pathlib import Path
-from kgx.kg.build import rog_subgraphs as subgraph_build
+from kgx.kg.pipelines import rog_subgraphs as subgraph_build
 
 def stuck(self, *args):
     print("building", flush=True)

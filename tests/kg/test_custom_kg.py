@@ -10,8 +10,8 @@ import pytest
 from kgx.core.kg_config import EmbeddedKGConfig, KGConfig
 from kgx.core.sources import SourceError, name_id
 from kgx.kg import open_kg
-from kgx.kg.build import build
 from kgx.kg.name_level import custom_relation_id
+from kgx.kg.pipelines import build
 from tests import wc2014
 
 

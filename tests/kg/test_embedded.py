@@ -6,8 +6,8 @@ import pytest
 
 from kgx.core.kg_config import EmbeddedKGConfig
 from kgx.kg import BUNDLED_KG, EmbeddedKG, build_store, open_kg
-from kgx.kg.build import MANIFEST
 from kgx.kg.freebase import iri
+from kgx.kg.pipelines import MANIFEST
 
 AUSTRALIA, CANBERRA = "m.0_kk", "m.04k0"
 

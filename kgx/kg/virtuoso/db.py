@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from kgx.core.lifeline import server_preexec
-from kgx.kg.build.dump_filter import BuildError, atomic_write, disk_full_error
+from kgx.kg.pipelines.dump_filter import BuildError, atomic_write, disk_full_error
 from kgx.kg.serve import ServerError
 from kgx.kg.virtuoso.process import PACKAGED_INI, VirtuosoProcess, sql_string, write_ini
 

@@ -14,10 +14,10 @@ named graphs to deduplicate at query time (on CWQ, hubs and names recur in hundr
 The two scopes are two stores with their own fingerprints, so switching scope never rebuilds the other.
 
 The build is one pass: a thread converts rows to N-Quads into a pipe that Oxigraph's bulk loader
-reads, so conversion (Python) and loading (Rust) share the two cores. Like ``kgx.kg.build`` it is
+reads, so conversion (Python) and loading (Rust) share the two cores. Like ``kgx.kg.pipelines`` it is
 all or nothing and cached by content: the store is made in a temp directory that replaces
 ``store_dir`` only when complete, and a store whose manifest has the files' fingerprint is reused.
-A temp directory a killed build left beside it is removed then, named (``kgx.kg.build.leftovers``).
+A temp directory a killed build left beside it is removed then, named (``kgx.kg.pipelines.leftovers``).
 A bad row stops the build naming file, row, question and triple; the store already there stays.
 
 Two names sharing a generated id are not detected here (``NameLevel`` keeps every name in memory
@@ -40,10 +40,10 @@ import pyoxigraph as ox
 
 from kgx.core.rog_files import row_count, rows
 from kgx.core.sources import SourceError, name_id
-from kgx.kg.build import leftovers as leftovers
-from kgx.kg.build import fingerprint, install, read_manifest, workspace
 from kgx.kg.freebase import NAME, NS, literal
-from kgx.kg.build.progress_bar import PhaseBar, count
+from kgx.kg.pipelines import fingerprint, install, read_manifest, workspace
+from kgx.kg.pipelines import leftovers as leftovers
+from kgx.kg.pipelines.progress_bar import PhaseBar, count
 
 FORMAT = "rog"
 SCOPES = ("question", "union")

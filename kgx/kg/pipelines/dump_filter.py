@@ -48,7 +48,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from kgx.kg.build.dump_blocks import BLOCK, BuildError, blocks, check_gzip, prefetched
+from kgx.kg.pipelines.dump_blocks import BLOCK, BuildError, blocks, check_gzip, prefetched
 
 __all__ = ["BuildError", "FilterState", "RULES", "check_gzip", "filter_dump", "sort_block"]
 

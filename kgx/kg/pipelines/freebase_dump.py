@@ -1,6 +1,6 @@
 """``python -m kgx.kg freebase build``: the Freebase dump to a served Virtuoso in one command.
 
-Filter the gzip dump into chunks (:mod:`kgx.kg.build.dump_filter`), then bulk-load the chunks into a
+Filter the gzip dump into chunks (:mod:`kgx.kg.pipelines.dump_filter`), then bulk-load the chunks into a
 persistent Virtuoso database in the same directory (:mod:`kgx.kg.virtuoso.db`), ``loaders``
 files at a time, one ``rdf_loader_run()`` each, with a checkpoint at least every
 ``checkpoint_every_s`` seconds and at the end. Every step resumes: rerun the same command after
@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from kgx.kg.build.dump_filter import RULES, BuildError, FilterState, atomic_write, check_gzip, filter_dump
-from kgx.kg.build.progress_bar import PhaseBar, count, gigabytes
+from kgx.kg.pipelines.dump_filter import RULES, BuildError, FilterState, atomic_write, check_gzip, filter_dump
+from kgx.kg.pipelines.progress_bar import PhaseBar, count, gigabytes
 from kgx.kg.virtuoso import DEFAULT_GRAPH
 from kgx.kg.virtuoso.db import MAX_EXECUTION_S, MAX_ROWS, VirtuosoDB, database_bytes, size_for
 from kgx.kg.virtuoso.process import binary

@@ -1,6 +1,6 @@
 """Temp stores of builds that were killed: told apart from builds still running, and removed.
 
-A store is built in a temp directory beside its final place (``kgx.kg.build.workspace``) and the
+A store is built in a temp directory beside its final place (``kgx.kg.pipelines.workspace``) and the
 directory is removed when the build ends, however it ends, except when the process is killed
 (``kill -9``, the machine's OOM killer, a power cut): then it stays, as big as the build got.
 Each temp directory holds a lock file its building process holds an exclusive ``flock`` on; the

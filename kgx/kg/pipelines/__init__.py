@@ -14,7 +14,7 @@ because every method already walks each edge both ways.
 A build is all or nothing: a malformed line fails it with ``file:line`` before anything is
 loaded (or, with ``skip_bad``, is dropped and counted), and the store is loaded in a temp
 directory that only replaces ``store_dir`` once complete. Temp directories that killed builds
-left beside it are removed when a store is next built or opened there (``kgx.kg.build.leftovers``).
+left beside it are removed when a store is next built or opened there (``kgx.kg.pipelines.leftovers``).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ import pyoxigraph as ox
 
 from kgx.core.faults import DiskFull, disk_full
 from kgx.core.sources import SourceError
-from kgx.kg.build import leftovers as leftovers
 from kgx.kg.name_level import NAME_LEVEL_FORMATS, BadLine, NameLevel
+from kgx.kg.pipelines import leftovers as leftovers
 
 RDF_FORMATS = {"nt": ox.RdfFormat.N_TRIPLES, "ttl": ox.RdfFormat.TURTLE}
 FORMATS = (*RDF_FORMATS, *NAME_LEVEL_FORMATS)
@@ -156,7 +156,7 @@ def build(
 def workspace(store_dir: Path) -> Iterator[Path]:
     """A temp directory beside ``store_dir`` (same file system, so a finished store moves in by a
     rename) for a store being built; removed afterwards, whatever happened, and locked meanwhile so
-    that no other build takes it for one a kill left (``kgx.kg.build.leftovers``). A disk that fills is
+    that no other build takes it for one a kill left (``kgx.kg.pipelines.leftovers``). A disk that fills is
     told as such (RocksDB's OSError has no errno, only its text), naming the store and what to do."""
     store_dir.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{store_dir.name}.", dir=store_dir.parent))

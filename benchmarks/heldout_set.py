@@ -15,7 +15,7 @@ Beside the questions it writes a small KB per source: every KB line that touches
 walks through (the topic and each middle layer, all of its nodes, not only those leading to an
 answer), so that a method standing anywhere on the walk sees the neighbours it would see in the
 whole KB. Off the walk, a neighbour has only the edge that reached it. A test runs every KG method
-on these files under ``llm=oracle`` (tests/test_heldout.py) without ``$KGX_DATA_DIR``.
+on these files under ``llm=oracle`` (tests/methods/test_heldout.py) without ``$KGX_DATA_DIR``.
 """
 
 from __future__ import annotations

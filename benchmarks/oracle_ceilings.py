@@ -19,7 +19,7 @@ method that never walks back along the relation that reached an entity cannot an
 inverse relations. ``--heldout`` runs kgx's held-out set instead (tests/data/heldout, built by
 benchmarks/heldout_set.py: questions in kgx's own words), every question of each set, on the small
 KBs committed with it or, with ``--full-kb``, on the whole MetaQA and PathQuestion KBs; the
-figures on the small KBs are the ones tests/test_heldout.py holds. ``--fresh`` runs the second
+figures on the small KBs are the ones tests/methods/test_heldout.py holds. ``--fresh`` runs the second
 held-out set (tests/data/heldout_fresh, built by benchmarks/heldout_fresh.py: MetaQA topics drawn
 with a seed nobody tuned to, in new wording) the same way. Runs go to a temporary folder;
 KG stores are kept in ``--cache``.

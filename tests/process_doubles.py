@@ -1,4 +1,4 @@
-"""Stand-ins for ``kgx.run.answering.answerer`` in worker processes (tests/test_processes.py).
+"""Stand-ins for ``kgx.run.answering.answerer`` in worker processes (tests/run/test_processes.py).
 
 A worker process imports what it runs by name, so a test's monkeypatch does not reach it: a test
 puts one of these in place of ``answerer`` instead, and the worker imports this module and

@@ -207,3 +207,26 @@ def test_every_package_says_what_it_offers(package):
     assert offered, f"kgx.{package} has no __all__"
     for name in offered:
         assert hasattr(module, name) or importlib.import_module(f"kgx.{package}.{name}"), name
+
+
+def test_tests_mirror_the_package():
+    """``tests/<package>/`` tests ``kgx/<package>/``; ``tests/`` itself only the entry points and the
+    checkout as a whole."""
+    tests = ROOT.parent / "tests"
+    folders = {p.parent.name for p in tests.glob("*/test_*.py")}
+    assert folders <= {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    root = sorted(p.stem.removeprefix("test_") for p in tests.glob("test_*.py"))
+    assert root == [
+        "api",
+        "cli",
+        "dashboard",
+        "docs",
+        "layout",
+        "notebook",
+        "plugins",
+        "readme",
+        "score",
+        "score_rog",
+        "traps",
+        "ui",
+    ]

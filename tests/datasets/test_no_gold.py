@@ -10,7 +10,7 @@ import polars as pl
 
 from kgx.core.config import DatasetConfig
 from kgx.datasets import load
-from tests.test_rog import TWO, rog_frame
+from tests.datasets.test_rog import TWO, rog_frame
 
 
 def test_rog_rows_with_null_or_empty_answers_are_kept_and_told(tmp_path, capsys):

@@ -539,7 +539,7 @@ TABLE1 = {
 
 
 def test_the_published_figures_are_table_1_and_each_is_a_cell_of_the_sweep():
-    from tests.test_paper_tables import composed
+    from tests.report.test_paper_tables import composed
 
     lines = list(csv.DictReader(PUBLISHED.open(encoding="utf-8")))
     figures = {}

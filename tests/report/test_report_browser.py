@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from kgx.report.sweep_summary import html_report
+from tests.report.test_paper_tables import kgx, write_data
 from tests.test_dashboard import chromium
-from tests.test_paper_tables import kgx, write_data
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,8 @@ from kgx.core.config import DatasetConfig
 from kgx.core.sources import SourceError
 from kgx.datasets import DataError, load
 from kgx.kg.pipelines.rog_subgraphs import build_subgraphs
+from tests.datasets.test_rog import TWO, rog_frame
 from tests.inprocess import kgx_main
-from tests.test_rog import TWO, rog_frame
 
 BAD = b"caf\xe9 au lait"  # Latin-1, as a file written by a tool that was not told the encoding has it
 TEXT = pa.string()

@@ -13,9 +13,9 @@ from kgx.core.kg_config import EmbeddedKGConfig, EndpointKGConfig, KGConfig, Noi
 from kgx.core.types import Horizon
 from kgx.diagnose.reach import Reacher
 from kgx.kg import EmbeddedKG, build_store, unnamed_possible
-from tests.test_reach import metaqa_data
+from tests.diagnose.test_reach import metaqa_data
 
-CONF = Path(__file__).resolve().parents[1] / "conf" / "kg"
+CONF = Path(__file__).resolve().parents[2] / "conf" / "kg"
 # KG queries of the first ten MetaQA 3-hop questions at depth 3, and with StructGPT's free CVT hop
 # when the KG may hold CVTs (each level's namedness asked, wider gold-side levels).
 PLAIN = [8, 4, 8, 8, 8, 8, 4, 8, 4, 4]

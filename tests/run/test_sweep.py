@@ -101,7 +101,7 @@ def test_a_crashed_job_is_recorded_and_only_it_runs_again(tmp_path):
     (tmp_path / "sweeps" / "tiny.yaml").write_text(
         TINY_SWEEP.replace("run.seed: 0,1", "dataset.path: null,missing.jsonl")
     )
-    # Past the sweep's pre-flight, which would stop it before any job (tests/test_sweep_preflight.py).
+    # Past the sweep's pre-flight, which would stop it before any job (tests/run/test_sweep_preflight.py).
     done = sweep(tmp_path, "method=cot", "--no-preflight")
     assert done.returncode != 0 and "1 sweep jobs failed" in done.stderr, done.stderr
     assert "failed: MissingFile" in done.stderr

@@ -18,7 +18,7 @@ import pytest
 
 from kgx.methods import METHODS
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parent.parent / "golden"
 # Every registered method: a new one is held to its golden files as soon as it exists.
 DEMO_METHODS = sorted(METHODS)
 # Variants the paper tables run, each its own file: ToG as its released code runs it.

@@ -16,7 +16,7 @@ from kgx.report.paper_report import paper_report
 from kgx.results.predlog import PredictionLog
 from tests.inprocess import paper_sweep
 
-DEMO = Path(__file__).resolve().parents[1] / "kgx" / "datasets" / "demo" / "questions.jsonl"
+DEMO = Path(__file__).resolve().parents[2] / "kgx" / "datasets" / "demo" / "questions.jsonl"
 # CWQ questions on the demo KG's entities (its own KG, Freebase, needs a server), one of each type.
 KINDS = {
     "demo-001": "composition",

@@ -17,7 +17,7 @@ from kgx.report.__main__ import main
 from kgx.run.compose import register_schemas
 from kgx.run.execute import execute
 from kgx.run.spec import to_run_spec
-from tests.test_report import _sweep_parent, text_cells
+from tests.report.test_report import _sweep_parent, text_cells
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -15,7 +15,7 @@ from kgx.ui import main as ui_main
 from kgx.ui import wait_up
 from tests.helpers import TINY_SWEEP, cell_outputs, kgx_env, run_notebook, start_mlflow_server, stop_group
 from tests.inprocess import kgx_main
-from tests.test_run_ownership import check_twins, twins
+from tests.run.test_run_ownership import check_twins, twins
 
 pytestmark = pytest.mark.slow
 

@@ -177,7 +177,7 @@ def test_every_cell_of_a_table_composes_and_every_published_cell_kgx_can_make_is
     _, cells = paper_table(name)
     comparisons, standing = compare(cells, Inputs(frame))
     assert standing is None  # the jobs run the paper's own backbones
-    # A cell split by a question field needs the runs' records: tests/test_paper_questions.py makes those.
+    # A cell split by a question field needs the runs' records: tests/report/test_paper_questions.py makes those.
     makes = {
         (c.group, c.row, c.column): c.selector != {}
         and c.backbone.split()[0] in KGX_BACKBONES

@@ -11,8 +11,8 @@ from mlflow.tracking import MlflowClient
 
 from kgx.core.types import Prediction
 from kgx.results.record import Record
+from tests.core.test_metrics import RUN_METRICS
 from tests.helpers import mlflow_run, swap_method, trace_of
-from tests.test_metrics import RUN_METRICS
 
 
 def lines(path: Path) -> list[dict]:

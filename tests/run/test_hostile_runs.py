@@ -15,7 +15,7 @@ from kgx.core.trace_store import readable
 from tests.helpers import mlflow_run, trace_of
 from tests.inprocess import Done, kgx_main
 from tests.llm.fake_server import FakeServer, misbehaving
-from tests.test_golden import DEMO_METHODS
+from tests.methods.test_golden import DEMO_METHODS
 
 KEY = "sk-test-0d1e2a3d4b5e"
 

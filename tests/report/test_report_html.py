@@ -26,7 +26,7 @@ from kgx.report.render import cell_text
 from kgx.report.tables import metric_table
 from kgx.results.record import Record
 from kgx.run.compose import register_schemas
-from tests.test_report import Store, _execute, _sweep_parent
+from tests.report.test_report import Store, _execute, _sweep_parent
 
 SWEEP = "depth-sweep"
 

@@ -1,5 +1,5 @@
 """Concurrent use as it happens: runs started together on a new tracking store, the same config
-started twice, sweeps started in the same second (a run killed with -9: tests/test_billing.py)."""
+started twice, sweeps started in the same second (a run killed with -9: tests/results/test_billing.py)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import pytest
 
 from kgx.core.config import ConfigError
 from kgx.core.trace_store import shard_lines
-from tests.test_transcripts import question_ids, traces
+from tests.track.test_transcripts import question_ids, traces
 
 
 def artifacts(tmp: Path, run_id: str) -> list[str]:

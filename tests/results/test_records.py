@@ -19,9 +19,9 @@ from kgx.core.trace import LLMEvent, Trace
 from kgx.core.trace_store import TraceReader, TraceWriter, inflate, readable, shard_lines
 from kgx.report.__main__ import main
 from kgx.track import transcripts
-from tests.test_transcripts import client, question_ids, traces
+from tests.track.test_transcripts import client, question_ids, traces
 
-DEMO = Path(__file__).resolve().parents[1] / "kgx" / "datasets" / "demo" / "questions.jsonl"
+DEMO = Path(__file__).resolve().parents[2] / "kgx" / "datasets" / "demo" / "questions.jsonl"
 
 
 def synthetic(n: int, where: Path) -> Path:

@@ -67,11 +67,11 @@ def test_a_sweep_on_the_local_model_says_how_long_it_expects_before_it_starts(co
         return [(" ".join(job), to_run_spec(compose_cfg(*job))) for job in jobs]
 
     grid = specs(*[(f"method={m}", f"run.seed={s}") for m in ("io", "cot") for s in (0, 1, 2)])
-    said = local_time(grid)  # 6 jobs x 16 demo questions x 16 s: 25.6 min
+    said = local_time(grid)  # 6 jobs x 16 demo questions x 24 s: 38.4 min
     assert said.startswith(
-        "kgx: 6 jobs of this sweep run the local CPU model on 96 questions in all: expect about 26 min"
+        "kgx: 6 jobs of this sweep run the local CPU model on 96 questions in all: expect about 38 min"
     )
-    # ToG's call bound (2ND + D + 1 = 22 at N = D = 3) x 2.7 s a call, on 4 questions: 4 min
-    assert "on 4 questions in all: expect about 4 min" in local_time(specs(("method=tog", "dataset.limit=4")))
+    # ToG's call bound (2ND + D + 1 = 22 at N = D = 3) x 4.5 s a call, on 4 questions: 6.6 min
+    assert "on 4 questions in all: expect about 7 min" in local_time(specs(("method=tog", "dataset.limit=4")))
     assert local_time(specs(("method=io", "dataset.limit=2"))) == ""  # half a minute: nothing to announce
     assert local_time(specs(("method=io", "llm=scripted"))) == ""  # no local model

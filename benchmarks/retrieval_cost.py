@@ -47,7 +47,7 @@ PUBLISHED = (
 
 
 def figure(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+    return "-" if value is None else f"{value:,.{digits}f}"
 
 
 def main() -> None:
@@ -72,7 +72,7 @@ def main() -> None:
             n = int(s["n_questions"])
             print(
                 f"{method:<18}{dataset:<8}{n:>5}{int(s['errors']):>8}{s['llm_calls_per_q']:>9.1f}"
-                f"{s['total_tokens_per_q']:>10.0f}{s['input_tokens_per_q']:>9.0f}"
+                f"{s['total_tokens_per_q']:>10,.0f}{s['input_tokens_per_q']:>9,.0f}"
                 f"{(time.perf_counter() - start) / max(n, 1):>9.2f}",
                 flush=True,
             )

@@ -101,4 +101,4 @@ def test_a_timeout_must_be_positive(compose_cfg):
     from kgx.core.config import ConfigError
 
     with pytest.raises(ConfigError, match="kg.timeout_s=0.0: must be a positive number of seconds"):
-        to_run_spec(compose_cfg("kg.timeout_s=0"))
+        to_run_spec(compose_cfg("kg=sparql", "kg.endpoint=http://127.0.0.1:9/sparql", "kg.timeout_s=0"))

@@ -142,7 +142,9 @@ def by_id(outcome: Any, field: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("method, questions", [("io", 3), ("lmp", 2)])  # LMP makes ~10 calls a question
 def test_a_served_model_answers_as_the_same_model_in_process(run, in_tmp, server_url, clients, method, questions):
-    same = (*SAME_SETTINGS, f"dataset.limit={questions}")
+    # LMP's depth as the local model's paper backbone sets it (conf/paper_backbone/lmp_demo_local.yaml)
+    depth = ("method.depth=2",) if method == "lmp" else ()
+    same = (*SAME_SETTINGS, f"dataset.limit={questions}", *depth)
     start = time.perf_counter()
     served = run(f"method={method}", *SERVED, f"llm.api_base={server_url}", *same)
     served_s = time.perf_counter() - start

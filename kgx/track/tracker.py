@@ -213,7 +213,7 @@ class Tracker:
                 f"opening experiment '{run.experiment}'",
                 "nothing was run: start it, or choose another store with run.tracking_uri=...",
             ):
-                self.experiment_id = self._experiment(run.experiment, launch_dir)
+                self.experiment_id = self._experiment(run.experiment, db)
         self.run_id: Optional[str] = None
         self.resumed_status: Optional[str] = None  # of a run start() resumed: its status before
 
@@ -221,12 +221,14 @@ class Tracker:
         """MLflow calls inside raise TrackingUnavailable, naming the server, when it does not answer."""
         return reaching(masked_url(self.uri), doing, hint)
 
-    def _experiment(self, name: str, launch_dir: Path) -> str:
+    def _experiment(self, name: str, db: Optional[Path]) -> str:
+        """The experiment's id, created if new. A local store's artifacts go beside its database
+        (``<its folder>/artifacts``: ``mlruns/artifacts`` for the default store), wherever the
+        process started; MLflow's default would be ``./mlruns`` of the working directory."""
         found = self.client.get_experiment_by_name(name)
         if found is not None:
             return found.experiment_id
-        default = tracking_uri(RunConfig(), launch_dir)
-        artifacts = (launch_dir / MLRUNS / "artifacts").resolve().as_uri() if self.uri == default else None
+        artifacts = (db.parent / "artifacts").resolve().as_uri() if db else None
         try:
             created = self.client.create_experiment(name, artifact_location=artifacts)
         except Exception:  # another process created it first

@@ -62,3 +62,15 @@ def test_a_finished_config_is_skipped_from_another_output_folder(run, in_tmp):
     run(*QUICK, "run.output_dir=one")
     second = run(*QUICK, "run.output_dir=two")
     assert second.skipped and not (in_tmp / "two" / "predictions.jsonl").exists()
+
+
+def test_a_stores_artifacts_sit_beside_its_database_wherever_the_run_starts(run, in_tmp):
+    """A store named by run.tracking_uri keeps the run's artifacts beside its database: none land in
+    ./mlruns of the folder the run started in."""
+    db = in_tmp / "elsewhere" / "mlflow.db"
+    done = run(*QUICK, f"run.tracking_uri=sqlite:///{db}")
+    assert done.status == "FINISHED"
+    artifact_uri = MlflowClient(f"sqlite:///{db}").get_run(done.run_id).info.artifact_uri
+    assert artifact_uri.startswith((db.parent / "artifacts").as_uri())
+    assert any((db.parent / "artifacts").rglob("predictions.jsonl"))
+    assert not (in_tmp / "mlruns").exists()
